@@ -1,0 +1,62 @@
+//! Parsers that turn an ingestion request body into validated log entries.
+//!
+//! The crate is pure: bytes and options in, entries or one error out. It has no async runtime,
+//! no database and no HTTP dependency (checked by `cargo xtask ci`), so other services can embed
+//! it to accept exactly what sluice accepts.
+//!
+//! ```
+//! use sluice_ingest::{Format, Options, parse};
+//!
+//! let body = br#"{"level":"info","message":"started","source":"api","environment":"production"}
+//! {"level":"error","message":"boom","source":"api","environment":"production"}"#;
+//! let batch = parse(Format::Jsonl, body, &Options::new(1_700_000_000_000)).unwrap();
+//! assert_eq!(batch.entries.len(), 2);
+//! ```
+
+mod error;
+mod format;
+mod json;
+
+pub use error::{IngestError, ParseError};
+pub use format::{Format, UnsupportedFormat};
+pub use json::{parse_json, parse_jsonl};
+pub use sluice_model::{Defaults, LogEntry};
+
+use sluice_model::limits::MAX_ENTRIES_PER_REQUEST;
+
+/// What a parser needs besides the body.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Query-parameter defaults for `source`, `environment`, `level`, `dataset`.
+    pub defaults: Defaults,
+    /// Unix ms; the timestamp of an entry that carries none.
+    pub received_at_ms: i64,
+    /// Most entries one body may hold; SPEC's 100 by default.
+    pub max_entries: usize,
+}
+
+impl Options {
+    /// No defaults, SPEC's batch limit, and `received_at_ms` as "now".
+    pub fn new(received_at_ms: i64) -> Self {
+        Self { defaults: Defaults::default(), received_at_ms, max_entries: MAX_ENTRIES_PER_REQUEST }
+    }
+}
+
+/// The entries of one body, valid and in the order they were sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Batch {
+    /// The entries.
+    pub entries: Vec<LogEntry>,
+}
+
+/// Parses `body` as `format` and validates every entry.
+///
+/// The batch is all or nothing: any invalid entry makes the whole body fail, with every issue
+/// listed. A body with no entry, or with more than `options.max_entries`, fails too.
+pub fn parse(format: Format, body: &[u8], options: &Options) -> Result<Batch, IngestError> {
+    match format {
+        Format::Json => parse_json(body, options),
+        Format::Jsonl => parse_jsonl(body, options),
+        other => Err(IngestError::Unsupported(UnsupportedFormat(other))),
+    }
+}

@@ -1,0 +1,572 @@
+//! A log entry as a client sends it, the checks it must pass, and a log as sluice returns it.
+//!
+//! Entries arrive as JSON objects (the JSON and JSONL formats), or are built by the other
+//! format parsers as JSON objects too, so one function, [`entry_from_json`], holds every rule.
+//! Messages follow the wording of zod, which the public API has always used
+//! (`Invalid enum value. Expected ...`, `Required`, `String must contain at most ...`).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use time::format_description::well_known::{Iso8601, Rfc3339};
+use time::{OffsetDateTime, PrimitiveDateTime};
+use validator::{Validate, ValidationErrorsKind};
+
+use crate::limits::{MAX_MESSAGE_CHARS, MAX_SOURCE_CHARS, MAX_TAG_CHARS, MAX_TAGS};
+use crate::{Environment, Issue, Level, LogId, PathSegment};
+
+/// Values from the request's query string that fill fields an entry lacks.
+///
+/// They are raw text: a defaulted value is validated exactly like a sent one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Defaults {
+    /// Default `source`.
+    pub source: Option<String>,
+    /// Default `environment`.
+    pub environment: Option<String>,
+    /// Default `level`.
+    pub level: Option<String>,
+    /// Default `dataset`.
+    pub dataset: Option<String>,
+}
+
+/// A valid log entry, ready to store. Built only by [`entry_from_json`] (or by hand in tests).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogEntry {
+    /// Unix ms.
+    pub timestamp: i64,
+    /// Severity.
+    pub level: Level,
+    /// 1 to 10,000 characters.
+    pub message: String,
+    /// Application or service name, 1 to 100 characters.
+    pub source: String,
+    /// Deployment.
+    pub environment: Environment,
+    /// Grouping name; `default` when not sent.
+    pub dataset: String,
+    /// Application version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// User identifier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// Session identifier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Correlation identifier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    /// Arbitrary JSON object, including any unknown top-level fields that were sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Map<String, Value>>,
+    /// Error class or name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_name: Option<String>,
+    /// Error stack trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_stack: Option<String>,
+    /// At most 20 tags of at most 50 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<String>>,
+    /// Flow identifier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_id: Option<String>,
+    /// Position inside the flow, 0 to 1000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_index: Option<u16>,
+}
+
+/// A stored log: an entry plus what the service assigned to it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Log {
+    /// Assigned by the service.
+    pub id: LogId,
+    /// What the client sent, after defaults.
+    #[serde(flatten)]
+    pub entry: LogEntry,
+    /// ISO 3166-1 alpha-2 country of the client, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub country: Option<String>,
+    /// The client's IP address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip_address: Option<String>,
+}
+
+/// The length and range rules, checked by `validator` once every field has the right type.
+#[derive(Validate)]
+struct Lengths<'a> {
+    #[validate(length(min = 1, max = "MAX_MESSAGE_CHARS"))]
+    message: &'a str,
+    #[validate(length(min = 1, max = "MAX_SOURCE_CHARS"))]
+    source: &'a str,
+    #[validate(length(min = 1, max = "MAX_SOURCE_CHARS"))]
+    dataset: &'a str,
+    #[validate(length(max = "MAX_TAGS"))]
+    tags: Option<&'a [String]>,
+    #[validate(range(min = 0, max = 1000))]
+    step_index: Option<i64>,
+}
+
+/// The wire name of a field of [`Lengths`].
+fn wire_name(field: &str) -> &str {
+    match field {
+        "step_index" => "stepIndex",
+        other => other,
+    }
+}
+
+/// The zod name of a JSON value's type, for `Expected string, received number`.
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Collects issues for one entry while its fields are taken out of the object.
+struct Fields {
+    object: Map<String, Value>,
+    issues: Vec<Issue>,
+}
+
+impl Fields {
+    /// Takes an optional string field; `null` counts as absent.
+    fn string(&mut self, name: &str) -> Option<String> {
+        match self.object.remove(name)? {
+            Value::Null => None,
+            Value::String(text) => Some(text),
+            other => {
+                self.issues.push(Issue::at(name, format!("Expected string, received {}", type_name(&other))));
+                None
+            }
+        }
+    }
+
+    /// Takes a required string field, falling back to a query default.
+    fn required(&mut self, name: &str, default: Option<&String>) -> Option<String> {
+        let present = self.object.get(name).is_some_and(|value| !value.is_null());
+        match self.string(name) {
+            Some(text) => Some(text),
+            None if present => None,
+            None => match default {
+                Some(default) => Some(default.clone()),
+                None => {
+                    self.issues.push(Issue::at(name, "Required"));
+                    None
+                }
+            },
+        }
+    }
+
+    fn tags(&mut self) -> Option<Vec<String>> {
+        match self.object.remove("tags")? {
+            Value::Null => None,
+            Value::Array(items) => {
+                let mut tags = Vec::with_capacity(items.len());
+                for (index, item) in items.into_iter().enumerate() {
+                    let path = || vec![PathSegment::from("tags"), PathSegment::from(index)];
+                    match item {
+                        Value::String(tag) if tag.chars().count() > MAX_TAG_CHARS => {
+                            self.issues.push(Issue::new(
+                                path(),
+                                format!("String must contain at most {MAX_TAG_CHARS} character(s)"),
+                            ));
+                        }
+                        Value::String(tag) => tags.push(tag),
+                        other => self.issues.push(Issue::new(
+                            path(),
+                            format!("Expected string, received {}", type_name(&other)),
+                        )),
+                    }
+                }
+                Some(tags)
+            }
+            other => {
+                self.issues.push(Issue::at("tags", format!("Expected array, received {}", type_name(&other))));
+                None
+            }
+        }
+    }
+
+    fn data(&mut self) -> Option<Map<String, Value>> {
+        match self.object.remove("data")? {
+            Value::Null => None,
+            Value::Object(map) => Some(map),
+            other => {
+                self.issues.push(Issue::at("data", format!("Expected object, received {}", type_name(&other))));
+                None
+            }
+        }
+    }
+
+    fn timestamp(&mut self) -> Option<i64> {
+        let value = self.object.remove("timestamp")?;
+        let parsed = match &value {
+            Value::Null => return None,
+            Value::Number(number) => number.as_i64().or_else(|| {
+                number.as_f64().filter(|ms| ms.is_finite() && ms.abs() < 1e17).map(|ms| ms.floor() as i64)
+            }),
+            Value::String(text) => parse_timestamp_text(text),
+            _ => None,
+        };
+        if parsed.is_none() {
+            let message = match value {
+                Value::Number(_) | Value::String(_) => {
+                    "Invalid timestamp: expected Unix milliseconds or an ISO 8601 date-time".to_owned()
+                }
+                other => format!("Expected number, received {}", type_name(&other)),
+            };
+            self.issues.push(Issue::at("timestamp", message));
+        }
+        parsed
+    }
+
+    /// `stepIndex` as an integer; its range is checked with the other rules.
+    fn step_index(&mut self) -> Option<i64> {
+        match self.object.remove("stepIndex")? {
+            Value::Null => None,
+            Value::Number(number) => match number.as_i64() {
+                Some(index) => Some(index),
+                None if number.is_u64() => Some(i64::MAX),
+                None => {
+                    self.issues.push(Issue::at("stepIndex", "Expected integer, received float"));
+                    None
+                }
+            },
+            other => {
+                self.issues.push(Issue::at("stepIndex", format!("Expected number, received {}", type_name(&other))));
+                None
+            }
+        }
+    }
+
+    fn vocabulary<T: std::str::FromStr<Err = crate::UnknownValue>>(&mut self, name: &str, text: Option<String>) -> Option<T> {
+        match text?.parse() {
+            Ok(value) => Some(value),
+            Err(error) => {
+                self.issues.push(Issue::at(name, error.to_string()));
+                None
+            }
+        }
+    }
+}
+
+/// Reads an RFC 3339 / ISO 8601 date-time as Unix ms; one without a zone is UTC.
+pub(crate) fn parse_timestamp_text(text: &str) -> Option<i64> {
+    let moment = OffsetDateTime::parse(text, &Rfc3339)
+        .or_else(|_| OffsetDateTime::parse(text, &Iso8601::DEFAULT))
+        .or_else(|_| PrimitiveDateTime::parse(text, &Iso8601::DEFAULT).map(PrimitiveDateTime::assume_utc))
+        .ok()?;
+    i64::try_from(moment.unix_timestamp_nanos() / 1_000_000).ok()
+}
+
+/// Checks one entry sent as a JSON object and turns it into a [`LogEntry`].
+///
+/// `defaults` fill `source`, `environment`, `level` and `dataset` where the entry lacks them;
+/// `received_at_ms` is the timestamp of an entry that has none. Unknown top-level fields are
+/// merged into `data` (an explicit `data` key wins). On failure, every issue is returned, with
+/// paths relative to the entry (`["level"]`, `["tags", 3]`).
+///
+/// ```
+/// use sluice_model::{Defaults, Level, entry_from_json};
+/// let object = serde_json::json!({"level": "warn", "message": "disk 91% full", "host": "db-1"});
+/// let defaults = Defaults {
+///     source: Some("monitor".into()),
+///     environment: Some("production".into()),
+///     ..Defaults::default()
+/// };
+/// let serde_json::Value::Object(object) = object else { unreachable!() };
+/// let entry = entry_from_json(object, &defaults, 1_700_000_000_000).unwrap();
+/// assert_eq!(entry.level, Level::Warn);
+/// assert_eq!(entry.dataset, "default");
+/// assert_eq!(entry.data.unwrap()["host"], "db-1");
+/// ```
+pub fn entry_from_json(object: Map<String, Value>, defaults: &Defaults, received_at_ms: i64) -> Result<LogEntry, Vec<Issue>> {
+    let mut fields = Fields { object, issues: Vec::new() };
+
+    let level = fields.required("level", defaults.level.as_ref());
+    let message = fields.required("message", None);
+    let source = fields.required("source", defaults.source.as_ref());
+    let environment = fields.required("environment", defaults.environment.as_ref());
+    let dataset = fields.string("dataset").or_else(|| defaults.dataset.clone()).unwrap_or_else(|| "default".to_owned());
+    let version = fields.string("version");
+    let user_id = fields.string("userId");
+    let session_id = fields.string("sessionId");
+    let request_id = fields.string("requestId");
+    let error_name = fields.string("errorName");
+    let error_stack = fields.string("errorStack");
+    let flow_id = fields.string("flowId");
+    let mut data = fields.data();
+    let tags = fields.tags();
+    let timestamp = fields.timestamp();
+    let step_index = fields.step_index();
+    let level: Option<Level> = fields.vocabulary("level", level);
+    let environment: Option<Environment> = fields.vocabulary("environment", environment);
+
+    let lengths = Lengths {
+        message: message.as_deref().unwrap_or("-"),
+        source: source.as_deref().unwrap_or("-"),
+        dataset: &dataset,
+        tags: tags.as_deref(),
+        step_index,
+    };
+    if let Err(errors) = lengths.validate() {
+        for (field, kind) in errors.into_errors() {
+            let ValidationErrorsKind::Field(errors) = kind else { continue };
+            for error in errors {
+                fields.issues.push(Issue::at(wire_name(&field), length_message(&error)));
+            }
+        }
+    }
+
+    let mut issues = fields.issues;
+    let (Some(level), Some(message), Some(source), Some(environment)) = (level, message, source, environment) else {
+        sort_issues(&mut issues);
+        return Err(issues);
+    };
+    if !issues.is_empty() {
+        sort_issues(&mut issues);
+        return Err(issues);
+    }
+
+    if !fields.object.is_empty() {
+        let explicit = data.take().unwrap_or_default();
+        let mut merged = fields.object;
+        merged.extend(explicit);
+        data = Some(merged);
+    }
+
+    Ok(LogEntry {
+        timestamp: timestamp.unwrap_or(received_at_ms),
+        level,
+        message,
+        source,
+        environment,
+        dataset,
+        version,
+        user_id,
+        session_id,
+        request_id,
+        data,
+        error_name,
+        error_stack,
+        tags,
+        flow_id,
+        step_index: step_index.and_then(|index| u16::try_from(index).ok()),
+    })
+}
+
+/// Issues in a stable order (by path), so a client sees the same list for the same body.
+fn sort_issues(issues: &mut [Issue]) {
+    const ORDER: [&str; 16] = [
+        "level", "message", "source", "environment", "dataset", "version", "userId", "sessionId",
+        "requestId", "data", "errorName", "errorStack", "tags", "timestamp", "flowId", "stepIndex",
+    ];
+    let rank = |issue: &Issue| match issue.path.first() {
+        Some(PathSegment::Key(key)) => ORDER.iter().position(|name| name == key).unwrap_or(ORDER.len()),
+        _ => ORDER.len(),
+    };
+    issues.sort_by_key(|issue| rank(issue));
+}
+
+/// The zod wording of a broken length or range rule.
+fn length_message(error: &validator::ValidationError) -> String {
+    let number = |name: &str| error.params.get(name).and_then(Value::as_i64);
+    let value = error.params.get("value");
+    match error.code.as_ref() {
+        "range" => match (number("min"), value.and_then(Value::as_i64)) {
+            (Some(min), Some(value)) if value < min => format!("Number must be greater than or equal to {min}"),
+            _ => format!("Number must be less than or equal to {}", number("max").unwrap_or_default()),
+        },
+        _ => {
+            let (noun, actual) = match value {
+                Some(Value::Array(items)) => ("Array", items.len() as i64),
+                Some(Value::String(text)) => ("String", text.chars().count() as i64),
+                _ => ("String", 0),
+            };
+            let unit = if noun == "Array" { "element(s)" } else { "character(s)" };
+            match number("min") {
+                Some(min) if actual < min => format!("{noun} must contain at least {min} {unit}"),
+                _ => format!("{noun} must contain at most {} {unit}", number("max").unwrap_or_default()),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn object(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            _ => panic!("test input must be an object"),
+        }
+    }
+
+    fn check(value: Value) -> Result<LogEntry, Vec<Issue>> {
+        entry_from_json(object(value), &Defaults::default(), 42)
+    }
+
+    fn messages(issues: &[Issue]) -> Vec<(String, String)> {
+        issues
+            .iter()
+            .map(|issue| (serde_json::to_string(&issue.path).unwrap_or_default(), issue.message.clone()))
+            .collect()
+    }
+
+    fn valid() -> Value {
+        json!({"level": "info", "message": "hi", "source": "api", "environment": "production"})
+    }
+
+    #[test]
+    fn minimal_entry_takes_defaults() {
+        let entry = check(valid()).expect("valid");
+        assert_eq!(entry.timestamp, 42);
+        assert_eq!(entry.dataset, "default");
+        assert_eq!(entry.data, None);
+    }
+
+    #[test]
+    fn every_missing_required_field_is_reported() {
+        let issues = check(json!({})).unwrap_err();
+        assert_eq!(
+            messages(&issues),
+            vec![
+                (r#"["level"]"#.into(), "Required".into()),
+                (r#"["message"]"#.into(), "Required".into()),
+                (r#"["source"]"#.into(), "Required".into()),
+                (r#"["environment"]"#.into(), "Required".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn limits_use_zod_wording() {
+        let mut value = valid();
+        value["message"] = json!("");
+        value["source"] = json!("s".repeat(101));
+        value["tags"] = json!(vec!["t"; 21]);
+        value["stepIndex"] = json!(1001);
+        let issues = check(value).unwrap_err();
+        assert_eq!(
+            messages(&issues),
+            vec![
+                (r#"["message"]"#.into(), "String must contain at least 1 character(s)".into()),
+                (r#"["source"]"#.into(), "String must contain at most 100 character(s)".into()),
+                (r#"["tags"]"#.into(), "Array must contain at most 20 element(s)".into()),
+                (r#"["stepIndex"]"#.into(), "Number must be less than or equal to 1000".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn message_length_counts_characters_not_bytes() {
+        let mut value = valid();
+        value["message"] = json!("é".repeat(10_000));
+        assert!(check(value.clone()).is_ok());
+        value["message"] = json!("é".repeat(10_001));
+        assert!(check(value).is_err());
+    }
+
+    #[test]
+    fn tag_items_are_checked_one_by_one() {
+        let mut value = valid();
+        value["tags"] = json!(["ok", "x".repeat(51), 7]);
+        let issues = check(value).unwrap_err();
+        assert_eq!(
+            messages(&issues),
+            vec![
+                (r#"["tags",1]"#.into(), "String must contain at most 50 character(s)".into()),
+                (r#"["tags",2]"#.into(), "Expected string, received number".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn unknown_fields_merge_into_data_and_data_wins() {
+        let mut value = valid();
+        value["host"] = json!("db-1");
+        value["pid"] = json!(7);
+        value["data"] = json!({"pid": 8});
+        let entry = check(value).expect("valid");
+        assert_eq!(Value::Object(entry.data.unwrap_or_default()), json!({"host": "db-1", "pid": 8}));
+    }
+
+    #[test]
+    fn timestamps_as_numbers_or_iso_text() {
+        let mut value = valid();
+        value["timestamp"] = json!("2024-03-01T12:00:00.250Z");
+        assert_eq!(check(value.clone()).map(|e| e.timestamp), Ok(1_709_294_400_250));
+        value["timestamp"] = json!("2024-03-01T13:00:00+01:00");
+        assert_eq!(check(value.clone()).map(|e| e.timestamp), Ok(1_709_294_400_000));
+        value["timestamp"] = json!(1_709_294_400_000_i64);
+        assert_eq!(check(value.clone()).map(|e| e.timestamp), Ok(1_709_294_400_000));
+        value["timestamp"] = json!("yesterday");
+        assert!(check(value.clone()).is_err());
+        value["timestamp"] = json!(true);
+        assert!(check(value).is_err());
+    }
+
+    #[test]
+    fn query_defaults_are_validated_like_sent_values() {
+        let defaults = Defaults { level: Some("fatal".into()), ..Defaults::default() };
+        let issues = entry_from_json(
+            object(json!({"message": "m", "source": "s", "environment": "staging"})),
+            &defaults,
+            0,
+        )
+        .unwrap_err();
+        assert_eq!(
+            messages(&issues),
+            vec![(
+                r#"["level"]"#.into(),
+                "Invalid enum value. Expected 'debug' | 'info' | 'warn' | 'error', received 'fatal'".into()
+            )]
+        );
+    }
+
+    #[test]
+    fn sent_values_win_over_defaults() {
+        let defaults = Defaults { source: Some("fallback".into()), ..Defaults::default() };
+        let entry = entry_from_json(object(valid()), &defaults, 0).expect("valid");
+        assert_eq!(entry.source, "api");
+    }
+
+    #[test]
+    fn wrong_types_are_named() {
+        let mut value = valid();
+        value["level"] = json!(3);
+        value["data"] = json!([1]);
+        value["stepIndex"] = json!(1.5);
+        let issues = check(value).unwrap_err();
+        assert_eq!(
+            messages(&issues),
+            vec![
+                (r#"["level"]"#.into(), "Expected string, received number".into()),
+                (r#"["data"]"#.into(), "Expected object, received array".into()),
+                (r#"["stepIndex"]"#.into(), "Expected integer, received float".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn log_serialisation_omits_unset_fields() {
+        let entry = check(valid()).expect("valid");
+        let log = Log { id: LogId::generate(), entry, country: None, ip_address: Some("127.0.0.1".into()) };
+        let value = serde_json::to_value(&log).unwrap_or_default();
+        let keys: Vec<&str> = value.as_object().map(|o| o.keys().map(String::as_str).collect()).unwrap_or_default();
+        assert_eq!(
+            keys,
+            vec!["dataset", "environment", "id", "ipAddress", "level", "message", "source", "timestamp"]
+        );
+    }
+}

@@ -1,0 +1,33 @@
+//! The domain model of sluice: what a log entry is, what a stored log is, and the rules an
+//! entry must satisfy before anything stores it.
+//!
+//! This crate knows nothing about HTTP, SQL, async runtimes or the clock: every "now" it needs
+//! is passed in by the caller.
+
+mod entry;
+mod ids;
+mod issue;
+mod tenancy;
+mod values;
+
+pub use entry::{Defaults, Log, LogEntry, entry_from_json};
+pub use ids::{IdParseError, KeyId, LogId, WorkspaceId};
+pub use issue::{Issue, PathSegment};
+pub use tenancy::{ApiKeyRecord, KeyEnv, KeyState, Plan, Scope, Scopes, Workspace};
+pub use values::{Environment, Level, UnknownValue};
+
+/// Rules of SPEC's "Limits" table that concern a single entry or a batch.
+pub mod limits {
+    /// Most entries one ingestion request may carry.
+    pub const MAX_ENTRIES_PER_REQUEST: usize = 100;
+    /// Longest message, in characters.
+    pub const MAX_MESSAGE_CHARS: u64 = 10_000;
+    /// Longest source, in characters.
+    pub const MAX_SOURCE_CHARS: u64 = 100;
+    /// Most tags on one entry.
+    pub const MAX_TAGS: u64 = 20;
+    /// Longest tag, in characters.
+    pub const MAX_TAG_CHARS: usize = 50;
+    /// Highest `stepIndex`.
+    pub const MAX_STEP_INDEX: u16 = 1000;
+}

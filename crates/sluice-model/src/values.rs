@@ -1,0 +1,109 @@
+//! The closed vocabularies of a log entry: levels and environments.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// A value outside a closed vocabulary; its `Display` is the zod-style message clients see.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Invalid enum value. Expected {expected}, received '{received}'")]
+pub struct UnknownValue {
+    expected: &'static str,
+    received: String,
+}
+
+impl UnknownValue {
+    /// `received` is not among `expected` (written as `'a' | 'b'`).
+    pub fn new(expected: &'static str, received: &str) -> Self {
+        Self { expected, received: received.to_owned() }
+    }
+}
+
+macro_rules! vocabulary {
+    ($(#[$meta:meta])* $name:ident, $expected:literal, { $($(#[$vmeta:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(rename_all = "lowercase")]
+        pub enum $name {
+            $($(#[$vmeta])* $variant),+
+        }
+
+        impl $name {
+            /// Every value, in the order SPEC lists them.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The wire spelling.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = UnknownValue;
+
+            fn from_str(text: &str) -> Result<Self, Self::Err> {
+                match text {
+                    $($text => Ok($name::$variant),)+
+                    other => Err(UnknownValue { expected: $expected, received: other.to_owned() }),
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+vocabulary!(
+    /// Severity of a log entry. Ingestion is strict: exactly these four spellings.
+    Level, "'debug' | 'info' | 'warn' | 'error'", {
+        /// Diagnostic detail.
+        Debug => "debug",
+        /// Normal operation.
+        Info => "info",
+        /// Something unexpected that did not fail.
+        Warn => "warn",
+        /// A failure.
+        Error => "error",
+    }
+);
+
+vocabulary!(
+    /// The deployment a log entry comes from.
+    Environment, "'development' | 'staging' | 'production'", {
+        /// A developer's machine.
+        Development => "development",
+        /// A pre-production deployment.
+        Staging => "staging",
+        /// Production.
+        Production => "production",
+    }
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_exact_spellings_only() {
+        assert_eq!("warn".parse::<Level>(), Ok(Level::Warn));
+        assert!("WARN".parse::<Level>().is_err());
+        assert!("warning".parse::<Level>().is_err());
+        assert_eq!("staging".parse::<Environment>(), Ok(Environment::Staging));
+    }
+
+    #[test]
+    fn unknown_value_message_is_zod_shaped() {
+        let error = "fatal".parse::<Level>().unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "Invalid enum value. Expected 'debug' | 'info' | 'warn' | 'error', received 'fatal'"
+        );
+    }
+}
