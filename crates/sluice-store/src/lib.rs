@@ -1,1 +1,130 @@
-//! placeholder
+//! The storage contract of sluice: traits every backend implements, the filter and page types
+//! they take, and (feature `conformance`) the one test suite every backend must pass.
+//!
+//! Architecture invariant: this crate knows no SQL and no driver. Backends live in their own
+//! crates (`sluice-store-sqlite`, later `sluice-store-pg`) and the HTTP layer only sees
+//! `dyn Store`.
+
+use async_trait::async_trait;
+use sluice_model::{ApiKeyRecord, Environment, KeyId, Level, Log, LogId, Plan, Workspace, WorkspaceId};
+
+#[cfg(feature = "conformance")]
+pub mod conformance;
+
+/// Why a store call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database cannot be reached or is overloaded; a retry may succeed.
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
+    /// The thing the call names does not exist.
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    /// Anything else the backend reported.
+    #[error("database error: {0}")]
+    Backend(String),
+}
+
+/// Filters of `GET /v1/logs`; every field set must match.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogFilter {
+    /// Exact level.
+    pub level: Option<Level>,
+    /// Exact source.
+    pub source: Option<String>,
+    /// Exact environment.
+    pub environment: Option<Environment>,
+    /// Exact dataset.
+    pub dataset: Option<String>,
+    /// Exact `userId`.
+    pub user_id: Option<String>,
+    /// Exact `sessionId`.
+    pub session_id: Option<String>,
+    /// Exact `flowId`.
+    pub flow_id: Option<String>,
+    /// Unix ms, inclusive.
+    pub from: Option<i64>,
+    /// Unix ms, inclusive.
+    pub to: Option<i64>,
+}
+
+/// Which slice of the ordered results to return.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Page {
+    /// Items to return, at least 1.
+    pub limit: u32,
+    /// Items to skip.
+    pub offset: u64,
+}
+
+/// One page of logs, newest first (`timestamp` desc, then `id` desc).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogPage {
+    /// The logs of this page.
+    pub logs: Vec<Log>,
+    /// True exactly when at least one more matching log follows this page.
+    pub has_more: bool,
+}
+
+/// A key to store: its record and the BLAKE3 hash of its secret text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewApiKey {
+    /// Everything but the secret.
+    pub record: ApiKeyRecord,
+    /// BLAKE3 of the key text; the text itself is never stored.
+    pub hash: [u8; 32],
+}
+
+/// Logs: write a batch, read pages and single logs. Every call is scoped to one workspace.
+#[async_trait]
+pub trait LogStore: Send + Sync {
+    /// Stores every log of the batch, or none of them. When this returns `Ok`, the logs are
+    /// durable and visible to every read.
+    async fn insert_logs(&self, workspace: WorkspaceId, logs: &[Log]) -> Result<(), StoreError>;
+
+    /// One page of the workspace's logs matching `filter`, newest first.
+    async fn list_logs(&self, workspace: WorkspaceId, filter: &LogFilter, page: Page) -> Result<LogPage, StoreError>;
+
+    /// One log of the workspace; `None` when it does not exist or belongs to another one.
+    async fn get_log(&self, workspace: WorkspaceId, id: LogId) -> Result<Option<Log>, StoreError>;
+}
+
+/// Workspaces and API keys: what the admin CLI writes and authentication reads.
+#[async_trait]
+pub trait TenantStore: Send + Sync {
+    /// Stores a new workspace.
+    async fn create_workspace(&self, workspace: &Workspace) -> Result<(), StoreError>;
+
+    /// Every workspace, oldest first.
+    async fn list_workspaces(&self) -> Result<Vec<Workspace>, StoreError>;
+
+    /// One workspace, if it exists.
+    async fn get_workspace(&self, id: WorkspaceId) -> Result<Option<Workspace>, StoreError>;
+
+    /// Changes a workspace's plan; [`StoreError::NotFound`] when there is no such workspace.
+    async fn set_plan(&self, id: WorkspaceId, plan: Plan) -> Result<(), StoreError>;
+
+    /// Stores a new key.
+    async fn create_key(&self, key: &NewApiKey) -> Result<(), StoreError>;
+
+    /// Every key of a workspace, oldest first.
+    async fn list_keys(&self, workspace: WorkspaceId) -> Result<Vec<ApiKeyRecord>, StoreError>;
+
+    /// Marks a key revoked at `now_ms` (a second revoke keeps the first time);
+    /// [`StoreError::NotFound`] when there is no such key.
+    async fn revoke_key(&self, id: KeyId, now_ms: i64) -> Result<(), StoreError>;
+
+    /// The key whose secret hashes to `hash`, with its workspace.
+    async fn find_key(&self, hash: &[u8; 32]) -> Result<Option<(ApiKeyRecord, Workspace)>, StoreError>;
+
+    /// Stores `workspace` and `key` only when the store holds no workspace yet, in one
+    /// transaction, so two servers starting together bootstrap once. True when it stored them.
+    async fn bootstrap(&self, workspace: &Workspace, key: &NewApiKey) -> Result<bool, StoreError>;
+}
+
+/// A complete backend.
+#[async_trait]
+pub trait Store: LogStore + TenantStore {
+    /// Succeeds when the database answers a trivial query.
+    async fn ping(&self) -> Result<(), StoreError>;
+}

@@ -1,0 +1,232 @@
+//! Rows as SQLite holds them, and their conversion to and from the model's types.
+
+use diesel::prelude::*;
+use sluice_model::{ApiKeyRecord, KeyId, Log, LogEntry, LogId, Workspace, WorkspaceId};
+use sluice_store::{NewApiKey, StoreError};
+
+use crate::schema::{api_keys, logs, workspaces};
+
+fn corrupt(what: &str) -> StoreError {
+    StoreError::Backend(format!("corrupt {what} in the database"))
+}
+
+fn parse<T: std::str::FromStr>(text: &str, what: &str) -> Result<T, StoreError> {
+    text.parse().map_err(|_| corrupt(what))
+}
+
+/// A log as inserted: borrowed from the model so a batch is written without copies.
+#[derive(Insertable)]
+#[diesel(table_name = logs, treat_none_as_default_value = false)]
+pub(crate) struct NewLogRow<'a> {
+    workspace_id: &'a [u8],
+    id: &'a [u8],
+    ts: i64,
+    level: &'a str,
+    environment: &'a str,
+    source: &'a str,
+    dataset: &'a str,
+    message: &'a str,
+    version: Option<&'a str>,
+    user_id: Option<&'a str>,
+    session_id: Option<&'a str>,
+    request_id: Option<&'a str>,
+    data: Option<String>,
+    error_name: Option<&'a str>,
+    error_stack: Option<&'a str>,
+    tags: Option<String>,
+    flow_id: Option<&'a str>,
+    step_index: Option<i32>,
+    country: Option<&'a str>,
+    ip_address: Option<&'a str>,
+}
+
+impl<'a> NewLogRow<'a> {
+    pub(crate) fn new(workspace: &'a WorkspaceId, log: &'a Log) -> Self {
+        let entry = &log.entry;
+        Self {
+            workspace_id: workspace.as_bytes(),
+            id: log.id.as_bytes(),
+            ts: entry.timestamp,
+            level: entry.level.as_str(),
+            environment: entry.environment.as_str(),
+            source: &entry.source,
+            dataset: &entry.dataset,
+            message: &entry.message,
+            version: entry.version.as_deref(),
+            user_id: entry.user_id.as_deref(),
+            session_id: entry.session_id.as_deref(),
+            request_id: entry.request_id.as_deref(),
+            data: entry.data.as_ref().map(|data| serde_json::Value::Object(data.clone()).to_string()),
+            error_name: entry.error_name.as_deref(),
+            error_stack: entry.error_stack.as_deref(),
+            tags: entry.tags.as_ref().and_then(|tags| serde_json::to_string(tags).ok()),
+            flow_id: entry.flow_id.as_deref(),
+            step_index: entry.step_index.map(i32::from),
+            country: log.country.as_deref(),
+            ip_address: log.ip_address.as_deref(),
+        }
+    }
+}
+
+/// A log as read back.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = logs, check_for_backend(diesel::sqlite::Sqlite))]
+pub(crate) struct LogRow {
+    id: Vec<u8>,
+    ts: i64,
+    level: String,
+    environment: String,
+    source: String,
+    dataset: String,
+    message: String,
+    version: Option<String>,
+    user_id: Option<String>,
+    session_id: Option<String>,
+    request_id: Option<String>,
+    data: Option<String>,
+    error_name: Option<String>,
+    error_stack: Option<String>,
+    tags: Option<String>,
+    flow_id: Option<String>,
+    step_index: Option<i32>,
+    country: Option<String>,
+    ip_address: Option<String>,
+}
+
+impl TryFrom<LogRow> for Log {
+    type Error = StoreError;
+
+    fn try_from(row: LogRow) -> Result<Self, StoreError> {
+        let data = match row.data {
+            Some(text) => match serde_json::from_str(&text) {
+                Ok(serde_json::Value::Object(map)) => Some(map),
+                _ => return Err(corrupt("log data")),
+            },
+            None => None,
+        };
+        let tags = match row.tags {
+            Some(text) => Some(serde_json::from_str(&text).map_err(|_| corrupt("log tags"))?),
+            None => None,
+        };
+        Ok(Log {
+            id: LogId::from_slice(&row.id).ok_or_else(|| corrupt("log id"))?,
+            entry: LogEntry {
+                timestamp: row.ts,
+                level: parse(&row.level, "log level")?,
+                message: row.message,
+                source: row.source,
+                environment: parse(&row.environment, "log environment")?,
+                dataset: row.dataset,
+                version: row.version,
+                user_id: row.user_id,
+                session_id: row.session_id,
+                request_id: row.request_id,
+                data,
+                error_name: row.error_name,
+                error_stack: row.error_stack,
+                tags,
+                flow_id: row.flow_id,
+                step_index: row.step_index.map(|index| u16::try_from(index).map_err(|_| corrupt("step index"))).transpose()?,
+            },
+            country: row.country,
+            ip_address: row.ip_address,
+        })
+    }
+}
+
+/// A workspace row, both ways.
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = workspaces, check_for_backend(diesel::sqlite::Sqlite))]
+pub(crate) struct WorkspaceRow {
+    id: Vec<u8>,
+    name: String,
+    plan: String,
+    created_at: i64,
+}
+
+impl From<&Workspace> for WorkspaceRow {
+    fn from(workspace: &Workspace) -> Self {
+        Self {
+            id: workspace.id.as_bytes().to_vec(),
+            name: workspace.name.clone(),
+            plan: workspace.plan.as_str().to_owned(),
+            created_at: workspace.created_at,
+        }
+    }
+}
+
+impl TryFrom<WorkspaceRow> for Workspace {
+    type Error = StoreError;
+
+    fn try_from(row: WorkspaceRow) -> Result<Self, StoreError> {
+        Ok(Workspace {
+            id: WorkspaceId::from_slice(&row.id).ok_or_else(|| corrupt("workspace id"))?,
+            name: row.name,
+            plan: parse(&row.plan, "workspace plan")?,
+            created_at: row.created_at,
+        })
+    }
+}
+
+/// A key row as read back (the hash stays in the database).
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = api_keys, check_for_backend(diesel::sqlite::Sqlite))]
+pub(crate) struct KeyRow {
+    id: Vec<u8>,
+    workspace_id: Vec<u8>,
+    name: Option<String>,
+    env: String,
+    scopes: String,
+    created_at: i64,
+    expires_at: Option<i64>,
+    revoked_at: Option<i64>,
+}
+
+impl TryFrom<KeyRow> for ApiKeyRecord {
+    type Error = StoreError;
+
+    fn try_from(row: KeyRow) -> Result<Self, StoreError> {
+        Ok(ApiKeyRecord {
+            id: KeyId::from_slice(&row.id).ok_or_else(|| corrupt("key id"))?,
+            workspace_id: WorkspaceId::from_slice(&row.workspace_id).ok_or_else(|| corrupt("key workspace"))?,
+            name: row.name,
+            env: parse(&row.env, "key env")?,
+            scopes: parse(&row.scopes, "key scopes")?,
+            created_at: row.created_at,
+            expires_at: row.expires_at,
+            revoked_at: row.revoked_at,
+        })
+    }
+}
+
+/// A key row as inserted.
+#[derive(Insertable)]
+#[diesel(table_name = api_keys, treat_none_as_default_value = false)]
+pub(crate) struct NewKeyRow {
+    id: Vec<u8>,
+    workspace_id: Vec<u8>,
+    hash: Vec<u8>,
+    name: Option<String>,
+    env: String,
+    scopes: String,
+    created_at: i64,
+    expires_at: Option<i64>,
+    revoked_at: Option<i64>,
+}
+
+impl From<&NewApiKey> for NewKeyRow {
+    fn from(key: &NewApiKey) -> Self {
+        let record = &key.record;
+        Self {
+            id: record.id.as_bytes().to_vec(),
+            workspace_id: record.workspace_id.as_bytes().to_vec(),
+            hash: key.hash.to_vec(),
+            name: record.name.clone(),
+            env: record.env.as_str().to_owned(),
+            scopes: record.scopes.to_string(),
+            created_at: record.created_at,
+            expires_at: record.expires_at,
+            revoked_at: record.revoked_at,
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! Diesel's view of `migrations/sqlite`. Kept in step with the migrations by the
+//! `schema_matches_migrations` test, which compares it with the columns SQLite reports.
+
+diesel::table! {
+    workspaces (id) {
+        id -> Binary,
+        name -> Text,
+        plan -> Text,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    api_keys (id) {
+        id -> Binary,
+        workspace_id -> Binary,
+        hash -> Binary,
+        name -> Nullable<Text>,
+        env -> Text,
+        scopes -> Text,
+        created_at -> BigInt,
+        expires_at -> Nullable<BigInt>,
+        revoked_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    logs (seq) {
+        seq -> BigInt,
+        workspace_id -> Binary,
+        id -> Binary,
+        ts -> BigInt,
+        level -> Text,
+        environment -> Text,
+        source -> Text,
+        dataset -> Text,
+        message -> Text,
+        version -> Nullable<Text>,
+        user_id -> Nullable<Text>,
+        session_id -> Nullable<Text>,
+        request_id -> Nullable<Text>,
+        data -> Nullable<Text>,
+        error_name -> Nullable<Text>,
+        error_stack -> Nullable<Text>,
+        tags -> Nullable<Text>,
+        flow_id -> Nullable<Text>,
+        step_index -> Nullable<Integer>,
+        country -> Nullable<Text>,
+        ip_address -> Nullable<Text>,
+    }
+}
+
+diesel::joinable!(api_keys -> workspaces (workspace_id));
+diesel::allow_tables_to_appear_in_same_query!(workspaces, api_keys, logs);

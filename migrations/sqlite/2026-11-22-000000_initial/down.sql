@@ -1,0 +1,3 @@
+DROP TABLE logs;
+DROP TABLE api_keys;
+DROP TABLE workspaces;
