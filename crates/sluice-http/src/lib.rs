@@ -1,1 +1,55 @@
-//! placeholder
+//! The HTTP API of sluice on actix-web.
+//!
+//! Routes are wired in one place ([`configure`]); each resource has its own module of small
+//! handlers. Authentication and the target workspace reach a handler through the [`Authed`]
+//! extractor, every failure leaves through [`ApiError`] in SPEC's error envelope, and every body
+//! is read through one capped, decompressing helper ([`body::read_capped`]).
+//!
+//! Architecture invariant: this crate knows HTTP and the store traits, never SQL or a backend.
+
+pub mod body;
+mod error;
+mod extract;
+mod params;
+mod routes;
+mod state;
+
+pub use error::ApiError;
+pub use extract::Authed;
+pub use state::{AppState, Clock, system_clock};
+
+use actix_web::web;
+
+/// Largest request body, counted after decompression.
+pub const MAX_BODY_BYTES: usize = 5 * 1024 * 1024;
+
+/// Registers every route and the JSON 404 for unknown paths on an actix `App`:
+/// `App::new().configure(sluice_http::configure(state))`.
+pub fn configure(state: AppState) -> impl FnOnce(&mut web::ServiceConfig) {
+    move |config| {
+        config
+            .app_data(web::Data::new(state))
+            .service(
+                web::resource("/healthz")
+                    .route(web::get().to(routes::health::healthz))
+                    .default_service(web::to(routes::method_not_allowed)),
+            )
+            .service(
+                web::resource("/readyz")
+                    .route(web::get().to(routes::health::readyz))
+                    .default_service(web::to(routes::method_not_allowed)),
+            )
+            .service(
+                web::resource("/v1/logs")
+                    .route(web::get().to(routes::logs::list))
+                    .route(web::post().to(routes::logs::ingest))
+                    .default_service(web::to(routes::method_not_allowed)),
+            )
+            .service(
+                web::resource("/v1/logs/{id}")
+                    .route(web::get().to(routes::logs::get))
+                    .default_service(web::to(routes::method_not_allowed)),
+            )
+            .default_service(web::to(routes::not_found));
+    }
+}

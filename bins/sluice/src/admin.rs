@@ -1,0 +1,129 @@
+//! `sluice admin`: workspaces and keys, straight against the store the server uses.
+//! `--json` prints exactly one JSON object on one line on stdout.
+
+use anyhow::Context;
+use serde_json::{Value, json};
+use sluice_model::{ApiKeyRecord, KeyId, Workspace, WorkspaceId};
+use sluice_store::{NewApiKey, Store, StoreError};
+
+use crate::cli::{AdminCommand, KeyCommand, WorkspaceCommand};
+
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_millis() as i64)
+        .unwrap_or_default()
+}
+
+/// Prints `value` as one line of JSON, or `human` for people.
+fn print(json_output: bool, value: Value, human: impl FnOnce() -> String) {
+    if json_output {
+        println!("{value}");
+    } else {
+        println!("{}", human());
+    }
+}
+
+fn workspace_json(workspace: &Workspace) -> Value {
+    json!({
+        "workspaceId": workspace.id.to_string(),
+        "name": workspace.name,
+        "plan": workspace.plan.as_str(),
+        "createdAt": workspace.created_at,
+    })
+}
+
+fn key_json(key: &ApiKeyRecord, now: i64) -> Value {
+    json!({
+        "keyId": key.id.to_string(),
+        "name": key.name,
+        "env": key.env.as_str(),
+        "scopes": key.scopes.list().iter().map(|scope| scope.as_str()).collect::<Vec<_>>(),
+        "state": key.state(now),
+        "createdAt": key.created_at,
+        "expiresAt": key.expires_at,
+    })
+}
+
+async fn existing_workspace(store: &dyn Store, id: &str) -> anyhow::Result<Workspace> {
+    let id: WorkspaceId = id.parse().map_err(|_| anyhow::anyhow!("workspace {id} not found"))?;
+    store.get_workspace(id).await?.with_context(|| format!("workspace {id} not found"))
+}
+
+/// Runs one admin command.
+pub(crate) async fn run(store: &dyn Store, command: AdminCommand) -> anyhow::Result<()> {
+    let now = now_ms();
+    match command {
+        AdminCommand::Workspace(WorkspaceCommand::Create { name, plan, json }) => {
+            let workspace = Workspace { id: WorkspaceId::generate(), name, plan, created_at: now };
+            store.create_workspace(&workspace).await?;
+            let value = json!({"workspaceId": workspace.id.to_string(), "name": workspace.name, "plan": plan.as_str()});
+            print(json, value, || format!("created workspace {} ({}, plan {plan})", workspace.id, workspace.name));
+        }
+        AdminCommand::Workspace(WorkspaceCommand::List { json }) => {
+            let workspaces = store.list_workspaces().await?;
+            let value = json!({"workspaces": workspaces.iter().map(workspace_json).collect::<Vec<_>>()});
+            print(json, value, || {
+                workspaces
+                    .iter()
+                    .map(|w| format!("{}  {:<10}  {}", w.id, w.plan.as_str(), w.name))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            });
+        }
+        AdminCommand::Workspace(WorkspaceCommand::SetPlan { workspace_id, plan, json }) => {
+            let workspace = existing_workspace(store, &workspace_id).await?;
+            store.set_plan(workspace.id, plan).await?;
+            let value = json!({"workspaceId": workspace.id.to_string(), "plan": plan.as_str()});
+            print(json, value, || format!("workspace {} is now on plan {plan}", workspace.id));
+        }
+        AdminCommand::Key(KeyCommand::Create { workspace, env, name, scopes, expires_in, json }) => {
+            let workspace = existing_workspace(store, &workspace).await?;
+            let generated = sluice_auth::generate_key(env).context("the OS random number generator failed")?;
+            let expires_at = expires_in
+                .map(|seconds| i64::try_from(seconds).ok().and_then(|s| s.checked_mul(1000)).and_then(|ms| now.checked_add(ms)))
+                .map(|at| at.context("--expires-in is too large"))
+                .transpose()?;
+            let record = ApiKeyRecord {
+                id: KeyId::generate(),
+                workspace_id: workspace.id,
+                name,
+                env,
+                scopes,
+                created_at: now,
+                expires_at,
+                revoked_at: None,
+            };
+            store.create_key(&NewApiKey { record: record.clone(), hash: generated.hash }).await?;
+            let value = json!({
+                "keyId": record.id.to_string(),
+                "apiKey": generated.text,
+                "workspaceId": workspace.id.to_string(),
+                "expiresAt": expires_at,
+            });
+            print(json, value, || {
+                format!("created key {} for workspace {}; it is shown only this once:\n\n    {}\n", record.id, workspace.id, generated.text)
+            });
+        }
+        AdminCommand::Key(KeyCommand::List { workspace, json }) => {
+            let workspace = existing_workspace(store, &workspace).await?;
+            let keys = store.list_keys(workspace.id).await?;
+            let value = json!({"keys": keys.iter().map(|key| key_json(key, now)).collect::<Vec<_>>()});
+            print(json, value, || {
+                keys.iter()
+                    .map(|k| format!("{}  {}  {:<8}  {:<11}  {}", k.id, k.env.as_str(), format!("{:?}", k.state(now)).to_lowercase(), k.scopes, k.name.as_deref().unwrap_or("")))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            });
+        }
+        AdminCommand::Key(KeyCommand::Revoke { key_id, json }) => {
+            let id: KeyId = key_id.parse().map_err(|_| anyhow::anyhow!("key {key_id} not found"))?;
+            match store.revoke_key(id, now).await {
+                Err(StoreError::NotFound(_)) => anyhow::bail!("key {key_id} not found"),
+                other => other?,
+            }
+            print(json, json!({"keyId": id.to_string(), "state": "revoked"}), || format!("key {id} revoked"));
+        }
+    }
+    Ok(())
+}

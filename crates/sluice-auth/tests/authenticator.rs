@@ -1,0 +1,111 @@
+//! The authenticator against a real SQLite store: every outcome of SPEC's failure mapping,
+//! and the cache's promise that revokes are seen within its time to live.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use sluice_auth::{AuthError, Authenticator, generate_key};
+use sluice_model::{ApiKeyRecord, KeyEnv, KeyId, Plan, Scope, Scopes, Workspace, WorkspaceId};
+use sluice_store::{NewApiKey, Store};
+use sluice_store_sqlite::SqliteStore;
+
+const NOW: i64 = 1_700_000_000_000;
+
+struct World {
+    store: Arc<dyn Store>,
+    workspace: Workspace,
+    _dir: tempfile::TempDir,
+}
+
+async fn world() -> World {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.path().join("auth.db")).expect("open"));
+    let workspace = Workspace { id: WorkspaceId::generate(), name: "w".into(), plan: Plan::Pro, created_at: NOW };
+    store.create_workspace(&workspace).await.expect("workspace");
+    World { store, workspace, _dir: dir }
+}
+
+async fn key(world: &World, scopes: Scopes, expires_at: Option<i64>) -> (String, KeyId) {
+    let generated = generate_key(KeyEnv::Live).expect("csprng");
+    let record = ApiKeyRecord {
+        id: KeyId::generate(),
+        workspace_id: world.workspace.id,
+        name: None,
+        env: KeyEnv::Live,
+        scopes,
+        created_at: NOW,
+        expires_at,
+        revoked_at: None,
+    };
+    let id = record.id;
+    world.store.create_key(&NewApiKey { record, hash: generated.hash }).await.expect("key");
+    (generated.text, id)
+}
+
+fn message(result: Result<sluice_auth::Principal, AuthError>) -> String {
+    match result {
+        Ok(_) => "ok".into(),
+        Err(error) => error.to_string(),
+    }
+}
+
+#[tokio::test]
+async fn every_failure_has_its_message() {
+    let world = world().await;
+    let auth = Authenticator::new(world.store.clone(), Duration::from_secs(60));
+    let (active, _) = key(&world, Scopes::ALL, None).await;
+    let (expiring, _) = key(&world, Scopes::ALL, Some(NOW + 1000)).await;
+    let (read_only, _) = key(&world, Scopes { ingest: false, read: true }, None).await;
+    let other = Workspace { id: WorkspaceId::generate(), name: "other".into(), plan: Plan::Free, created_at: NOW };
+    world.store.create_workspace(&other).await.expect("workspace");
+    let unknown = generate_key(KeyEnv::Test).expect("csprng").text;
+    let own = world.workspace.id.to_string();
+    let other_id = other.id.to_string();
+    let nowhere = WorkspaceId::generate().to_string();
+
+    let check = |key: Option<&str>, target: Option<&str>, scope, now| {
+        let auth = auth.clone();
+        let key = key.map(str::to_owned);
+        let target = target.map(str::to_owned);
+        async move { message(auth.authenticate(key.as_deref(), target.as_deref(), scope, now).await) }
+    };
+    assert_eq!(check(None, None, Scope::Read, NOW).await, "Missing API key");
+    assert_eq!(check(Some("nope"), None, Scope::Read, NOW).await, "Invalid API key");
+    assert_eq!(check(Some(&unknown), None, Scope::Read, NOW).await, "Invalid API key");
+    assert_eq!(check(Some(&active), None, Scope::Read, NOW).await, "ok");
+    assert_eq!(check(Some(&active), Some(&own), Scope::Ingest, NOW).await, "ok");
+    assert_eq!(check(Some(&active), Some(&other_id), Scope::Read, NOW).await, "Access denied to workspace");
+    assert_eq!(check(Some(&active), Some(&nowhere), Scope::Read, NOW).await, "Workspace not found");
+    assert_eq!(check(Some(&active), Some("garbage"), Scope::Read, NOW).await, "Workspace not found");
+    assert_eq!(check(Some(&expiring), None, Scope::Read, NOW + 999).await, "ok");
+    assert_eq!(check(Some(&expiring), None, Scope::Read, NOW + 1000).await, "API key has expired");
+    assert_eq!(check(Some(&read_only), None, Scope::Read, NOW).await, "ok");
+    assert_eq!(check(Some(&read_only), None, Scope::Ingest, NOW).await, "API key lacks the ingest scope");
+    // Authentication comes first: a bad key gets its 401 whatever else is wrong.
+    assert_eq!(check(Some(&unknown), Some(&other_id), Scope::Ingest, NOW).await, "Invalid API key");
+}
+
+#[tokio::test]
+async fn revocation_is_seen_once_the_cache_entry_lapses() {
+    let world = world().await;
+    let auth = Authenticator::new(world.store.clone(), Duration::from_millis(300));
+    let (text, id) = key(&world, Scopes::ALL, None).await;
+    assert!(auth.authenticate(Some(&text), None, Scope::Read, NOW).await.is_ok());
+    world.store.revoke_key(id, NOW).await.expect("revoke");
+    // Within the time to live the cached verdict may still stand; after it, never.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(message(auth.authenticate(Some(&text), None, Scope::Read, NOW).await), "API key has been revoked");
+}
+
+#[tokio::test]
+async fn plan_changes_reach_the_principal_after_the_ttl() {
+    let world = world().await;
+    let auth = Authenticator::new(world.store.clone(), Duration::from_millis(300));
+    let (text, _) = key(&world, Scopes::ALL, None).await;
+    let before = auth.authenticate(Some(&text), None, Scope::Read, NOW).await.expect("auth");
+    assert_eq!(before.workspace.plan, Plan::Pro);
+    world.store.set_plan(world.workspace.id, Plan::Enterprise).await.expect("plan");
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let after = auth.authenticate(Some(&text), None, Scope::Read, NOW).await.expect("auth");
+    assert_eq!(after.workspace.plan, Plan::Enterprise);
+}

@@ -1,0 +1,128 @@
+//! One error type for every handler, and the one place that maps errors to statuses and to
+//! SPEC's envelope `{error, issues?, code?, retryAfter?}`.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use serde::Serialize;
+use sluice_auth::AuthError;
+use sluice_ingest::IngestError;
+use sluice_model::Issue;
+use sluice_store::StoreError;
+
+/// Everything a request can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// 400 `Validation error` with every issue.
+    #[error("Validation error")]
+    Validation(Vec<Issue>),
+    /// 400 with `code: PARSE_ERROR`: the body could not be read.
+    #[error("{0}")]
+    Parse(String),
+    /// 401, 403 or 404 from authentication.
+    #[error(transparent)]
+    Auth(#[from] AuthError),
+    /// 404 with the given message.
+    #[error("{0}")]
+    NotFound(&'static str),
+    /// 405.
+    #[error("Method not allowed")]
+    MethodNotAllowed,
+    /// 413.
+    #[error("Payload too large")]
+    PayloadTooLarge,
+    /// 415: a `Content-Encoding` we do not decode.
+    #[error("Unsupported Content-Encoding '{0}'; use gzip, deflate or zstd")]
+    UnsupportedEncoding(String),
+    /// 503: the database cannot be reached; retrying later is advised.
+    #[error("Service unavailable")]
+    Unavailable,
+    /// 500: a bug or a backend failure; details go to the log, not the client.
+    #[error("Internal server error")]
+    Internal,
+}
+
+impl ApiError {
+    /// A validation error with one issue about a named parameter.
+    pub fn invalid(field: &str, message: impl Into<String>) -> Self {
+        ApiError::Validation(vec![Issue::at(field, message)])
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::Unavailable(reason) => {
+                tracing::warn!(error.reason = %reason, "database unavailable");
+                ApiError::Unavailable
+            }
+            StoreError::NotFound(_) => ApiError::NotFound("Not found"),
+            StoreError::Backend(reason) => {
+                tracing::error!(error.reason = %reason, "database error");
+                ApiError::Internal
+            }
+        }
+    }
+}
+
+impl From<IngestError> for ApiError {
+    fn from(error: IngestError) -> Self {
+        match error {
+            IngestError::Parse(parse) => ApiError::Parse(parse.to_string()),
+            IngestError::Invalid(issues) => ApiError::Validation(issues),
+            IngestError::Unsupported(unsupported) => ApiError::invalid("format", unsupported.to_string()),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Envelope<'a> {
+    error: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    issues: Option<&'a [Issue]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<&'static str>,
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            ApiError::Validation(_) | ApiError::Parse(_) => StatusCode::BAD_REQUEST,
+            ApiError::Auth(auth) => match auth {
+                AuthError::Missing | AuthError::Invalid | AuthError::Revoked | AuthError::Expired => {
+                    StatusCode::UNAUTHORIZED
+                }
+                AuthError::AccessDenied | AuthError::MissingScope(_) => StatusCode::FORBIDDEN,
+                AuthError::WorkspaceNotFound => StatusCode::NOT_FOUND,
+                AuthError::Store(StoreError::Unavailable(_)) => StatusCode::SERVICE_UNAVAILABLE,
+                AuthError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            },
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UnsupportedEncoding(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let status = self.status_code();
+        let error = match self {
+            ApiError::Auth(AuthError::Store(store)) => {
+                tracing::error!(error.reason = %store, "authentication could not reach the store");
+                if status == StatusCode::SERVICE_UNAVAILABLE { "Service unavailable" } else { "Internal server error" }
+                    .to_owned()
+            }
+            other => other.to_string(),
+        };
+        let envelope = Envelope {
+            error,
+            issues: match self {
+                ApiError::Validation(issues) => Some(issues),
+                _ => None,
+            },
+            code: matches!(self, ApiError::Parse(_)).then_some("PARSE_ERROR"),
+        };
+        HttpResponse::build(status).json(envelope)
+    }
+}

@@ -1,0 +1,20 @@
+//! Liveness and readiness, without authentication.
+
+use actix_web::{HttpResponse, web};
+use serde_json::json;
+
+use crate::{ApiError, AppState};
+
+/// 200 while the process runs.
+pub(crate) async fn healthz() -> HttpResponse {
+    HttpResponse::Ok().json(json!({"status": "ok"}))
+}
+
+/// 200 when the database answers, else 503.
+pub(crate) async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    state.store.ping().await.map_err(|error| {
+        tracing::warn!(error.reason = %error, "readiness check failed");
+        ApiError::Unavailable
+    })?;
+    Ok(HttpResponse::Ok().json(json!({"status": "ready"})))
+}

@@ -1,0 +1,127 @@
+//! `POST /v1/logs`, `GET /v1/logs`, `GET /v1/logs/{id}`.
+
+use actix_web::http::header::CONTENT_TYPE;
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::Serialize;
+use sluice_ingest::{Defaults, Format, Options};
+use sluice_model::{Log, LogId};
+use sluice_store::{LogFilter, Page};
+
+use crate::params::Params;
+use crate::{ApiError, AppState, Authed, MAX_BODY_BYTES, body};
+
+/// Default and largest page of `GET /v1/logs`.
+const LIST_DEFAULT_LIMIT: i64 = 100;
+const LIST_MAX_LIMIT: i64 = 1000;
+
+/// The format of a body: the `format` parameter, else a known `Content-Type`, else a guess.
+fn resolve_format(params: &mut Params, request: &HttpRequest, body: &[u8]) -> Format {
+    if let Some(format) = params.vocabulary::<Format>("format") {
+        return format;
+    }
+    let content_type = request.headers().get(CONTENT_TYPE).and_then(|value| value.to_str().ok());
+    content_type.and_then(Format::from_content_type).unwrap_or_else(|| Format::sniff(body))
+}
+
+/// The client's address: the TCP peer.
+fn client_ip(request: &HttpRequest) -> Option<String> {
+    request.peer_addr().map(|address| address.ip().to_canonical().to_string())
+}
+
+/// Ingests one batch, all or nothing.
+pub(crate) async fn ingest(
+    Authed(principal): Authed,
+    request: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let mut params = Params::parse(request.query_string())?;
+    let defaults = Defaults {
+        source: params.text("source"),
+        environment: params.text("environment"),
+        level: params.text("level"),
+        dataset: params.text("dataset"),
+    };
+    let body = body::read_capped(payload, request.headers(), MAX_BODY_BYTES).await?;
+    let format = resolve_format(&mut params, &request, &body);
+    params.finish()?;
+
+    let received_at = state.now_ms();
+    let options = Options { defaults, received_at_ms: received_at, ..Options::new(received_at) };
+    let batch = sluice_ingest::parse(format, &body, &options)?;
+    let ip_address = client_ip(&request);
+    let logs: Vec<Log> = batch
+        .entries
+        .into_iter()
+        .map(|entry| Log { id: LogId::generate(), entry, country: None, ip_address: ip_address.clone() })
+        .collect();
+    state.store.insert_logs(principal.workspace.id, &logs).await?;
+    Ok(HttpResponse::Ok().json(IngestResponse { success: true, count: logs.len(), timestamp: received_at }))
+}
+
+#[derive(Serialize)]
+struct IngestResponse {
+    success: bool,
+    count: usize,
+    timestamp: i64,
+}
+
+#[derive(Serialize)]
+struct ListResponse<'a> {
+    logs: &'a [Log],
+    pagination: Pagination,
+}
+
+#[derive(Serialize)]
+struct GetResponse<'a> {
+    log: &'a Log,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Pagination {
+    limit: u32,
+    offset: u64,
+    count: usize,
+    has_more: bool,
+}
+
+/// A page of the workspace's logs, newest first.
+pub(crate) async fn list(
+    Authed(principal): Authed,
+    request: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let mut params = Params::parse(request.query_string())?;
+    let limit = params.integer("limit", 1).unwrap_or(LIST_DEFAULT_LIMIT).min(LIST_MAX_LIMIT);
+    let offset = params.integer("offset", 0).unwrap_or(0);
+    let filter = LogFilter {
+        level: params.vocabulary("level"),
+        source: params.text("source"),
+        environment: params.vocabulary("environment"),
+        dataset: params.text("dataset"),
+        user_id: params.text("userId"),
+        session_id: params.text("sessionId"),
+        flow_id: params.text("flowId"),
+        from: params.integer("from", 0),
+        to: params.integer("to", 0),
+    };
+    params.finish()?;
+
+    let page = Page { limit: u32::try_from(limit).unwrap_or(1), offset: u64::try_from(offset).unwrap_or(0) };
+    let found = state.store.list_logs(principal.workspace.id, &filter, page).await?;
+    let pagination =
+        Pagination { limit: page.limit, offset: page.offset, count: found.logs.len(), has_more: found.has_more };
+    Ok(HttpResponse::Ok().json(ListResponse { logs: &found.logs, pagination }))
+}
+
+/// One log of the workspace.
+pub(crate) async fn get(
+    Authed(principal): Authed,
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let id: LogId = id.parse().map_err(|_| ApiError::NotFound("Log not found"))?;
+    let log = state.store.get_log(principal.workspace.id, id).await?.ok_or(ApiError::NotFound("Log not found"))?;
+    Ok(HttpResponse::Ok().json(GetResponse { log: &log }))
+}
