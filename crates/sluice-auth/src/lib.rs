@@ -90,12 +90,15 @@ pub fn key_env(text: &str) -> Option<KeyEnv> {
 /// `None` when neither header holds anything. A non-Bearer `Authorization` is passed on as
 /// it is, and then fails the shape check as an invalid key.
 pub fn key_from_headers<'a>(authorization: Option<&'a str>, x_api_key: Option<&'a str>) -> Option<&'a str> {
-    let bearer = authorization.map(str::trim).filter(|value| !value.is_empty()).map(|value| {
-        match value.split_once(' ') {
+    let bearer = authorization
+        .map(str::trim)
+        .map(|value| match value.split_once(' ') {
             Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
+            // `Bearer` with nothing after it (proxies trim the trailing space) carries no key.
+            None if value.eq_ignore_ascii_case("bearer") => "",
             _ => value,
-        }
-    });
+        })
+        .filter(|value| !value.is_empty());
     bearer.or_else(|| x_api_key.map(str::trim).filter(|value| !value.is_empty()))
 }
 
@@ -256,6 +259,8 @@ mod tests {
         assert_eq!(key_from_headers(None, Some(" def ")), Some("def"));
         assert_eq!(key_from_headers(Some("Basic xyz"), None), Some("Basic xyz"));
         assert_eq!(key_from_headers(Some(""), Some("")), None);
+        assert_eq!(key_from_headers(Some("Bearer"), None), None);
+        assert_eq!(key_from_headers(Some("Bearer "), Some("def")), Some("def"));
         assert_eq!(key_from_headers(None, None), None);
     }
 

@@ -1,0 +1,145 @@
+//! A real sluice HTTP server on a loopback port over a real SQLite file, and a client for it.
+
+#![allow(dead_code, missing_docs)]
+
+use std::net::TcpListener;
+use std::sync::Arc;
+
+use actix_web::dev::ServerHandle;
+use actix_web::{App, HttpServer};
+use awc::http::StatusCode;
+use serde_json::{Value, json};
+use sluice_http::AppState;
+use sluice_model::{ApiKeyRecord, KeyEnv, KeyId, Plan, Scopes, Workspace, WorkspaceId};
+use sluice_store::{NewApiKey, Store};
+use sluice_store_sqlite::SqliteStore;
+
+pub const NOW: i64 = 1_700_000_000_000;
+
+pub struct TestServer {
+    pub base: String,
+    pub store: Arc<dyn Store>,
+    pub workspace: Workspace,
+    pub key: String,
+    handle: ServerHandle,
+    _dir: tempfile::TempDir,
+}
+
+pub struct Reply {
+    pub status: StatusCode,
+    pub body: Value,
+    pub headers: awc::http::header::HeaderMap,
+}
+
+impl Reply {
+    pub fn error(&self) -> &str {
+        self.body["error"].as_str().unwrap_or("<no error field>")
+    }
+
+    /// Issues as `path message` lines, for compact assertions.
+    pub fn issues(&self) -> Vec<String> {
+        self.body["issues"]
+            .as_array()
+            .map(|issues| issues.iter().map(|issue| format!("{} {}", issue["path"], issue["message"].as_str().unwrap_or(""))).collect())
+            .unwrap_or_default()
+    }
+
+    pub fn messages(&self) -> Vec<String> {
+        self.body["logs"]
+            .as_array()
+            .map(|logs| logs.iter().map(|log| log["message"].as_str().unwrap_or("").to_owned()).collect())
+            .unwrap_or_default()
+    }
+}
+
+pub async fn start() -> TestServer {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.path().join("sluice.db")).expect("open store"));
+    let workspace = new_workspace(&store, "main").await;
+    let key = new_key(&store, workspace.id, Scopes::ALL, None).await.0;
+
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+    let base = format!("http://{}", listener.local_addr().expect("address"));
+    let state = AppState::new(store.clone());
+    let server = HttpServer::new(move || App::new().configure(sluice_http::configure(state.clone())))
+        .workers(1)
+        .disable_signals()
+        .listen(listener)
+        .expect("listen")
+        .run();
+    let handle = server.handle();
+    actix_web::rt::spawn(server);
+    TestServer { base, store, workspace, key, handle, _dir: dir }
+}
+
+pub async fn new_workspace(store: &Arc<dyn Store>, name: &str) -> Workspace {
+    let workspace = Workspace { id: WorkspaceId::generate(), name: name.into(), plan: Plan::Free, created_at: NOW };
+    store.create_workspace(&workspace).await.expect("workspace");
+    workspace
+}
+
+/// A key in `workspace`; returns its text and id.
+pub async fn new_key(store: &Arc<dyn Store>, workspace: WorkspaceId, scopes: Scopes, expires_at: Option<i64>) -> (String, KeyId) {
+    let generated = sluice_auth::generate_key(KeyEnv::Test).expect("csprng");
+    let record = ApiKeyRecord {
+        id: KeyId::generate(),
+        workspace_id: workspace,
+        name: None,
+        env: KeyEnv::Test,
+        scopes,
+        created_at: NOW,
+        expires_at,
+        revoked_at: None,
+    };
+    let id = record.id;
+    store.create_key(&NewApiKey { record, hash: generated.hash }).await.expect("key");
+    (generated.text, id)
+}
+
+pub fn entry(message: &str) -> Value {
+    json!({"level": "info", "message": message, "source": "api", "environment": "production"})
+}
+
+impl TestServer {
+    pub async fn stop(self) {
+        self.handle.stop(true).await;
+    }
+
+    pub async fn request(&self, method: &str, path: &str, headers: &[(&str, &str)], body: Vec<u8>) -> Reply {
+        let client = awc::Client::builder().timeout(std::time::Duration::from_secs(30)).finish();
+        let method = awc::http::Method::from_bytes(method.as_bytes()).expect("method");
+        let mut request = client.request(method, format!("{}{path}", self.base));
+        for (name, value) in headers {
+            request = request.insert_header((*name, *value));
+        }
+        let mut response = request.send_body(body).await.expect("request");
+        let bytes = response.body().limit(64 * 1024 * 1024).await.expect("response body");
+        let body = if bytes.is_empty() { Value::Null } else { serde_json::from_slice(&bytes).expect("every response is JSON") };
+        Reply { status: response.status(), body, headers: response.headers().clone() }
+    }
+
+    /// GET with the main key.
+    pub async fn get(&self, path: &str) -> Reply {
+        let auth = format!("Bearer {}", self.key);
+        self.request("GET", path, &[("Authorization", &auth)], Vec::new()).await
+    }
+
+    /// POST a JSON value with the main key.
+    pub async fn post_json(&self, path: &str, body: &Value) -> Reply {
+        self.post(path, "application/json", body.to_string().into_bytes()).await
+    }
+
+    /// POST raw bytes with the main key and a content type.
+    pub async fn post(&self, path: &str, content_type: &str, body: Vec<u8>) -> Reply {
+        let auth = format!("Bearer {}", self.key);
+        self.request("POST", path, &[("Authorization", &auth), ("Content-Type", content_type)], body).await
+    }
+
+    /// Ingests `entries` and checks the answer.
+    pub async fn ingest(&self, entries: Vec<Value>) {
+        let count = entries.len();
+        let reply = self.post_json("/v1/logs", &json!({"logs": entries})).await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+        assert_eq!(reply.body["count"], json!(count));
+    }
+}

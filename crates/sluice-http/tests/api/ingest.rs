@@ -1,0 +1,256 @@
+//! `POST /v1/logs`: body shapes, every validation rule and limit, atomic batches, parse errors,
+//! format resolution, query defaults, size limits and compression.
+
+use std::io::Write;
+
+use awc::http::StatusCode;
+use serde_json::{Value, json};
+
+use crate::common::{TestServer, entry, start};
+
+const LEVEL_MESSAGE: &str = "Invalid enum value. Expected 'debug' | 'info' | 'warn' | 'error', received 'fatal'";
+
+async fn stored(server: &TestServer) -> Vec<String> {
+    server.get("/v1/logs?limit=1000").await.messages()
+}
+
+#[actix_web::test]
+async fn three_json_shapes_are_accepted_and_answered() {
+    let server = start().await;
+    let before = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or_default();
+    for (body, count) in [
+        (json!({"logs": [entry("a"), entry("b")]}), 2),
+        (json!([entry("c")]), 1),
+        (entry("d"), 1),
+    ] {
+        let reply = server.post_json("/v1/logs", &body).await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+        assert_eq!(reply.body["success"], json!(true));
+        assert_eq!(reply.body["count"], json!(count));
+        let timestamp = reply.body["timestamp"].as_i64().unwrap_or_default();
+        assert!(timestamp >= before, "server time of ingestion: {timestamp}");
+    }
+    let logs = server.get("/v1/logs").await;
+    assert_eq!(logs.body["logs"].as_array().map(Vec::len), Some(4));
+    let newest = &logs.body["logs"][0];
+    assert_eq!(newest["ipAddress"], json!("127.0.0.1"), "ipAddress comes from the TCP peer");
+    assert!(newest["timestamp"].as_i64().unwrap_or_default() >= before, "omitted timestamp is receive time");
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn decided_example_issue_path_and_message() {
+    let server = start().await;
+    let mut bad = entry("bad");
+    bad["level"] = json!("fatal");
+    let reply = server.post_json("/v1/logs", &json!([entry("a"), entry("b"), entry("c"), bad.clone()])).await;
+    assert_eq!((reply.status, reply.error()), (StatusCode::BAD_REQUEST, "Validation error"));
+    assert_eq!(reply.body["issues"], json!([{"path": [3, "level"], "message": LEVEL_MESSAGE}]));
+
+    let reply = server.post_json("/v1/logs", &json!({"logs": [entry("a"), bad.clone()]})).await;
+    assert_eq!(reply.issues(), vec![format!(r#"["logs",1,"level"] {LEVEL_MESSAGE}"#)]);
+    let reply = server.post_json("/v1/logs", &bad).await;
+    assert_eq!(reply.issues(), vec![format!(r#"[0,"level"] {LEVEL_MESSAGE}"#)]);
+    assert!(stored(&server).await.is_empty());
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn every_rule_of_the_spec_tables_is_enforced_and_every_issue_listed() {
+    let server = start().await;
+    let with = |field: &str, value: Value| {
+        let mut e = entry("m");
+        e[field] = value;
+        e
+    };
+    let without = |field: &str| {
+        let mut e = entry("m");
+        e.as_object_mut().map(|o| o.remove(field));
+        e
+    };
+    let batch = vec![
+        without("level"),
+        without("message"),
+        without("source"),
+        without("environment"),
+        with("message", json!("")),
+        with("message", json!("x".repeat(10_001))),
+        with("source", json!("")),
+        with("source", json!("s".repeat(101))),
+        with("environment", json!("prod")),
+        with("tags", json!(vec!["t"; 21])),
+        with("tags", json!(["ok", "t".repeat(51)])),
+        with("stepIndex", json!(1001)),
+        with("stepIndex", json!(-1)),
+        with("data", json!("not an object")),
+        with("timestamp", json!("not a time")),
+        with("userId", json!(12)),
+    ];
+    let reply = server.post_json("/v1/logs", &json!(batch)).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        reply.issues(),
+        vec![
+            r#"[0,"level"] Required"#,
+            r#"[1,"message"] Required"#,
+            r#"[2,"source"] Required"#,
+            r#"[3,"environment"] Required"#,
+            r#"[4,"message"] String must contain at least 1 character(s)"#,
+            r#"[5,"message"] String must contain at most 10000 character(s)"#,
+            r#"[6,"source"] String must contain at least 1 character(s)"#,
+            r#"[7,"source"] String must contain at most 100 character(s)"#,
+            r#"[8,"environment"] Invalid enum value. Expected 'development' | 'staging' | 'production', received 'prod'"#,
+            r#"[9,"tags"] Array must contain at most 20 element(s)"#,
+            r#"[10,"tags",1] String must contain at most 50 character(s)"#,
+            r#"[11,"stepIndex"] Number must be less than or equal to 1000"#,
+            r#"[12,"stepIndex"] Number must be greater than or equal to 0"#,
+            r#"[13,"data"] Expected object, received string"#,
+            r#"[14,"timestamp"] Invalid timestamp: expected Unix milliseconds or an ISO 8601 date-time"#,
+            r#"[15,"userId"] Expected string, received number"#,
+        ]
+    );
+    // Limits themselves are accepted.
+    let edge = vec![
+        with("message", json!("x".repeat(10_000))),
+        with("source", json!("s".repeat(100))),
+        with("tags", json!(vec!["t".repeat(50); 20])),
+        with("stepIndex", json!(0)),
+        with("stepIndex", json!(1000)),
+    ];
+    server.ingest(edge).await;
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn batch_size_is_one_to_one_hundred() {
+    let server = start().await;
+    let reply = server.post_json("/v1/logs", &json!({"logs": vec![entry("m"); 101]})).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+    assert_eq!(reply.issues(), vec![r#"["logs"] Array must contain at most 100 element(s)"#]);
+    let reply = server.post_json("/v1/logs", &json!(vec![entry("m"); 101])).await;
+    assert_eq!(reply.issues(), vec![r#"[] Array must contain at most 100 element(s)"#]);
+    let reply = server.post_json("/v1/logs", &json!({"logs": []})).await;
+    assert_eq!(reply.issues(), vec![r#"["logs"] Array must contain at least 1 element(s)"#]);
+    assert!(stored(&server).await.is_empty());
+    server.ingest(vec![entry("m"); 100]).await;
+    assert_eq!(stored(&server).await.len(), 100);
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn one_bad_entry_stores_nothing() {
+    let server = start().await;
+    let mut bad = entry("bad");
+    bad["stepIndex"] = json!(5000);
+    let reply = server.post_json("/v1/logs", &json!({"logs": [entry("good"), bad, entry("good too")]})).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+    assert!(stored(&server).await.is_empty());
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn unreadable_bodies_are_parse_errors() {
+    let server = start().await;
+    let reply = server.post("/v1/logs", "application/json", b"{\"level\": ".to_vec()).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+    assert_eq!(reply.body["code"], json!("PARSE_ERROR"));
+    assert_eq!(reply.error(), "JSON line 1: EOF while parsing a value at column 10");
+
+    let body = format!("{}\n{{\"level\" \"info\"}}\n", entry("a"));
+    let reply = server.post("/v1/logs", "application/x-ndjson", body.into_bytes()).await;
+    assert_eq!((reply.error(), &reply.body["code"]), ("JSONL line 2: expected `:` at column 10", &json!("PARSE_ERROR")));
+
+    let reply = server.post("/v1/logs", "application/json", b"{\"message\": \"\xff\xfe\"}".to_vec()).await;
+    assert_eq!((reply.status, &reply.body["code"]), (StatusCode::BAD_REQUEST, &json!("PARSE_ERROR")));
+    assert!(stored(&server).await.is_empty());
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn format_comes_from_parameter_then_content_type_then_sniffing() {
+    let server = start().await;
+    let jsonl = format!("{}\n\n{}\n", entry("one"), entry("two")).into_bytes();
+    let auth = format!("Bearer {}", server.key);
+    for (path, content_type) in [
+        ("/v1/logs", Some("application/x-ndjson")),
+        ("/v1/logs", Some("application/jsonl; charset=utf-8")),
+        ("/v1/logs?format=jsonl", Some("application/json")),
+        ("/v1/logs", None),
+    ] {
+        let mut headers = vec![("Authorization", auth.as_str())];
+        if let Some(content_type) = content_type {
+            headers.push(("Content-Type", content_type));
+        }
+        let reply = server.request("POST", path, &headers, jsonl.clone()).await;
+        assert_eq!((reply.status, &reply.body["count"]), (StatusCode::OK, &json!(2)), "{path} {content_type:?}: {}", reply.body);
+    }
+    let reply = server.post("/v1/logs?format=xml", "application/json", entry("x").to_string().into_bytes()).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        reply.issues(),
+        vec![r#"["format"] Invalid enum value. Expected 'json' | 'jsonl' | 'syslog' | 'text' | 'csv' | 'obl', received 'xml'"#]
+    );
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn query_defaults_fill_missing_fields_and_are_validated() {
+    let server = start().await;
+    let sparse = json!({"message": "only a message", "dataset": "own", "host": "db-1"});
+    let reply = server.post_json("/v1/logs?source=svc&environment=staging&level=warn&dataset=defaulted", &sparse).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    let log = &server.get("/v1/logs").await.body["logs"][0];
+    assert_eq!(
+        (&log["source"], &log["environment"], &log["level"], &log["dataset"], &log["data"]),
+        (&json!("svc"), &json!("staging"), &json!("warn"), &json!("own"), &json!({"host": "db-1"}))
+    );
+    let reply = server.post_json("/v1/logs?source=svc&environment=staging&level=loud", &sparse).await;
+    assert_eq!(
+        reply.issues(),
+        vec![r#"[0,"level"] Invalid enum value. Expected 'debug' | 'info' | 'warn' | 'error', received 'loud'"#]
+    );
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn bodies_are_capped_at_five_mebibytes_after_decompression() {
+    let server = start().await;
+    let big = vec![b' '; 5 * 1024 * 1024 + 1];
+    let reply = server.post("/v1/logs", "application/json", big).await;
+    assert_eq!((reply.status, reply.error()), (StatusCode::PAYLOAD_TOO_LARGE, "Payload too large"));
+
+    // A small gzip body that inflates past the cap.
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    encoder.write_all(&vec![b' '; 6 * 1024 * 1024]).expect("gzip");
+    let bomb = encoder.finish().expect("gzip");
+    assert!(bomb.len() < 64 * 1024);
+    let auth = format!("Bearer {}", server.key);
+    let headers = [("Authorization", auth.as_str()), ("Content-Type", "application/json"), ("Content-Encoding", "gzip")];
+    let reply = server.request("POST", "/v1/logs", &headers, bomb).await;
+    assert_eq!((reply.status, reply.error()), (StatusCode::PAYLOAD_TOO_LARGE, "Payload too large"));
+
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    encoder.write_all(json!([entry("zipped")]).to_string().as_bytes()).expect("gzip");
+    let reply = server.request("POST", "/v1/logs", &headers, encoder.finish().expect("gzip")).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+
+    let zstd_body = zstd::encode_all(json!([entry("squeezed")]).to_string().as_bytes(), 3).expect("zstd");
+    let headers = [("Authorization", auth.as_str()), ("Content-Type", "application/json"), ("Content-Encoding", "zstd")];
+    let reply = server.request("POST", "/v1/logs", &headers, zstd_body).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+
+    let headers = [("Authorization", auth.as_str()), ("Content-Type", "application/json"), ("Content-Encoding", "br")];
+    let reply = server.request("POST", "/v1/logs", &headers, b"whatever".to_vec()).await;
+    assert_eq!(reply.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    assert_eq!(stored(&server).await, vec!["squeezed", "zipped"]);
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn formats_without_a_parser_yet_answer_400() {
+    let server = start().await;
+    let reply = server.post("/v1/logs?format=syslog", "text/plain", b"<34>1 2003-10-11T22:14:15.003Z h a - - - m".to_vec()).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+    assert_eq!(reply.issues(), vec![r#"["format"] The Syslog format is not supported yet"#]);
+    server.stop().await;
+}

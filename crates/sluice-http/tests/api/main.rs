@@ -1,0 +1,8 @@
+//! The HTTP API end to end: a real server on loopback, a real SQLite file, a real client.
+//! One test binary with a module per concern, so the suite links once.
+
+mod auth;
+mod common;
+mod ingest;
+mod read;
+mod routes;
