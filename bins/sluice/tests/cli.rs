@@ -1,0 +1,243 @@
+//! The `sluice` binary as an operator uses it: `serve` prints a working key on first start,
+//! `admin` commands print what DECISIONS shows and take effect on a running server, and
+//! SIGTERM lets a request in flight finish.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_sluice");
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
+}
+
+fn database_url(dir: &Path) -> String {
+    format!("sqlite://{}", dir.join("data/sluice.db").display())
+}
+
+/// Runs `sluice admin ...` and returns its stdout as JSON (the command is given `--json`).
+fn admin(dir: &Path, args: &[&str]) -> Value {
+    let output = Command::new(BIN)
+        .arg("admin")
+        .args(args)
+        .arg("--json")
+        .env("SLUICE_DATABASE_URL", database_url(dir))
+        .output()
+        .expect("run admin");
+    assert!(output.status.success(), "admin {args:?} failed: {}", String::from_utf8_lossy(&output.stderr));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(stdout.lines().count(), 1, "exactly one line of JSON: {stdout}");
+    serde_json::from_str(&stdout).expect("admin prints JSON")
+}
+
+struct Server {
+    child: Child,
+    port: u16,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl Server {
+    fn start(dir: &Path) -> Server {
+        let port = free_port();
+        let mut child = Command::new(BIN)
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+            .env("SLUICE_DATABASE_URL", database_url(dir))
+            .env("SLUICE_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn sluice serve");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let server = Server { child, port, stdout };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while server.http("GET", "/healthz", None, "").0 != 200 {
+            assert!(Instant::now() < deadline, "server did not come up");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        server
+    }
+
+    /// The key printed on first start.
+    fn first_start_key(&mut self) -> String {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if self.stdout.read_line(&mut line).unwrap_or(0) == 0 {
+                panic!("no key printed on first start");
+            }
+            if let Some(key) = line.split_whitespace().find(|word| word.starts_with("slc_live_")) {
+                return key.to_owned();
+            }
+        }
+    }
+
+    /// One HTTP/1.1 request with `Connection: close`; returns status and JSON body.
+    fn http(&self, method: &str, path: &str, key: Option<&str>, body: &str) -> (u16, Value) {
+        let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) else { return (0, Value::Null) };
+        let auth = key.map(|key| format!("Authorization: Bearer {key}\r\n")).unwrap_or_default();
+        let request = format!(
+            "{method} {path} HTTP/1.1\r\nHost: localhost\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        if stream.write_all(request.as_bytes()).is_err() {
+            return (0, Value::Null);
+        }
+        read_response(&mut stream)
+    }
+
+    fn terminate(&self) {
+        let status = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().expect("kill");
+        assert!(status.success());
+    }
+
+    fn wait(mut self) -> std::process::ExitStatus {
+        let deadline = Instant::now() + Duration::from_secs(40);
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "server did not stop");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn read_response(stream: &mut TcpStream) -> (u16, Value) {
+    let mut raw = Vec::new();
+    if stream.read_to_end(&mut raw).is_err() {
+        return (0, Value::Null);
+    }
+    let text = String::from_utf8_lossy(&raw);
+    let status = text.split_whitespace().nth(1).and_then(|code| code.parse().ok()).unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map(|(_, body)| body).unwrap_or("");
+    (status, serde_json::from_str(body).unwrap_or(Value::Null))
+}
+
+fn entry(message: &str) -> String {
+    json!({"level": "info", "message": message, "source": "cli-test", "environment": "development"}).to_string()
+}
+
+#[test]
+fn first_start_prints_a_working_key_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut server = Server::start(dir.path());
+    let key = server.first_start_key();
+    let (status, body) = server.http("POST", "/v1/logs", Some(&key), &entry("hello"));
+    assert_eq!((status, &body["count"]), (200, &json!(1)), "{body}");
+    let (status, body) = server.http("GET", "/v1/logs", Some(&key), "");
+    assert_eq!((status, &body["logs"][0]["message"]), (200, &json!("hello")));
+    drop(server);
+
+    let workspaces = admin(dir.path(), &["workspace", "list"]);
+    assert_eq!(workspaces["workspaces"].as_array().map(Vec::len), Some(1));
+    assert_eq!((&workspaces["workspaces"][0]["name"], &workspaces["workspaces"][0]["plan"]), (&json!("default"), &json!("enterprise")));
+
+    // A second start finds the workspace and prints no new key.
+    let mut again = Server::start(dir.path());
+    again.terminate();
+    let mut rest = String::new();
+    again.stdout.read_to_string(&mut rest).expect("stdout");
+    assert!(!rest.contains("slc_"), "no second key: {rest}");
+}
+
+#[test]
+fn admin_commands_print_what_decisions_show_and_reach_a_running_server() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let created = admin(dir.path(), &["workspace", "create", "--name", "acme", "--plan", "pro"]);
+    let workspace = created["workspaceId"].as_str().expect("workspaceId").to_owned();
+    assert_eq!(created, json!({"workspaceId": workspace, "name": "acme", "plan": "pro"}));
+
+    let key = admin(
+        dir.path(),
+        &["key", "create", "--workspace", &workspace, "--env", "test", "--name", "ci", "--scopes", "ingest,read"],
+    );
+    let api_key = key["apiKey"].as_str().expect("apiKey").to_owned();
+    let key_id = key["keyId"].as_str().expect("keyId").to_owned();
+    assert!(api_key.starts_with("slc_test_") && api_key.len() == 41, "{api_key}");
+    assert_eq!((&key["workspaceId"], &key["expiresAt"]), (&json!(workspace), &Value::Null));
+
+    let read_only = admin(dir.path(), &["key", "create", "--workspace", &workspace, "--scopes", "read", "--expires-in", "1"]);
+    assert!(read_only["apiKey"].as_str().is_some_and(|k| k.starts_with("slc_live_")));
+    assert!(read_only["expiresAt"].as_i64().is_some());
+
+    let listed = admin(dir.path(), &["key", "list", "--workspace", &workspace]);
+    let keys = listed["keys"].as_array().expect("keys");
+    assert_eq!(keys.len(), 2);
+    assert_eq!(keys[0]["keyId"], json!(key_id));
+    assert_eq!((&keys[0]["name"], &keys[0]["env"], &keys[0]["scopes"], &keys[0]["state"]), (&json!("ci"), &json!("test"), &json!(["ingest", "read"]), &json!("active")));
+    assert!(!listed.to_string().contains("slc_"), "key values are never listed");
+
+    let planned = admin(dir.path(), &["workspace", "set-plan", &workspace, "enterprise"]);
+    assert_eq!(planned["plan"], json!("enterprise"));
+
+    // The server sees keys made by another process, and their revocation within 5 seconds.
+    let server = Server::start(dir.path());
+    assert_eq!(server.http("GET", "/v1/logs", Some(&api_key), "").0, 200);
+    // Expiry is checked on every request: the 1-second key stops working at once.
+    std::thread::sleep(Duration::from_millis(1100));
+    let (status, body) = server.http("GET", "/v1/logs", read_only["apiKey"].as_str(), "");
+    assert_eq!((status, &body["error"]), (401, &json!("API key has expired")));
+
+    let revoked = admin(dir.path(), &["key", "revoke", &key_id]);
+    assert_eq!(revoked["state"], json!("revoked"));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (status, body) = server.http("GET", "/v1/logs", Some(&api_key), "");
+        if status == 401 {
+            assert_eq!(body["error"], json!("API key has been revoked"));
+            break;
+        }
+        assert!(Instant::now() < deadline, "revocation not seen within 5 seconds");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(server);
+
+    let failed = Command::new(BIN)
+        .args(["admin", "key", "revoke", "01900000-0000-7000-8000-000000000000"])
+        .env("SLUICE_DATABASE_URL", database_url(dir.path()))
+        .output()
+        .expect("run admin");
+    assert!(!failed.status.success());
+    assert!(String::from_utf8_lossy(&failed.stderr).contains("not found"));
+}
+
+#[test]
+fn sigterm_lets_the_request_in_flight_finish() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut server = Server::start(dir.path());
+    let key = server.first_start_key();
+
+    let body = entry("in flight");
+    let (head, tail) = body.split_at(body.len() / 2);
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).expect("connect");
+    write!(
+        stream,
+        "POST /v1/logs HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{head}",
+        body.len()
+    )
+    .expect("send head");
+    stream.flush().expect("flush");
+    std::thread::sleep(Duration::from_millis(300));
+    server.terminate();
+    std::thread::sleep(Duration::from_millis(300));
+    stream.write_all(tail.as_bytes()).expect("send tail");
+    let (status, reply) = read_response(&mut stream);
+    assert_eq!((status, &reply["count"]), (200, &json!(1)), "{reply}");
+    assert!(server.wait().success(), "clean exit after SIGTERM");
+
+    let server = Server::start(dir.path());
+    let (_, listed) = server.http("GET", "/v1/logs", Some(&key), "");
+    assert_eq!(listed["logs"][0]["message"], json!("in flight"));
+}
