@@ -1,2 +1,124 @@
-//! placeholder
-fn main(){}
+//! Project automation, run as `cargo xtask <task>`:
+//!
+//! - `ci`: exactly what CI runs: formatting, clippy with `-D warnings`, the architecture and
+//!   tidy checks, every test, and cargo-deny (installed when missing).
+//! - `bench [--quick]`: the criterion benchmarks, whose figures go to docs/PERFORMANCE.md.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, bail};
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().context("xtask lives in the workspace")?.to_path_buf();
+    std::env::set_current_dir(&root)?;
+    match args.first().map(String::as_str) {
+        Some("ci") => ci(&root),
+        Some("bench") => bench(&args[1..]),
+        _ => {
+            eprintln!("usage: cargo xtask ci | cargo xtask bench [--quick]");
+            bail!("unknown task {:?}", args.first())
+        }
+    }
+}
+
+/// Runs a command, echoing it, and fails when it fails.
+fn run(program: &str, args: &[&str]) -> anyhow::Result<()> {
+    eprintln!("\n$ {program} {}", args.join(" "));
+    let status = Command::new(program).args(args).status().with_context(|| format!("cannot run {program}"))?;
+    if !status.success() {
+        bail!("`{program} {}` failed ({status})", args.join(" "));
+    }
+    Ok(())
+}
+
+fn succeeds(program: &str, args: &[&str]) -> bool {
+    Command::new(program).args(args).output().is_ok_and(|output| output.status.success())
+}
+
+fn ci(root: &Path) -> anyhow::Result<()> {
+    run("cargo", &["fmt", "--all", "--", "--check"])?;
+    run("cargo", &["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"])?;
+    architecture()?;
+    tidy(root)?;
+    if succeeds("cargo", &["nextest", "--version"]) {
+        run("cargo", &["nextest", "run", "--workspace", "--locked", "--no-fail-fast"])?;
+    } else {
+        run("cargo", &["test", "--workspace", "--locked", "--lib", "--bins", "--tests"])?;
+    }
+    run("cargo", &["test", "--workspace", "--locked", "--doc"])?;
+    deny()?;
+    eprintln!("\nci: every check passed");
+    Ok(())
+}
+
+/// The layers that other services embed must stay free of the server's machinery.
+fn architecture() -> anyhow::Result<()> {
+    const PURE: [&str; 2] = ["sluice-model", "sluice-ingest"];
+    const FORBIDDEN: [&str; 5] = ["actix", "diesel", "tokio", "deadpool", "mio"];
+    eprintln!("\n$ architecture: {} depend on none of {}", PURE.join(", "), FORBIDDEN.join(", "));
+    for package in PURE {
+        let output = Command::new("cargo")
+            .args(["tree", "--locked", "-p", package, "-e", "normal,build", "--prefix", "none", "--format", "{p}"])
+            .output()
+            .context("cannot run cargo tree")?;
+        if !output.status.success() {
+            bail!("cargo tree -p {package} failed: {}", String::from_utf8_lossy(&output.stderr));
+        }
+        let tree = String::from_utf8_lossy(&output.stdout);
+        let offenders: Vec<&str> =
+            tree.lines().filter(|line| FORBIDDEN.iter().any(|name| line.starts_with(name))).collect();
+        if !offenders.is_empty() {
+            bail!("architecture: {package} must not depend on {offenders:?} (see docs/ARCHITECTURE.md)");
+        }
+    }
+    // The embeddable crate builds on its own, with only its own features.
+    run("cargo", &["check", "--locked", "-p", "sluice-ingest"])
+}
+
+/// Every Rust source file says what it is for in a `//!` line.
+fn tidy(root: &Path) -> anyhow::Result<()> {
+    eprintln!("\n$ tidy: every module starts with a //! doc line");
+    let mut missing = Vec::new();
+    let mut stack: Vec<PathBuf> = ["crates", "bins", "xtask"].iter().map(|dir| root.join(dir)).collect();
+    while let Some(path) = stack.pop() {
+        if path.is_dir() {
+            if path.file_name().is_some_and(|name| name == "target") {
+                continue;
+            }
+            for entry in std::fs::read_dir(&path)? {
+                stack.push(entry?.path());
+            }
+        } else if path.extension().is_some_and(|extension| extension == "rs") {
+            let text = std::fs::read_to_string(&path)?;
+            let first = text.lines().find(|line| !line.trim().is_empty()).unwrap_or("");
+            if !first.starts_with("//!") {
+                missing.push(path.strip_prefix(root).unwrap_or(&path).display().to_string());
+            }
+        }
+    }
+    if !missing.is_empty() {
+        missing.sort();
+        bail!("tidy: these files lack a leading //! doc line: {missing:?}");
+    }
+    Ok(())
+}
+
+/// cargo-deny for licenses, bans and sources. The advisory database lives on GitHub, which
+/// this project's machines cannot reach, so advisories are checked where a network allows.
+fn deny() -> anyhow::Result<()> {
+    if !succeeds("cargo", &["deny", "--version"]) {
+        run("cargo", &["install", "cargo-deny", "--locked"])?;
+    }
+    run("cargo", &["deny", "--all-features", "check", "bans", "licenses", "sources"])
+}
+
+fn bench(args: &[String]) -> anyhow::Result<()> {
+    let quick = args.iter().any(|arg| arg == "--quick");
+    let mut cargo_args = vec!["bench", "--workspace", "--locked"];
+    if quick {
+        cargo_args.extend(["--", "--quick"]);
+    }
+    run("cargo", &cargo_args)
+}

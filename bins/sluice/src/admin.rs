@@ -81,7 +81,9 @@ pub(crate) async fn run(store: &dyn Store, command: AdminCommand) -> anyhow::Res
             let workspace = existing_workspace(store, &workspace).await?;
             let generated = sluice_auth::generate_key(env).context("the OS random number generator failed")?;
             let expires_at = expires_in
-                .map(|seconds| i64::try_from(seconds).ok().and_then(|s| s.checked_mul(1000)).and_then(|ms| now.checked_add(ms)))
+                .map(|seconds| {
+                    i64::try_from(seconds).ok().and_then(|s| s.checked_mul(1000)).and_then(|ms| now.checked_add(ms))
+                })
                 .map(|at| at.context("--expires-in is too large"))
                 .transpose()?;
             let record = ApiKeyRecord {
@@ -102,7 +104,10 @@ pub(crate) async fn run(store: &dyn Store, command: AdminCommand) -> anyhow::Res
                 "expiresAt": expires_at,
             });
             print(json, value, || {
-                format!("created key {} for workspace {}; it is shown only this once:\n\n    {}\n", record.id, workspace.id, generated.text)
+                format!(
+                    "created key {} for workspace {}; it is shown only this once:\n\n    {}\n",
+                    record.id, workspace.id, generated.text
+                )
             });
         }
         AdminCommand::Key(KeyCommand::List { workspace, json }) => {
@@ -111,7 +116,16 @@ pub(crate) async fn run(store: &dyn Store, command: AdminCommand) -> anyhow::Res
             let value = json!({"keys": keys.iter().map(|key| key_json(key, now)).collect::<Vec<_>>()});
             print(json, value, || {
                 keys.iter()
-                    .map(|k| format!("{}  {}  {:<8}  {:<11}  {}", k.id, k.env.as_str(), format!("{:?}", k.state(now)).to_lowercase(), k.scopes, k.name.as_deref().unwrap_or("")))
+                    .map(|k| {
+                        format!(
+                            "{}  {}  {:<8}  {:<11}  {}",
+                            k.id,
+                            k.env.as_str(),
+                            format!("{:?}", k.state(now)).to_lowercase(),
+                            k.scopes,
+                            k.name.as_deref().unwrap_or("")
+                        )
+                    })
                     .collect::<Vec<_>>()
                     .join("\n")
             });

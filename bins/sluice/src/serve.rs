@@ -16,7 +16,8 @@ use crate::cli::ServeOptions;
 /// limited) and one key, and prints the key once on stdout.
 async fn bootstrap(store: &dyn Store) -> anyhow::Result<()> {
     let now = now_ms();
-    let workspace = Workspace { id: WorkspaceId::generate(), name: "default".into(), plan: Plan::Enterprise, created_at: now };
+    let workspace =
+        Workspace { id: WorkspaceId::generate(), name: "default".into(), plan: Plan::Enterprise, created_at: now };
     let generated = sluice_auth::generate_key(KeyEnv::Live).context("the OS random number generator failed")?;
     let record = ApiKeyRecord {
         id: KeyId::generate(),

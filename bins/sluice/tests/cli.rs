@@ -142,7 +142,10 @@ fn first_start_prints_a_working_key_once() {
 
     let workspaces = admin(dir.path(), &["workspace", "list"]);
     assert_eq!(workspaces["workspaces"].as_array().map(Vec::len), Some(1));
-    assert_eq!((&workspaces["workspaces"][0]["name"], &workspaces["workspaces"][0]["plan"]), (&json!("default"), &json!("enterprise")));
+    assert_eq!(
+        (&workspaces["workspaces"][0]["name"], &workspaces["workspaces"][0]["plan"]),
+        (&json!("default"), &json!("enterprise"))
+    );
 
     // A second start finds the workspace and prints no new key.
     let mut again = Server::start(dir.path());
@@ -168,7 +171,8 @@ fn admin_commands_print_what_decisions_show_and_reach_a_running_server() {
     assert!(api_key.starts_with("slc_test_") && api_key.len() == 41, "{api_key}");
     assert_eq!((&key["workspaceId"], &key["expiresAt"]), (&json!(workspace), &Value::Null));
 
-    let read_only = admin(dir.path(), &["key", "create", "--workspace", &workspace, "--scopes", "read", "--expires-in", "1"]);
+    let read_only =
+        admin(dir.path(), &["key", "create", "--workspace", &workspace, "--scopes", "read", "--expires-in", "1"]);
     assert!(read_only["apiKey"].as_str().is_some_and(|k| k.starts_with("slc_live_")));
     assert!(read_only["expiresAt"].as_i64().is_some());
 
@@ -176,7 +180,10 @@ fn admin_commands_print_what_decisions_show_and_reach_a_running_server() {
     let keys = listed["keys"].as_array().expect("keys");
     assert_eq!(keys.len(), 2);
     assert_eq!(keys[0]["keyId"], json!(key_id));
-    assert_eq!((&keys[0]["name"], &keys[0]["env"], &keys[0]["scopes"], &keys[0]["state"]), (&json!("ci"), &json!("test"), &json!(["ingest", "read"]), &json!("active")));
+    assert_eq!(
+        (&keys[0]["name"], &keys[0]["env"], &keys[0]["scopes"], &keys[0]["state"]),
+        (&json!("ci"), &json!("test"), &json!(["ingest", "read"]), &json!("active"))
+    );
     assert!(!listed.to_string().contains("slc_"), "key values are never listed");
 
     let planned = admin(dir.path(), &["workspace", "set-plan", &workspace, "enterprise"]);

@@ -21,14 +21,11 @@ pub async fn read_capped(payload: Payload, headers: &HeaderMap, limit: usize) ->
     if !encoding.is_empty() && !ENCODINGS.contains(&encoding.as_str()) {
         return Err(ApiError::UnsupportedEncoding(encoding));
     }
-    let declared = headers
-        .get(CONTENT_LENGTH)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.parse::<usize>().ok());
-    if encoding.is_empty() || encoding == "identity" {
-        if declared.is_some_and(|length| length > limit) {
-            return Err(ApiError::PayloadTooLarge);
-        }
+    let declared =
+        headers.get(CONTENT_LENGTH).and_then(|value| value.to_str().ok()).and_then(|value| value.parse::<usize>().ok());
+    let identity = encoding.is_empty() || encoding == "identity";
+    if identity && declared.is_some_and(|length| length > limit) {
+        return Err(ApiError::PayloadTooLarge);
     }
 
     let mut stream = Decompress::from_headers(payload, headers);

@@ -68,10 +68,13 @@ impl Format {
             return Format::Obl;
         }
         let trimmed = body.trim_ascii_start();
-        if matches!(trimmed.first(), Some(b'{' | b'[')) && serde_json::from_slice::<serde::de::IgnoredAny>(trimmed).is_ok() {
+        if matches!(trimmed.first(), Some(b'{' | b'['))
+            && serde_json::from_slice::<serde::de::IgnoredAny>(trimmed).is_ok()
+        {
             return Format::Json;
         }
-        let mut lines = body.split(|byte| *byte == b'\n').map(<[u8]>::trim_ascii).filter(|line| !line.is_empty()).peekable();
+        let mut lines =
+            body.split(|byte| *byte == b'\n').map(<[u8]>::trim_ascii).filter(|line| !line.is_empty()).peekable();
         let Some(first) = lines.peek().copied() else { return Format::Json };
         if lines.all(|line| line.starts_with(b"{")) {
             return Format::Jsonl;
@@ -89,11 +92,31 @@ impl Format {
 /// A first line of comma- or tab-separated known field names, `level` or `message` among them.
 fn looks_like_csv_header(line: &[u8]) -> bool {
     const FIELDS: [&str; 16] = [
-        "level", "message", "source", "environment", "dataset", "version", "userId", "sessionId",
-        "requestId", "data", "errorName", "errorStack", "tags", "timestamp", "flowId", "stepIndex",
+        "level",
+        "message",
+        "source",
+        "environment",
+        "dataset",
+        "version",
+        "userId",
+        "sessionId",
+        "requestId",
+        "data",
+        "errorName",
+        "errorStack",
+        "tags",
+        "timestamp",
+        "flowId",
+        "stepIndex",
     ];
     let Ok(line) = std::str::from_utf8(line) else { return false };
-    let delimiter = if line.contains('\t') { '\t' } else if line.contains(',') { ',' } else { return false };
+    let delimiter = if line.contains('\t') {
+        '\t'
+    } else if line.contains(',') {
+        ','
+    } else {
+        return false;
+    };
     let names: Vec<&str> = line.split(delimiter).map(|name| name.trim().trim_matches('"')).collect();
     let known = names.iter().filter(|name| FIELDS.contains(name)).count();
     known * 2 > names.len() && names.iter().any(|name| *name == "message" || *name == "level")

@@ -174,7 +174,10 @@ mod tests {
         let hundred = json!({"logs": vec![entry("a"); 100]}).to_string();
         assert!(parse_json(hundred.as_bytes(), &options).is_ok());
         let too_many = json!({"logs": vec![entry("a"); 101]}).to_string();
-        assert_eq!(issues(parse_json(too_many.as_bytes(), &options)), vec![r#"["logs"] Array must contain at most 100 element(s)"#]);
+        assert_eq!(
+            issues(parse_json(too_many.as_bytes(), &options)),
+            vec![r#"["logs"] Array must contain at most 100 element(s)"#]
+        );
         assert_eq!(issues(parse_json(b"[]", &options)), vec!["[] Array must contain at least 1 element(s)"]);
         assert_eq!(issues(parse_jsonl(b"\n\n", &options)), vec!["[] Array must contain at least 1 element(s)"]);
     }

@@ -179,10 +179,9 @@ impl Fields {
                             ));
                         }
                         Value::String(tag) => tags.push(tag),
-                        other => self.issues.push(Issue::new(
-                            path(),
-                            format!("Expected string, received {}", type_name(&other)),
-                        )),
+                        other => self
+                            .issues
+                            .push(Issue::new(path(), format!("Expected string, received {}", type_name(&other)))),
                     }
                 }
                 Some(tags)
@@ -209,9 +208,9 @@ impl Fields {
         let value = self.object.remove("timestamp")?;
         let parsed = match &value {
             Value::Null => return None,
-            Value::Number(number) => number.as_i64().or_else(|| {
-                number.as_f64().filter(|ms| ms.is_finite() && ms.abs() < 1e17).map(|ms| ms.floor() as i64)
-            }),
+            Value::Number(number) => number
+                .as_i64()
+                .or_else(|| number.as_f64().filter(|ms| ms.is_finite() && ms.abs() < 1e17).map(|ms| ms.floor() as i64)),
             Value::String(text) => parse_timestamp_text(text),
             _ => None,
         };
@@ -246,7 +245,11 @@ impl Fields {
         }
     }
 
-    fn vocabulary<T: std::str::FromStr<Err = crate::UnknownValue>>(&mut self, name: &str, text: Option<String>) -> Option<T> {
+    fn vocabulary<T: std::str::FromStr<Err = crate::UnknownValue>>(
+        &mut self,
+        name: &str,
+        text: Option<String>,
+    ) -> Option<T> {
         match text?.parse() {
             Ok(value) => Some(value),
             Err(error) => {
@@ -287,7 +290,11 @@ pub(crate) fn parse_timestamp_text(text: &str) -> Option<i64> {
 /// assert_eq!(entry.dataset, "default");
 /// assert_eq!(entry.data.unwrap()["host"], "db-1");
 /// ```
-pub fn entry_from_json(object: Map<String, Value>, defaults: &Defaults, received_at_ms: i64) -> Result<LogEntry, Vec<Issue>> {
+pub fn entry_from_json(
+    object: Map<String, Value>,
+    defaults: &Defaults,
+    received_at_ms: i64,
+) -> Result<LogEntry, Vec<Issue>> {
     let mut fields = Fields { object, issues: Vec::new() };
 
     let level = fields.required("level", defaults.level.as_ref());
@@ -365,8 +372,22 @@ pub fn entry_from_json(object: Map<String, Value>, defaults: &Defaults, received
 /// Issues in a stable order (by path), so a client sees the same list for the same body.
 fn sort_issues(issues: &mut [Issue]) {
     const ORDER: [&str; 16] = [
-        "level", "message", "source", "environment", "dataset", "version", "userId", "sessionId",
-        "requestId", "data", "errorName", "errorStack", "tags", "timestamp", "flowId", "stepIndex",
+        "level",
+        "message",
+        "source",
+        "environment",
+        "dataset",
+        "version",
+        "userId",
+        "sessionId",
+        "requestId",
+        "data",
+        "errorName",
+        "errorStack",
+        "tags",
+        "timestamp",
+        "flowId",
+        "stepIndex",
     ];
     let rank = |issue: &Issue| match issue.path.first() {
         Some(PathSegment::Key(key)) => ORDER.iter().position(|name| name == key).unwrap_or(ORDER.len()),
@@ -519,12 +540,9 @@ mod tests {
     #[test]
     fn query_defaults_are_validated_like_sent_values() {
         let defaults = Defaults { level: Some("fatal".into()), ..Defaults::default() };
-        let issues = entry_from_json(
-            object(json!({"message": "m", "source": "s", "environment": "staging"})),
-            &defaults,
-            0,
-        )
-        .unwrap_err();
+        let issues =
+            entry_from_json(object(json!({"message": "m", "source": "s", "environment": "staging"})), &defaults, 0)
+                .unwrap_err();
         assert_eq!(
             messages(&issues),
             vec![(
@@ -564,9 +582,6 @@ mod tests {
         let log = Log { id: LogId::generate(), entry, country: None, ip_address: Some("127.0.0.1".into()) };
         let value = serde_json::to_value(&log).unwrap_or_default();
         let keys: Vec<&str> = value.as_object().map(|o| o.keys().map(String::as_str).collect()).unwrap_or_default();
-        assert_eq!(
-            keys,
-            vec!["dataset", "environment", "id", "ipAddress", "level", "message", "source", "timestamp"]
-        );
+        assert_eq!(keys, vec!["dataset", "environment", "id", "ipAddress", "level", "message", "source", "timestamp"]);
     }
 }

@@ -126,7 +126,10 @@ impl TryFrom<LogRow> for Log {
                 error_stack: row.error_stack,
                 tags,
                 flow_id: row.flow_id,
-                step_index: row.step_index.map(|index| u16::try_from(index).map_err(|_| corrupt("step index"))).transpose()?,
+                step_index: row
+                    .step_index
+                    .map(|index| u16::try_from(index).map_err(|_| corrupt("step index")))
+                    .transpose()?,
             },
             country: row.country,
             ip_address: row.ip_address,

@@ -120,7 +120,7 @@ pub async fn get_is_scoped_to_the_workspace(store: &dyn Store) {
     let mine = new_workspace(store, "mine").await;
     let theirs = new_workspace(store, "theirs").await;
     let secret = log("secret", T0);
-    store.insert_logs(theirs, &[secret.clone()]).await.expect("insert");
+    store.insert_logs(theirs, std::slice::from_ref(&secret)).await.expect("insert");
     assert_eq!(store.get_log(mine, secret.id).await.expect("get"), None);
     assert!(store.get_log(theirs, secret.id).await.expect("get").is_some());
 }
@@ -188,15 +188,9 @@ pub async fn list_filters_alone_and_combined(store: &dyn Store) {
         (LogFilter { session_id: Some("s1".into()), ..LogFilter::default() }, vec!["c", "b"]),
         (LogFilter { flow_id: Some("f1".into()), ..LogFilter::default() }, vec!["a"]),
         (LogFilter { source: Some("nobody".into()), ..LogFilter::default() }, vec![]),
-        (
-            LogFilter { level: Some(Level::Error), session_id: Some("s1".into()), ..LogFilter::default() },
-            vec!["c"],
-        ),
+        (LogFilter { level: Some(Level::Error), session_id: Some("s1".into()), ..LogFilter::default() }, vec!["c"]),
         (LogFilter { user_id: Some("u1".into()), level: Some(Level::Info), ..LogFilter::default() }, vec!["b"]),
-        (
-            LogFilter { level: Some(Level::Error), from: Some(T0 + 1), ..LogFilter::default() },
-            vec!["c"],
-        ),
+        (LogFilter { level: Some(Level::Error), from: Some(T0 + 1), ..LogFilter::default() }, vec!["c"]),
     ];
     for (filter, expected) in cases {
         let page = store.list_logs(workspace, &filter, EVERYTHING).await.expect("list");

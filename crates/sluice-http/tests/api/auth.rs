@@ -5,6 +5,9 @@ use sluice_model::Scopes;
 
 use crate::common::{NOW, entry, new_key, new_workspace, start};
 
+/// Method, headers, expected status, expected message.
+type Case<'a> = (&'a str, Vec<(&'a str, String)>, StatusCode, &'a str);
+
 #[actix_web::test]
 async fn each_auth_failure_has_its_status_and_message() {
     let server = start().await;
@@ -12,13 +15,14 @@ async fn each_auth_failure_has_its_status_and_message() {
     server.store.revoke_key(revoked_id, NOW).await.expect("revoke");
     let (expired, _) = new_key(&server.store, server.workspace.id, Scopes::ALL, Some(NOW)).await;
     let (read_only, _) = new_key(&server.store, server.workspace.id, Scopes { ingest: false, read: true }, None).await;
-    let (ingest_only, _) = new_key(&server.store, server.workspace.id, Scopes { ingest: true, read: false }, None).await;
+    let (ingest_only, _) =
+        new_key(&server.store, server.workspace.id, Scopes { ingest: true, read: false }, None).await;
     let other = new_workspace(&server.store, "other").await;
     let unknown = sluice_auth::generate_key(sluice_model::KeyEnv::Live).expect("csprng").text;
     let body = entry("x").to_string().into_bytes();
     let bearer = |key: &str| format!("Bearer {key}");
 
-    let cases: Vec<(&str, Vec<(&str, String)>, StatusCode, &str)> = vec![
+    let cases: Vec<Case> = vec![
         ("GET", vec![], StatusCode::UNAUTHORIZED, "Missing API key"),
         ("POST", vec![], StatusCode::UNAUTHORIZED, "Missing API key"),
         ("GET", vec![("Authorization", "Bearer ".into())], StatusCode::UNAUTHORIZED, "Missing API key"),
@@ -36,7 +40,10 @@ async fn each_auth_failure_has_its_status_and_message() {
         ),
         (
             "GET",
-            vec![("Authorization", bearer(&server.key)), ("X-Workspace-Id", sluice_model::WorkspaceId::generate().to_string())],
+            vec![
+                ("Authorization", bearer(&server.key)),
+                ("X-Workspace-Id", sluice_model::WorkspaceId::generate().to_string()),
+            ],
             StatusCode::NOT_FOUND,
             "Workspace not found",
         ),
@@ -59,7 +66,8 @@ async fn each_auth_failure_has_its_status_and_message() {
     for (method, headers, status, message) in cases {
         let headers: Vec<(&str, &str)> = headers.iter().map(|(name, value)| (*name, value.as_str())).collect();
         let path = "/v1/logs";
-        let reply = server.request(method, path, &headers, if method == "POST" { body.clone() } else { Vec::new() }).await;
+        let reply =
+            server.request(method, path, &headers, if method == "POST" { body.clone() } else { Vec::new() }).await;
         assert_eq!((reply.status, reply.error()), (status, message), "{method} with {headers:?}");
         assert_eq!(reply.body.as_object().map(|o| o.len()), Some(1), "only `error`: {}", reply.body);
     }

@@ -40,7 +40,12 @@ impl Reply {
     pub fn issues(&self) -> Vec<String> {
         self.body["issues"]
             .as_array()
-            .map(|issues| issues.iter().map(|issue| format!("{} {}", issue["path"], issue["message"].as_str().unwrap_or(""))).collect())
+            .map(|issues| {
+                issues
+                    .iter()
+                    .map(|issue| format!("{} {}", issue["path"], issue["message"].as_str().unwrap_or("")))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -79,7 +84,12 @@ pub async fn new_workspace(store: &Arc<dyn Store>, name: &str) -> Workspace {
 }
 
 /// A key in `workspace`; returns its text and id.
-pub async fn new_key(store: &Arc<dyn Store>, workspace: WorkspaceId, scopes: Scopes, expires_at: Option<i64>) -> (String, KeyId) {
+pub async fn new_key(
+    store: &Arc<dyn Store>,
+    workspace: WorkspaceId,
+    scopes: Scopes,
+    expires_at: Option<i64>,
+) -> (String, KeyId) {
     let generated = sluice_auth::generate_key(KeyEnv::Test).expect("csprng");
     let record = ApiKeyRecord {
         id: KeyId::generate(),
@@ -114,7 +124,11 @@ impl TestServer {
         }
         let mut response = request.send_body(body).await.expect("request");
         let bytes = response.body().limit(64 * 1024 * 1024).await.expect("response body");
-        let body = if bytes.is_empty() { Value::Null } else { serde_json::from_slice(&bytes).expect("every response is JSON") };
+        let body = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes).expect("every response is JSON")
+        };
         Reply { status: response.status(), body, headers: response.headers().clone() }
     }
 

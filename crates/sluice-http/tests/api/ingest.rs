@@ -17,12 +17,11 @@ async fn stored(server: &TestServer) -> Vec<String> {
 #[actix_web::test]
 async fn three_json_shapes_are_accepted_and_answered() {
     let server = start().await;
-    let before = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or_default();
-    for (body, count) in [
-        (json!({"logs": [entry("a"), entry("b")]}), 2),
-        (json!([entry("c")]), 1),
-        (entry("d"), 1),
-    ] {
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or_default();
+    for (body, count) in [(json!({"logs": [entry("a"), entry("b")]}), 2), (json!([entry("c")]), 1), (entry("d"), 1)] {
         let reply = server.post_json("/v1/logs", &body).await;
         assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
         assert_eq!(reply.body["success"], json!(true));
@@ -158,7 +157,10 @@ async fn unreadable_bodies_are_parse_errors() {
 
     let body = format!("{}\n{{\"level\" \"info\"}}\n", entry("a"));
     let reply = server.post("/v1/logs", "application/x-ndjson", body.into_bytes()).await;
-    assert_eq!((reply.error(), &reply.body["code"]), ("JSONL line 2: expected `:` at column 10", &json!("PARSE_ERROR")));
+    assert_eq!(
+        (reply.error(), &reply.body["code"]),
+        ("JSONL line 2: expected `:` at column 10", &json!("PARSE_ERROR"))
+    );
 
     let reply = server.post("/v1/logs", "application/json", b"{\"message\": \"\xff\xfe\"}".to_vec()).await;
     assert_eq!((reply.status, &reply.body["code"]), (StatusCode::BAD_REQUEST, &json!("PARSE_ERROR")));
@@ -182,13 +184,20 @@ async fn format_comes_from_parameter_then_content_type_then_sniffing() {
             headers.push(("Content-Type", content_type));
         }
         let reply = server.request("POST", path, &headers, jsonl.clone()).await;
-        assert_eq!((reply.status, &reply.body["count"]), (StatusCode::OK, &json!(2)), "{path} {content_type:?}: {}", reply.body);
+        assert_eq!(
+            (reply.status, &reply.body["count"]),
+            (StatusCode::OK, &json!(2)),
+            "{path} {content_type:?}: {}",
+            reply.body
+        );
     }
     let reply = server.post("/v1/logs?format=xml", "application/json", entry("x").to_string().into_bytes()).await;
     assert_eq!(reply.status, StatusCode::BAD_REQUEST);
     assert_eq!(
         reply.issues(),
-        vec![r#"["format"] Invalid enum value. Expected 'json' | 'jsonl' | 'syslog' | 'text' | 'csv' | 'obl', received 'xml'"#]
+        vec![
+            r#"["format"] Invalid enum value. Expected 'json' | 'jsonl' | 'syslog' | 'text' | 'csv' | 'obl', received 'xml'"#
+        ]
     );
     server.stop().await;
 }
@@ -225,7 +234,8 @@ async fn bodies_are_capped_at_five_mebibytes_after_decompression() {
     let bomb = encoder.finish().expect("gzip");
     assert!(bomb.len() < 64 * 1024);
     let auth = format!("Bearer {}", server.key);
-    let headers = [("Authorization", auth.as_str()), ("Content-Type", "application/json"), ("Content-Encoding", "gzip")];
+    let headers =
+        [("Authorization", auth.as_str()), ("Content-Type", "application/json"), ("Content-Encoding", "gzip")];
     let reply = server.request("POST", "/v1/logs", &headers, bomb).await;
     assert_eq!((reply.status, reply.error()), (StatusCode::PAYLOAD_TOO_LARGE, "Payload too large"));
 
@@ -235,7 +245,8 @@ async fn bodies_are_capped_at_five_mebibytes_after_decompression() {
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
 
     let zstd_body = zstd::encode_all(json!([entry("squeezed")]).to_string().as_bytes(), 3).expect("zstd");
-    let headers = [("Authorization", auth.as_str()), ("Content-Type", "application/json"), ("Content-Encoding", "zstd")];
+    let headers =
+        [("Authorization", auth.as_str()), ("Content-Type", "application/json"), ("Content-Encoding", "zstd")];
     let reply = server.request("POST", "/v1/logs", &headers, zstd_body).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
 
@@ -249,7 +260,9 @@ async fn bodies_are_capped_at_five_mebibytes_after_decompression() {
 #[actix_web::test]
 async fn formats_without_a_parser_yet_answer_400() {
     let server = start().await;
-    let reply = server.post("/v1/logs?format=syslog", "text/plain", b"<34>1 2003-10-11T22:14:15.003Z h a - - - m".to_vec()).await;
+    let reply = server
+        .post("/v1/logs?format=syslog", "text/plain", b"<34>1 2003-10-11T22:14:15.003Z h a - - - m".to_vec())
+        .await;
     assert_eq!(reply.status, StatusCode::BAD_REQUEST);
     assert_eq!(reply.issues(), vec![r#"["format"] The Syslog format is not supported yet"#]);
     server.stop().await;

@@ -28,7 +28,10 @@ async fn pages_walk_newest_first_and_has_more_is_exact() {
     let exact = page("/v1/logs?limit=5").await;
     assert_eq!(exact.body["pagination"]["hasMore"], json!(false), "the exact last page has no more");
     let exact_tail = page("/v1/logs?limit=1&offset=4").await;
-    assert_eq!((exact_tail.messages(), &exact_tail.body["pagination"]["hasMore"]), (vec!["m0".to_owned()], &json!(false)));
+    assert_eq!(
+        (exact_tail.messages(), &exact_tail.body["pagination"]["hasMore"]),
+        (vec!["m0".to_owned()], &json!(false))
+    );
     let beyond = page("/v1/logs?offset=10").await;
     assert_eq!(beyond.body["pagination"], json!({"limit": 100, "offset": 10, "count": 0, "hasMore": false}));
     server.stop().await;
@@ -39,7 +42,12 @@ async fn equal_timestamps_are_ordered_by_id_descending() {
     let server = start().await;
     server.ingest(vec![at("first", NOW), at("second", NOW), at("third", NOW)]).await;
     let reply = server.get("/v1/logs").await;
-    let ids: Vec<String> = reply.body["logs"].as_array().into_iter().flatten().map(|l| l["id"].as_str().unwrap_or("").to_owned()).collect();
+    let ids: Vec<String> = reply.body["logs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|l| l["id"].as_str().unwrap_or("").to_owned())
+        .collect();
     let mut sorted = ids.clone();
     sorted.sort_by(|a, b| b.cmp(a));
     assert_eq!(ids, sorted);
@@ -139,8 +147,14 @@ async fn limits_clamp_and_bad_numbers_are_named() {
         ("offset=1e3", r#"["offset"] Expected integer, received float"#),
         ("from=yesterday", r#"["from"] Expected number, received 'yesterday'"#),
         ("to=1.5", r#"["to"] Expected integer, received float"#),
-        ("level=fatal", r#"["level"] Invalid enum value. Expected 'debug' | 'info' | 'warn' | 'error', received 'fatal'"#),
-        ("environment=prod", r#"["environment"] Invalid enum value. Expected 'development' | 'staging' | 'production', received 'prod'"#),
+        (
+            "level=fatal",
+            r#"["level"] Invalid enum value. Expected 'debug' | 'info' | 'warn' | 'error', received 'fatal'"#,
+        ),
+        (
+            "environment=prod",
+            r#"["environment"] Invalid enum value. Expected 'development' | 'staging' | 'production', received 'prod'"#,
+        ),
     ] {
         let reply = server.get(&format!("/v1/logs?{query}")).await;
         assert_eq!((reply.status, reply.error()), (StatusCode::BAD_REQUEST, "Validation error"), "{query}");
@@ -161,7 +175,11 @@ async fn get_one_log_and_not_found_cases() {
     assert_eq!(reply.body["log"]["id"], json!(id));
     for missing in [sluice_model::LogId::generate().to_string(), "not-an-id".to_owned(), "123".to_owned()] {
         let reply = server.get(&format!("/v1/logs/{missing}")).await;
-        assert_eq!((reply.status, reply.body.clone()), (StatusCode::NOT_FOUND, json!({"error": "Log not found"})), "{missing}");
+        assert_eq!(
+            (reply.status, reply.body.clone()),
+            (StatusCode::NOT_FOUND, json!({"error": "Log not found"})),
+            "{missing}"
+        );
     }
     server.stop().await;
 }
@@ -184,7 +202,9 @@ async fn a_key_never_sees_another_workspace() {
     assert_eq!((get.status, get.error()), (StatusCode::NOT_FOUND, "Log not found"));
     // Targeting the owner's workspace explicitly is forbidden, not a way in.
     let own = server.workspace.id.to_string();
-    let targeted = server.request("GET", &format!("/v1/logs/{id}"), &[("Authorization", &auth), ("X-Workspace-Id", &own)], Vec::new()).await;
+    let targeted = server
+        .request("GET", &format!("/v1/logs/{id}"), &[("Authorization", &auth), ("X-Workspace-Id", &own)], Vec::new())
+        .await;
     assert_eq!((targeted.status, targeted.error()), (StatusCode::FORBIDDEN, "Access denied to workspace"));
     server.stop().await;
 }

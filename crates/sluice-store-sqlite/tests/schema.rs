@@ -1,0 +1,63 @@
+//! `src/schema.rs` is written for diesel by hand; this test keeps it equal to what the
+//! migrations create, column for column, by comparing diesel's SELECT list with SQLite's
+//! own description of each table.
+
+use diesel::connection::SimpleConnection;
+use diesel::prelude::*;
+use diesel::sql_types::Text;
+
+#[derive(QueryableByName)]
+struct Column {
+    #[diesel(sql_type = Text)]
+    name: String,
+}
+
+fn migrated_columns(connection: &mut SqliteConnection, table: &str) -> Vec<String> {
+    diesel::sql_query(format!("SELECT name FROM pragma_table_info('{table}') ORDER BY cid"))
+        .load::<Column>(connection)
+        .expect("table info")
+        .into_iter()
+        .map(|column| column.name)
+        .collect()
+}
+
+/// Column names in diesel's `SELECT` of every column, in order.
+fn diesel_columns(sql: &str) -> Vec<String> {
+    let list = sql.trim_start_matches("SELECT ").split(" FROM ").next().unwrap_or_default();
+    list.split(", ").map(|column| column.rsplit('.').next().unwrap_or_default().trim_matches('`').to_owned()).collect()
+}
+
+#[tokio::test]
+async fn schema_matches_migrations() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("schema.db");
+    drop(sluice_store_sqlite::SqliteStore::open(&path).expect("open runs migrations"));
+    let mut connection = SqliteConnection::establish(path.to_str().expect("utf-8")).expect("connect");
+    connection.batch_execute("SELECT 1").expect("alive");
+
+    let cases = [
+        ("logs", diesel::debug_query::<diesel::sqlite::Sqlite, _>(&logs_select()).to_string()),
+        ("workspaces", diesel::debug_query::<diesel::sqlite::Sqlite, _>(&workspaces_select()).to_string()),
+        ("api_keys", diesel::debug_query::<diesel::sqlite::Sqlite, _>(&keys_select()).to_string()),
+    ];
+    for (table, sql) in cases {
+        assert_eq!(diesel_columns(&sql), migrated_columns(&mut connection, table), "table {table}: {sql}");
+    }
+}
+
+// The schema module is private to the crate; the test reads the same file.
+#[path = "../src/schema.rs"]
+mod schema;
+
+fn logs_select() -> diesel::dsl::Select<schema::logs::table, <schema::logs::table as Table>::AllColumns> {
+    schema::logs::table.select(schema::logs::all_columns)
+}
+
+fn workspaces_select()
+-> diesel::dsl::Select<schema::workspaces::table, <schema::workspaces::table as Table>::AllColumns> {
+    schema::workspaces::table.select(schema::workspaces::all_columns)
+}
+
+fn keys_select() -> diesel::dsl::Select<schema::api_keys::table, <schema::api_keys::table as Table>::AllColumns> {
+    schema::api_keys::table.select(schema::api_keys::all_columns)
+}
