@@ -11,6 +11,8 @@ use sluice_store_sqlite::SqliteStore;
 
 fn cached_key(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    // The pool hands connections to blocking threads even when dropped: keep a runtime entered.
+    let _context = runtime.enter();
     let dir = tempfile::tempdir().expect("temp dir");
     let (auth, key) = runtime.block_on(async {
         let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.path().join("bench.db")).expect("open"));

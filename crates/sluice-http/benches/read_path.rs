@@ -80,11 +80,14 @@ fn data_path() -> PathBuf {
 /// Opens the bench database, building it when missing; returns the store, key and some ids.
 async fn prepare() -> (Arc<dyn Store>, String, Vec<LogId>) {
     let path = data_path();
-    let fresh = !path.exists();
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&path).expect("open bench database"));
-    if fresh {
-        let workspace =
-            Workspace { id: WorkspaceId::generate(), name: "bench".into(), plan: Plan::Pro, created_at: START };
+    // A marker written after the last insert: an interrupted build is thrown away and redone.
+    let done = path.with_extension("done");
+    if !done.exists() {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+        let store = SqliteStore::open(&path).expect("open bench database");
+        let workspace = Workspace { id: WorkspaceId::generate(), name: "bench".into(), plan: Plan::Pro, created_at: START };
         store.create_workspace(&workspace).await.expect("workspace");
         let mut random = Lcg(42);
         let started = Instant::now();
@@ -93,7 +96,9 @@ async fn prepare() -> (Arc<dyn Store>, String, Vec<LogId>) {
             store.insert_logs(workspace.id, &logs).await.expect("insert");
         }
         eprintln!("built {LOGS} logs in {:.1?}", started.elapsed());
+        std::fs::write(&done, b"").expect("mark the bench database complete");
     }
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&path).expect("open bench database"));
     let workspace = store.list_workspaces().await.expect("workspaces").remove(0);
     // A fresh key per run: only hashes are stored, so the text cannot be recovered.
     let generated = sluice_auth::generate_key(KeyEnv::Live).expect("csprng");

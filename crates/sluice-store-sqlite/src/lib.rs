@@ -25,6 +25,10 @@ use crate::schema::{api_keys, logs, workspaces};
 
 const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
 
+/// Rows per multi-row `INSERT`: 20 bound values each keeps a statement well under SQLite's
+/// limit of 32,766 variables, whatever the batch size.
+const ROWS_PER_INSERT: usize = 500;
+
 /// Tuning of the SQLite store.
 #[derive(Debug, Clone)]
 pub struct SqliteOptions {
@@ -148,9 +152,13 @@ impl LogStore for SqliteStore {
         self.with(move |connection| {
             let rows: Vec<NewLogRow<'_>> = batch.iter().map(|log| NewLogRow::new(&workspace, log)).collect();
             connection
-                .immediate_transaction(|connection| diesel::insert_into(logs::table).values(&rows).execute(connection))
-                .map_err(from_diesel)?;
-            Ok(())
+                .immediate_transaction(|connection| {
+                    for chunk in rows.chunks(ROWS_PER_INSERT) {
+                        diesel::insert_into(logs::table).values(chunk).execute(connection)?;
+                    }
+                    Ok::<_, DieselError>(())
+                })
+                .map_err(from_diesel)
         })
         .await
     }

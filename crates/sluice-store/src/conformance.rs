@@ -26,6 +26,7 @@ macro_rules! conformance_suite {
             list_time_bounds_are_inclusive,
             list_is_scoped_to_the_workspace,
             failed_batch_stores_nothing,
+            large_batches_are_stored_whole,
             workspaces_create_list_get_and_set_plan,
             keys_create_find_list_and_revoke,
             bootstrap_happens_once,
@@ -232,6 +233,16 @@ pub async fn failed_batch_stores_nothing(store: &dyn Store) {
     assert!(store.insert_logs(workspace, &[log("before", T0 + 2), first, twin]).await.is_err());
     let page = store.list_logs(workspace, &LogFilter::default(), EVERYTHING).await.expect("list");
     assert!(page.logs.is_empty(), "a failed batch stored {:?}", messages(&page.logs));
+}
+
+/// A batch far larger than one request's 100 entries (bulk imports, benches) is stored whole.
+pub async fn large_batches_are_stored_whole(store: &dyn Store) {
+    let workspace = new_workspace(store, "w").await;
+    let logs: Vec<Log> = (0..2_500).map(|i| log(&format!("m{i}"), T0 + i)).collect();
+    store.insert_logs(workspace, &logs).await.expect("insert");
+    let page = store.list_logs(workspace, &LogFilter::default(), Page { limit: 1000, offset: 2_000 }).await.expect("list");
+    assert_eq!((page.logs.len(), page.has_more), (500, false));
+    assert_eq!(page.logs.last().map(|log| log.entry.message.as_str()), Some("m0"));
 }
 
 /// Workspaces are stored, listed oldest first, read back and re-planned.
