@@ -185,9 +185,13 @@ fn admin_commands_print_what_decisions_show_and_reach_a_running_server() {
         (&json!("ci"), &json!("test"), &json!(["ingest", "read"]), &json!("active"))
     );
     assert!(!listed.to_string().contains("slc_"), "key values are never listed");
+    assert!(keys[0]["createdAt"].as_i64().is_some() && keys[0]["expiresAt"].is_null(), "{}", keys[0]);
+    assert_eq!(keys[1]["expiresAt"], read_only["expiresAt"]);
 
     let planned = admin(dir.path(), &["workspace", "set-plan", &workspace, "enterprise"]);
     assert_eq!(planned["plan"], json!("enterprise"));
+    let workspaces = admin(dir.path(), &["workspace", "list"]);
+    assert_eq!(workspaces["workspaces"][0]["plan"], json!("enterprise"));
 
     // The server sees keys made by another process, and their revocation within 5 seconds.
     let server = Server::start(dir.path());
@@ -210,6 +214,11 @@ fn admin_commands_print_what_decisions_show_and_reach_a_running_server() {
         std::thread::sleep(Duration::from_millis(100));
     }
     drop(server);
+    let states: Vec<Value> = admin(dir.path(), &["key", "list", "--workspace", &workspace])["keys"]
+        .as_array()
+        .map(|keys| keys.iter().map(|key| key["state"].clone()).collect())
+        .unwrap_or_default();
+    assert_eq!(states, vec![json!("revoked"), json!("expired")]);
 
     let failed = Command::new(BIN)
         .args(["admin", "key", "revoke", "01900000-0000-7000-8000-000000000000"])

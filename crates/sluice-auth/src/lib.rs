@@ -86,20 +86,20 @@ pub fn key_env(text: &str) -> Option<KeyEnv> {
     (random.len() == RANDOM_CHARS && random.bytes().all(|byte| byte.is_ascii_alphanumeric())).then_some(env)
 }
 
-/// The key a request carries: `Authorization: Bearer <key>` or else `X-API-Key: <key>`.
-/// `None` when neither header holds anything. A non-Bearer `Authorization` is passed on as
-/// it is, and then fails the shape check as an invalid key.
+/// The key a request carries: `Authorization: Bearer <key>`, else `X-API-Key: <key>`.
+/// `None` when neither holds anything. An `Authorization` of another scheme is used only when
+/// there is no `X-API-Key`, and then fails the shape check as an invalid key.
 pub fn key_from_headers<'a>(authorization: Option<&'a str>, x_api_key: Option<&'a str>) -> Option<&'a str> {
-    let bearer = authorization
-        .map(str::trim)
-        .map(|value| match value.split_once(' ') {
-            Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
-            // `Bearer` with nothing after it (proxies trim the trailing space) carries no key.
-            None if value.eq_ignore_ascii_case("bearer") => "",
-            _ => value,
-        })
-        .filter(|value| !value.is_empty());
-    bearer.or_else(|| x_api_key.map(str::trim).filter(|value| !value.is_empty()))
+    let authorization = authorization.map(str::trim).filter(|value| !value.is_empty());
+    let (bearer, other) = match authorization.map(|value| (value, value.split_once(' '))) {
+        Some((_, Some((scheme, token)))) if scheme.eq_ignore_ascii_case("bearer") => (Some(token.trim()), None),
+        // `Bearer` with nothing after it (proxies trim the trailing space) carries no key.
+        Some((value, None)) if value.eq_ignore_ascii_case("bearer") => (None, None),
+        Some((value, _)) => (None, Some(value)),
+        None => (None, None),
+    };
+    let api_key = x_api_key.map(str::trim).filter(|value| !value.is_empty());
+    bearer.filter(|token| !token.is_empty()).or(api_key).or(other)
 }
 
 /// Why a request is not allowed; `Display` is the exact message of SPEC.
@@ -191,7 +191,7 @@ impl Authenticator {
             KeyState::Revoked => return Err(AuthError::Revoked),
             KeyState::Expired => return Err(AuthError::Expired),
         }
-        if let Some(target) = target.map(str::trim) {
+        if let Some(target) = target.map(str::trim).filter(|target| !target.is_empty()) {
             self.check_target(&principal, target).await?;
         }
         if !principal.key.scopes.allows(scope) {
@@ -258,6 +258,7 @@ mod tests {
         assert_eq!(key_from_headers(Some("bearer  abc "), None), Some("abc"));
         assert_eq!(key_from_headers(None, Some(" def ")), Some("def"));
         assert_eq!(key_from_headers(Some("Basic xyz"), None), Some("Basic xyz"));
+        assert_eq!(key_from_headers(Some("Basic xyz"), Some("def")), Some("def"));
         assert_eq!(key_from_headers(Some(""), Some("")), None);
         assert_eq!(key_from_headers(Some("Bearer"), None), None);
         assert_eq!(key_from_headers(Some("Bearer "), Some("def")), Some("def"));

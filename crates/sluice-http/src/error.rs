@@ -30,7 +30,7 @@ pub enum ApiError {
     /// 413.
     #[error("Payload too large")]
     PayloadTooLarge,
-    /// 415: a `Content-Encoding` we do not decode.
+    /// 400 with `code: PARSE_ERROR`: a `Content-Encoding` we do not decode.
     #[error("Unsupported Content-Encoding '{0}'; use gzip, deflate or zstd")]
     UnsupportedEncoding(String),
     /// 503: the database cannot be reached; retrying later is advised.
@@ -86,7 +86,7 @@ struct Envelope<'a> {
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self {
-            ApiError::Validation(_) | ApiError::Parse(_) => StatusCode::BAD_REQUEST,
+            ApiError::Validation(_) | ApiError::Parse(_) | ApiError::UnsupportedEncoding(_) => StatusCode::BAD_REQUEST,
             ApiError::Auth(auth) => match auth {
                 AuthError::Missing | AuthError::Invalid | AuthError::Revoked | AuthError::Expired => {
                     StatusCode::UNAUTHORIZED
@@ -99,7 +99,6 @@ impl ResponseError for ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::UnsupportedEncoding(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -121,7 +120,7 @@ impl ResponseError for ApiError {
                 ApiError::Validation(issues) => Some(issues),
                 _ => None,
             },
-            code: matches!(self, ApiError::Parse(_)).then_some("PARSE_ERROR"),
+            code: matches!(self, ApiError::Parse(_) | ApiError::UnsupportedEncoding(_)).then_some("PARSE_ERROR"),
         };
         HttpResponse::build(status).json(envelope)
     }

@@ -45,6 +45,8 @@ impl Params {
         let text = self.values.get(name)?;
         let issue = match text.parse::<i64>() {
             Ok(value) if value >= min => return Some(value),
+            // All digits but beyond i64: as large as it gets (a `limit` is then clamped).
+            Err(_) if !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_digit()) => return Some(i64::MAX),
             Ok(_) => format!("Number must be greater than or equal to {min}"),
             Err(_) if text.parse::<f64>().is_ok_and(f64::is_finite) => "Expected integer, received float".to_owned(),
             Err(_) => format!("Expected number, received '{text}'"),

@@ -23,14 +23,12 @@ fn validate(objects: Vec<Value>, prefix: &[PathSegment], options: &Options) -> R
     if objects.is_empty() {
         return Err(IngestError::Invalid(vec![Issue::new(count_path, "Array must contain at least 1 element(s)")]));
     }
-    if objects.len() > options.max_entries {
-        return Err(IngestError::Invalid(vec![Issue::new(
-            count_path,
-            format!("Array must contain at most {} element(s)", options.max_entries),
-        )]));
-    }
-    let mut entries = Vec::with_capacity(objects.len());
     let mut issues = Vec::new();
+    if objects.len() > options.max_entries {
+        // Reported first, but the entries are still checked: the answer lists every issue.
+        issues.push(Issue::new(count_path, format!("Array must contain at most {} element(s)", options.max_entries)));
+    }
+    let mut entries = Vec::with_capacity(objects.len().min(options.max_entries));
     for (index, value) in objects.into_iter().enumerate() {
         let mut path = prefix.to_vec();
         path.push(PathSegment::Index(index));
@@ -118,9 +116,6 @@ pub fn parse_jsonl(body: &[u8], options: &Options) -> Result<Batch, IngestError>
             .into());
         }
         objects.push(value);
-        if objects.len() > options.max_entries {
-            break;
-        }
     }
     validate(objects, &[], options)
 }
@@ -180,6 +175,35 @@ mod tests {
         );
         assert_eq!(issues(parse_json(b"[]", &options)), vec!["[] Array must contain at least 1 element(s)"]);
         assert_eq!(issues(parse_jsonl(b"\n\n", &options)), vec!["[] Array must contain at least 1 element(s)"]);
+    }
+
+    #[test]
+    fn an_over_long_batch_lists_its_bad_entries_too() {
+        let mut entries = vec![entry("a"); 101];
+        entries[7]["level"] = json!("fatal");
+        let body = json!({"logs": entries}).to_string();
+        let found = issues(parse_json(body.as_bytes(), &Options::new(0)));
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(found[0], r#"["logs"] Array must contain at most 100 element(s)"#);
+        assert!(found[1].starts_with(r#"["logs",7,"level"]"#), "{found:?}");
+    }
+
+    #[test]
+    fn jsonl_issue_paths_use_the_entry_index_not_the_line() {
+        let mut bad = entry("b");
+        bad["source"] = json!("");
+        let body = format!(
+            "{}
+
+{}
+",
+            entry("a"),
+            bad
+        );
+        assert_eq!(
+            issues(parse_jsonl(body.as_bytes(), &Options::new(0))),
+            vec![r#"[1,"source"] String must contain at least 1 character(s)"#]
+        );
     }
 
     #[test]

@@ -103,8 +103,6 @@ struct Lengths<'a> {
     source: &'a str,
     #[validate(length(min = 1, max = "MAX_SOURCE_CHARS"))]
     dataset: &'a str,
-    #[validate(length(max = "MAX_TAGS"))]
-    tags: Option<&'a [String]>,
     #[validate(range(min = 0, max = 1000))]
     step_index: Option<i64>,
 }
@@ -168,6 +166,9 @@ impl Fields {
         match self.object.remove("tags")? {
             Value::Null => None,
             Value::Array(items) => {
+                if items.len() as u64 > MAX_TAGS {
+                    self.issues.push(Issue::at("tags", format!("Array must contain at most {MAX_TAGS} element(s)")));
+                }
                 let mut tags = Vec::with_capacity(items.len());
                 for (index, item) in items.into_iter().enumerate() {
                     let path = || vec![PathSegment::from("tags"), PathSegment::from(index)];
@@ -233,6 +234,10 @@ impl Fields {
             Value::Number(number) => match number.as_i64() {
                 Some(index) => Some(index),
                 None if number.is_u64() => Some(i64::MAX),
+                // `3.0` and `1e2` are whole numbers, as JSON and zod's int() see them.
+                None if number.as_f64().is_some_and(|value| value.is_finite() && value.fract() == 0.0) => {
+                    number.as_f64().map(|value| value.clamp(i64::MIN as f64, i64::MAX as f64) as i64)
+                }
                 None => {
                     self.issues.push(Issue::at("stepIndex", "Expected integer, received float"));
                     None
@@ -320,7 +325,6 @@ pub fn entry_from_json(
         message: message.as_deref().unwrap_or("-"),
         source: source.as_deref().unwrap_or("-"),
         dataset: &dataset,
-        tags: tags.as_deref(),
         step_index,
     };
     if let Err(errors) = lengths.validate() {
@@ -496,6 +500,31 @@ mod tests {
         assert!(check(value.clone()).is_ok());
         value["message"] = json!("é".repeat(10_001));
         assert!(check(value).is_err());
+    }
+
+    #[test]
+    fn too_many_tags_is_reported_beside_bad_tags() {
+        let mut value = valid();
+        let mut tags = vec![json!("ok"); 24];
+        tags.push(json!("x".repeat(51)));
+        value["tags"] = json!(tags);
+        let issues = check(value).unwrap_err();
+        assert_eq!(
+            messages(&issues),
+            vec![
+                (r#"["tags"]"#.into(), "Array must contain at most 20 element(s)".into()),
+                (r#"["tags",24]"#.into(), "String must contain at most 50 character(s)".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn whole_floats_are_integers() {
+        let mut value = valid();
+        value["stepIndex"] = json!(3.0);
+        assert_eq!(check(value.clone()).map(|entry| entry.step_index), Ok(Some(3)));
+        value["stepIndex"] = json!(2e3);
+        assert!(check(value).is_err(), "2000 is out of range");
     }
 
     #[test]

@@ -353,6 +353,8 @@ impl TenantStore for SqliteStore {
 #[async_trait]
 impl Store for SqliteStore {
     async fn ping(&self) -> Result<(), StoreError> {
-        self.with(|connection| connection.batch_execute("SELECT 1").map_err(from_diesel)).await
+        // Readiness means "ingest would work": take the write lock and give it back, so a file
+        // another process keeps locked fails the check instead of passing a trivial SELECT.
+        self.with(|connection| connection.batch_execute("BEGIN IMMEDIATE; ROLLBACK;").map_err(from_diesel)).await
     }
 }

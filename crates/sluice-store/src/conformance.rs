@@ -240,7 +240,8 @@ pub async fn large_batches_are_stored_whole(store: &dyn Store) {
     let workspace = new_workspace(store, "w").await;
     let logs: Vec<Log> = (0..2_500).map(|i| log(&format!("m{i}"), T0 + i)).collect();
     store.insert_logs(workspace, &logs).await.expect("insert");
-    let page = store.list_logs(workspace, &LogFilter::default(), Page { limit: 1000, offset: 2_000 }).await.expect("list");
+    let page =
+        store.list_logs(workspace, &LogFilter::default(), Page { limit: 1000, offset: 2_000 }).await.expect("list");
     assert_eq!((page.logs.len(), page.has_more), (500, false));
     assert_eq!(page.logs.last().map(|log| log.entry.message.as_str()), Some("m0"));
 }

@@ -125,6 +125,6 @@ pub trait TenantStore: Send + Sync {
 /// A complete backend.
 #[async_trait]
 pub trait Store: LogStore + TenantStore {
-    /// Succeeds when the database answers a trivial query.
+    /// Succeeds when the database would accept a write now (readiness).
     async fn ping(&self) -> Result<(), StoreError>;
 }

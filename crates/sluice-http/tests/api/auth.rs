@@ -87,6 +87,9 @@ async fn both_key_headers_and_own_workspace_target_work() {
         vec![("Authorization", bearer.as_str())],
         vec![("X-API-Key", server.key.as_str())],
         vec![("Authorization", bearer.as_str()), ("X-Workspace-Id", own.as_str())],
+        // An empty target is no target; a non-Bearer Authorization does not hide X-API-Key.
+        vec![("Authorization", bearer.as_str()), ("X-Workspace-Id", "")],
+        vec![("Authorization", "Basic dXNlcjpwYXNz"), ("X-API-Key", server.key.as_str())],
     ] {
         let reply = server.request("GET", "/v1/logs", &headers, Vec::new()).await;
         assert_eq!(reply.status, StatusCode::OK, "{headers:?}: {}", reply.body);

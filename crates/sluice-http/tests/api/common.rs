@@ -12,12 +12,14 @@ use serde_json::{Value, json};
 use sluice_http::AppState;
 use sluice_model::{ApiKeyRecord, KeyEnv, KeyId, Plan, Scopes, Workspace, WorkspaceId};
 use sluice_store::{NewApiKey, Store};
-use sluice_store_sqlite::SqliteStore;
+use sluice_store_sqlite::{SqliteOptions, SqliteStore};
 
 pub const NOW: i64 = 1_700_000_000_000;
 
 pub struct TestServer {
     pub base: String,
+    /// The SQLite file behind the server.
+    pub path: std::path::PathBuf,
     pub store: Arc<dyn Store>,
     pub workspace: Workspace,
     pub key: String,
@@ -58,8 +60,13 @@ impl Reply {
 }
 
 pub async fn start() -> TestServer {
+    start_with(&SqliteOptions::default()).await
+}
+
+pub async fn start_with(options: &SqliteOptions) -> TestServer {
     let dir = tempfile::tempdir().expect("temp dir");
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.path().join("sluice.db")).expect("open store"));
+    let path = dir.path().join("sluice.db");
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open_with(&path, options).expect("open store"));
     let workspace = new_workspace(&store, "main").await;
     let key = new_key(&store, workspace.id, Scopes::ALL, None).await.0;
 
@@ -74,7 +81,7 @@ pub async fn start() -> TestServer {
         .run();
     let handle = server.handle();
     actix_web::rt::spawn(server);
-    TestServer { base, store, workspace, key, handle, _dir: dir }
+    TestServer { base, path, store, workspace, key, handle, _dir: dir }
 }
 
 pub async fn new_workspace(store: &Arc<dyn Store>, name: &str) -> Workspace {

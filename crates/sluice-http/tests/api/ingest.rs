@@ -130,6 +130,24 @@ async fn batch_size_is_one_to_one_hundred() {
     assert_eq!(reply.issues(), vec![r#"[] Array must contain at most 100 element(s)"#]);
     let reply = server.post_json("/v1/logs", &json!({"logs": []})).await;
     assert_eq!(reply.issues(), vec![r#"["logs"] Array must contain at least 1 element(s)"#]);
+    let reply = server.post_json("/v1/logs", &json!([])).await;
+    assert_eq!(reply.issues(), vec![r#"[] Array must contain at least 1 element(s)"#]);
+    let lines: String = (0..101).map(|i| format!("{}\n", entry(&format!("l{i}")))).collect();
+    let reply = server.post("/v1/logs", "application/x-ndjson", lines.into_bytes()).await;
+    assert_eq!(reply.issues(), vec![r#"[] Array must contain at most 100 element(s)"#]);
+    let reply = server.post("/v1/logs", "application/x-ndjson", b"\n \n".to_vec()).await;
+    assert_eq!(reply.issues(), vec![r#"[] Array must contain at least 1 element(s)"#]);
+    let mut many = vec![entry("m"); 101];
+    many[50]["environment"] = json!("qa");
+    let reply = server.post_json("/v1/logs", &json!({"logs": many})).await;
+    assert_eq!(
+        reply.issues(),
+        vec![
+            r#"["logs"] Array must contain at most 100 element(s)"#.to_owned(),
+            r#"["logs",50,"environment"] Invalid enum value. Expected 'development' | 'staging' | 'production', received 'qa'"#.to_owned(),
+        ],
+        "every issue, not just the count"
+    );
     assert!(stored(&server).await.is_empty());
     server.ingest(vec![entry("m"); 100]).await;
     assert_eq!(stored(&server).await.len(), 100);
@@ -161,6 +179,13 @@ async fn unreadable_bodies_are_parse_errors() {
         (reply.error(), &reply.body["code"]),
         ("JSONL line 2: expected `:` at column 10", &json!("PARSE_ERROR"))
     );
+
+    // Readable lines that break rules are validation errors indexed by entry, not by line.
+    let mut bad = entry("b");
+    bad["level"] = json!("fatal");
+    let body = format!("{}\n\n{}\n", entry("a"), bad);
+    let reply = server.post("/v1/logs", "application/x-ndjson", body.into_bytes()).await;
+    assert_eq!(reply.issues(), vec![format!(r#"[1,"level"] {LEVEL_MESSAGE}"#)]);
 
     let reply = server.post("/v1/logs", "application/json", b"{\"message\": \"\xff\xfe\"}".to_vec()).await;
     assert_eq!((reply.status, &reply.body["code"]), (StatusCode::BAD_REQUEST, &json!("PARSE_ERROR")));
@@ -250,10 +275,32 @@ async fn bodies_are_capped_at_five_mebibytes_after_decompression() {
     let reply = server.request("POST", "/v1/logs", &headers, zstd_body).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
 
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    encoder.write_all(json!([entry("x-zipped")]).to_string().as_bytes()).expect("gzip");
+    let headers =
+        [("Authorization", auth.as_str()), ("Content-Type", "application/json"), ("Content-Encoding", "x-gzip")];
+    let reply = server.request("POST", "/v1/logs", &headers, encoder.finish().expect("gzip")).await;
+    assert_eq!(reply.status, StatusCode::OK, "x-gzip is gzip: {}", reply.body);
+
+    let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+    encoder.write_all(json!([entry("deflated")]).to_string().as_bytes()).expect("deflate");
+    let headers =
+        [("Authorization", auth.as_str()), ("Content-Type", "application/json"), ("Content-Encoding", "deflate")];
+    let reply = server.request("POST", "/v1/logs", &headers, encoder.finish().expect("deflate")).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+
     let headers = [("Authorization", auth.as_str()), ("Content-Type", "application/json"), ("Content-Encoding", "br")];
     let reply = server.request("POST", "/v1/logs", &headers, b"whatever".to_vec()).await;
-    assert_eq!(reply.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
-    assert_eq!(stored(&server).await, vec!["squeezed", "zipped"]);
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+    assert_eq!(reply.body["code"], json!("PARSE_ERROR"));
+    assert_eq!(reply.error(), "Unsupported Content-Encoding 'br'; use gzip, deflate or zstd");
+
+    // Bytes that are not what the header claims are a parse error, and store nothing.
+    let headers =
+        [("Authorization", auth.as_str()), ("Content-Type", "application/json"), ("Content-Encoding", "gzip")];
+    let reply = server.request("POST", "/v1/logs", &headers, b"not gzip at all".to_vec()).await;
+    assert_eq!((reply.status, &reply.body["code"]), (StatusCode::BAD_REQUEST, &json!("PARSE_ERROR")));
+    assert_eq!(stored(&server).await, vec!["deflated", "x-zipped", "squeezed", "zipped"]);
     server.stop().await;
 }
 
