@@ -18,7 +18,7 @@ fn parse_error(format: Format, error: &serde_json::Error, line: Option<usize>) -
 }
 
 /// Validates every object, prefixing issue paths with `prefix` and the entry index.
-fn validate(objects: Vec<Value>, prefix: &[PathSegment], options: &Options) -> Result<Batch, IngestError> {
+pub(crate) fn validate(objects: Vec<Value>, prefix: &[PathSegment], options: &Options) -> Result<Batch, IngestError> {
     let count_path: Vec<PathSegment> = prefix.to_vec();
     if objects.is_empty() {
         return Err(IngestError::Invalid(vec![Issue::new(count_path, "Array must contain at least 1 element(s)")]));

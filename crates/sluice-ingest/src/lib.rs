@@ -15,7 +15,9 @@
 
 mod error;
 mod format;
+mod frame;
 mod json;
+pub mod syslog;
 
 pub use error::{IngestError, ParseError};
 pub use format::{Format, UnsupportedFormat};
@@ -57,6 +59,7 @@ pub fn parse(format: Format, body: &[u8], options: &Options) -> Result<Batch, In
     match format {
         Format::Json => parse_json(body, options),
         Format::Jsonl => parse_jsonl(body, options),
+        Format::Syslog => syslog::parse_syslog(body, options),
         other => Err(IngestError::Unsupported(UnsupportedFormat(other))),
     }
 }

@@ -307,10 +307,63 @@ async fn bodies_are_capped_at_five_mebibytes_after_decompression() {
 #[actix_web::test]
 async fn formats_without_a_parser_yet_answer_400() {
     let server = start().await;
-    let reply = server
-        .post("/v1/logs?format=syslog", "text/plain", b"<34>1 2003-10-11T22:14:15.003Z h a - - - m".to_vec())
-        .await;
+    let reply = server.post("/v1/logs?format=csv", "text/plain", b"level,message\ninfo,hi\n".to_vec()).await;
     assert_eq!(reply.status, StatusCode::BAD_REQUEST);
-    assert_eq!(reply.issues(), vec![r#"["format"] The Syslog format is not supported yet"#]);
+    assert_eq!(reply.issues(), vec![r#"["format"] The CSV format is not supported yet"#]);
+    server.stop().await;
+}
+
+/// The bodies syslog-ng 3.38 and `logger | curl` sent in `shared/corpus/client-captures`.
+#[actix_web::test]
+async fn syslog_bodies_from_real_shippers_are_stored_with_their_parts() {
+    let server = start().await;
+    let bodies: [&[u8]; 2] = [
+        br#"<11>1 2026-11-22T02:19:14+00:00 vm myapp - ID47 [timeQuality tzKnown="1" isSynced="0"][exampleSDID@32473 iut="3"] disk full on /var"#,
+        b"<36>1 2026-11-22T02:19:14+00:00 vm sshd 8270 - - Invalid user webmaster from 127.0.0.9\n<14>Nov 22 02:26:14 vm myapp: hello\n",
+    ];
+    for body in bodies {
+        let reply = server.post("/v1/logs?format=syslog&environment=production", "text/plain", body.to_vec()).await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    }
+    let logs = server.get("/v1/logs?limit=10").await.body["logs"].clone();
+    let find = |message: &str| {
+        logs.as_array().into_iter().flatten().find(|log| log["message"] == json!(message)).cloned().unwrap_or_default()
+    };
+    let disk = find("disk full on /var");
+    assert_eq!(
+        (&disk["level"], &disk["source"], &disk["timestamp"]),
+        (&json!("error"), &json!("myapp"), &json!(1_795_313_954_000_i64))
+    );
+    assert_eq!(
+        disk["data"],
+        json!({
+            "hostname": "vm",
+            "msgId": "ID47",
+            "facility": "user",
+            "structuredData": {"timeQuality": {"tzKnown": "1", "isSynced": "0"}, "exampleSDID@32473": {"iut": "3"}}
+        })
+    );
+    let sshd = find("Invalid user webmaster from 127.0.0.9");
+    assert_eq!(
+        (&sshd["level"], &sshd["source"], &sshd["data"]["procId"], &sshd["data"]["facility"]),
+        (&json!("warn"), &json!("sshd"), &json!("8270"), &json!("auth"))
+    );
+    let hello = find("hello");
+    assert_eq!(
+        (&hello["level"], &hello["source"], &hello["data"]["hostname"]),
+        (&json!("info"), &json!("myapp"), &json!("vm"))
+    );
+
+    // A line that breaks the grammar names its line and column, and nothing of the body is stored.
+    let reply = server
+        .post(
+            "/v1/logs?format=syslog&environment=production",
+            "text/plain",
+            b"<14>1 - h a - - - ok\n<999>bad\n".to_vec(),
+        )
+        .await;
+    assert_eq!((reply.status, &reply.body["code"]), (StatusCode::BAD_REQUEST, &json!("PARSE_ERROR")));
+    assert_eq!(reply.error(), "Syslog line 2: expected a PRI from <0> to <191> at column 1");
+    assert_eq!(server.get("/v1/logs?limit=10").await.messages().len(), 3);
     server.stop().await;
 }

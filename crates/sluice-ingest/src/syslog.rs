@@ -1,0 +1,502 @@
+//! Syslog: RFC 5424 and RFC 3164 messages, one per line, as nom grammars.
+//!
+//! ```text
+//! line        = [WS] (rfc5424 / rfc3164 / unframed)
+//! rfc5424     = PRI VERSION SP TIMESTAMP SP HOSTNAME SP APP-NAME SP PROCID SP MSGID SP SD [SP MSG]
+//! PRI         = "<" 1*3DIGIT ">"            ; 0..=191, no leading zero
+//! VERSION     = NONZERO-DIGIT 0*2DIGIT
+//! TIMESTAMP   = "-" / FULL-DATE "T" TIME [FRACTION (1*6DIGIT)] ("Z" / ("+"/"-") HH ":" MM)
+//! HOSTNAME    = "-" / 1*255PRINTUSASCII     ; APP-NAME 1*48, PROCID 1*128, MSGID 1*32
+//! SD          = "-" / 1*("[" SD-NAME *(SP PARAM) "]")
+//! PARAM       = SD-NAME "=" *SP DQUOTE *(escaped / not DQUOTE) DQUOTE   ; \" \\ \] decoded
+//! rfc3164     = PRI *SP [STAMP SP] [HOSTNAME SP] [TAG ["[" PID "]"] [":"] SP] MSG
+//! STAMP       = MON SP+ DAY SP+ [YEAR SP+] HH:MM:SS [":"] / RFC3339
+//! unframed    = a line without PRI, read as rfc5424 or rfc3164 when it fits, else all MSG
+//! ```
+//!
+//! Documented fallbacks, so a line is never lost for a cosmetic fault: a malformed
+//! STRUCTURED-DATA stays in the message (as Vector and syslog_loose do); an RFC 3164 line whose
+//! header does not fit keeps everything after PRI as the message. An empty MSG becomes the
+//! whole line, since a log needs a message of at least one character.
+
+use std::fmt;
+
+use nom::branch::alt;
+use nom::bytes::complete::{tag, tag_no_case, take_while_m_n, take_while1};
+use nom::character::complete::{char, digit1, space1};
+use nom::combinator::{opt, recognize};
+use nom::{IResult, Parser};
+use serde_json::{Map, Value};
+use time::format_description::well_known::Rfc3339;
+use time::{Date, Month, OffsetDateTime, PrimitiveDateTime, Time};
+
+/// Where and why a syslog line could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyslogError {
+    /// 1-based column (in characters) where the grammar stopped.
+    pub column: usize,
+    /// What the grammar expected there.
+    pub expected: &'static str,
+}
+
+impl fmt::Display for SyslogError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "expected {} at column {}", self.expected, self.column)
+    }
+}
+
+impl std::error::Error for SyslogError {}
+
+/// Which grammar read the line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// `<PRI>VERSION ...`.
+    Rfc5424,
+    /// BSD syslog.
+    Rfc3164,
+}
+
+/// One syslog message, its parts borrowed from the line where they need no decoding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyslogMessage<'a> {
+    /// The grammar that read it.
+    pub protocol: Protocol,
+    /// Facility code (PRI / 8), when the line had a PRI.
+    pub facility: Option<u8>,
+    /// Severity code (PRI % 8), when the line had a PRI.
+    pub severity: Option<u8>,
+    /// Unix ms.
+    pub timestamp: Option<i64>,
+    /// HOSTNAME.
+    pub hostname: Option<&'a str>,
+    /// APP-NAME (RFC 5424) or TAG (RFC 3164).
+    pub app_name: Option<&'a str>,
+    /// PROCID or PID.
+    pub proc_id: Option<&'a str>,
+    /// MSGID.
+    pub msg_id: Option<&'a str>,
+    /// STRUCTURED-DATA elements in order, with decoded parameter values.
+    pub structured_data: Vec<(&'a str, Vec<(&'a str, String)>)>,
+    /// The STRUCTURED-DATA did not follow the grammar and was kept in `message` instead.
+    pub malformed_structured_data: bool,
+    /// MSG, BOM stripped.
+    pub message: &'a str,
+}
+
+type Res<'a, T> = IResult<&'a str, T>;
+
+/// The facility names of RFC 5424's table.
+pub fn facility_name(code: u8) -> &'static str {
+    const NAMES: [&str; 24] = [
+        "kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron", "authpriv", "ftp", "ntp",
+        "audit", "alert", "clock", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7",
+    ];
+    NAMES.get(usize::from(code)).copied().unwrap_or("unknown")
+}
+
+/// SPEC's severity mapping: emergency..error → error, warning → warn, notice/info → info.
+pub fn severity_level(severity: u8) -> &'static str {
+    match severity {
+        0..=3 => "error",
+        4 => "warn",
+        5 | 6 => "info",
+        _ => "debug",
+    }
+}
+
+fn printusascii(c: char) -> bool {
+    ('!'..='~').contains(&c)
+}
+
+/// `<PRI>`: 1 to 3 digits, no leading zero, at most 191.
+fn pri(input: &str) -> Res<'_, u8> {
+    let (rest, digits) = (char('<'), take_while_m_n(1, 3, |c: char| c.is_ascii_digit()), char('>'))
+        .parse(input)
+        .map(|(rest, (_, digits, _))| (rest, digits))?;
+    match digits.parse::<u8>() {
+        Ok(value) if value <= 191 && !(digits.len() > 1 && digits.starts_with('0')) => Ok((rest, value)),
+        _ => Err(nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Verify))),
+    }
+}
+
+/// `-` or 1 to `max` printable US-ASCII characters.
+fn nil_or(max: usize) -> impl Fn(&str) -> Res<'_, Option<&str>> {
+    move |input| {
+        let (rest, token) = take_while_m_n(1, max, printusascii).parse(input)?;
+        if rest.starts_with(printusascii) {
+            return Err(nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::TooLarge)));
+        }
+        Ok((rest, (token != "-").then_some(token)))
+    }
+}
+
+/// An RFC 5424 TIMESTAMP (also accepted inside RFC 3164 frames).
+fn rfc3339_timestamp(input: &str) -> Res<'_, i64> {
+    let (rest, token) = take_while1(|c: char| c != ' ').parse(input)?;
+    let fail = || nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Verify));
+    let bytes = token.as_bytes();
+    // RFC 5424 wants upper-case T and Z and at most six fraction digits.
+    if bytes.get(10) != Some(&b'T') || token.contains('z') {
+        return Err(fail());
+    }
+    if let Some(dot) = token.find('.') {
+        let fraction = token[dot + 1..].bytes().take_while(u8::is_ascii_digit).count();
+        if fraction == 0 || fraction > 6 {
+            return Err(fail());
+        }
+    }
+    let moment = OffsetDateTime::parse(token, &Rfc3339).map_err(|_| fail())?;
+    let ms = i64::try_from(moment.unix_timestamp_nanos() / 1_000_000).map_err(|_| fail())?;
+    Ok((rest, ms))
+}
+
+fn sd_name(input: &str) -> Res<'_, &str> {
+    take_while_m_n(1, 32, |c: char| printusascii(c) && !matches!(c, '=' | ']' | '"')).parse(input)
+}
+
+/// A PARAM-VALUE between quotes, with `\"`, `\\` and `\]` decoded.
+fn param_value(input: &str) -> Res<'_, String> {
+    let (mut rest, _) = char('"').parse(input)?;
+    let mut value = String::new();
+    loop {
+        let mut chars = rest.chars();
+        match chars.next() {
+            None => return Err(nom::Err::Error(nom::error::Error::new(rest, nom::error::ErrorKind::Char))),
+            Some('"') => return Ok((chars.as_str(), value)),
+            Some('\\') => match chars.next() {
+                Some(escaped @ ('"' | '\\' | ']')) => {
+                    value.push(escaped);
+                    rest = chars.as_str();
+                }
+                _ => {
+                    value.push('\\');
+                    rest = &rest[1..];
+                }
+            },
+            Some(']') => return Err(nom::Err::Error(nom::error::Error::new(rest, nom::error::ErrorKind::Char))),
+            Some(other) => {
+                value.push(other);
+                rest = chars.as_str();
+            }
+        }
+    }
+}
+
+type SdElement<'a> = (&'a str, Vec<(&'a str, String)>);
+
+fn sd_element(input: &str) -> Res<'_, SdElement<'_>> {
+    let (mut rest, (_, id)) = (char('['), sd_name).parse(input)?;
+    let mut params = Vec::new();
+    loop {
+        if let Ok((after, _)) = char::<&str, nom::error::Error<&str>>(']').parse(rest) {
+            return Ok((after, (id, params)));
+        }
+        let (after, (_, name, _, _, value)) = (space1, sd_name, char('='), opt(space1), param_value).parse(rest)?;
+        params.push((name, value));
+        rest = after;
+    }
+}
+
+/// `-` or one or more SD-ELEMENTs, each SD-ID once.
+fn structured_data(input: &str) -> Res<'_, Vec<SdElement<'_>>> {
+    if let Some(rest) = input.strip_prefix('-')
+        && (rest.is_empty() || rest.starts_with(' '))
+    {
+        return Ok((rest, Vec::new()));
+    }
+    let (mut rest, first) = sd_element(input)?;
+    let mut elements = vec![first];
+    while rest.starts_with('[') {
+        let (after, element) = sd_element(rest)?;
+        if elements.iter().any(|(id, _)| *id == element.0) {
+            return Err(nom::Err::Error(nom::error::Error::new(rest, nom::error::ErrorKind::Verify)));
+        }
+        elements.push(element);
+        rest = after;
+    }
+    Ok((rest, elements))
+}
+
+/// The MSG part: after one optional space, BOM stripped.
+fn message_part(rest: &str) -> &str {
+    let rest = rest.strip_prefix(' ').unwrap_or(rest);
+    rest.strip_prefix('\u{feff}').unwrap_or(rest)
+}
+
+/// Column (1-based, in characters) of `rest` inside `line`.
+fn column(line: &str, rest: &str) -> usize {
+    let offset = line.len().saturating_sub(rest.len());
+    line.get(..offset).map_or(offset, |done| done.chars().count()) + 1
+}
+
+/// The RFC 5424 header and body after PRI; `None` when the line is not RFC 5424 at all
+/// (no VERSION), an error when it is but breaks the grammar.
+fn rfc5424<'a>(line: &'a str, after_pri: &'a str, pri: Option<u8>) -> Option<Result<SyslogMessage<'a>, SyslogError>> {
+    let version: Res<'_, &str> = recognize((
+        take_while_m_n(1, 1, |c: char| ('1'..='9').contains(&c)),
+        take_while_m_n(0, 2, |c: char| c.is_ascii_digit()),
+    ))
+    .parse(after_pri);
+    let (rest, _) = version.ok()?;
+    let rest = rest.strip_prefix(' ')?;
+    let at = |rest: &'a str, expected| SyslogError { column: column(line, rest), expected };
+    let step = |rest: &'a str| rest.strip_prefix(' ');
+
+    let parsed = (|| {
+        let (rest, timestamp) = match rest.strip_prefix("- ") {
+            Some(after) => (after, None),
+            None => {
+                let (after, ms) = rfc3339_timestamp(rest).map_err(|_| at(rest, "an RFC 3339 TIMESTAMP or -"))?;
+                (step(after).ok_or_else(|| at(after, "a space after TIMESTAMP"))?, Some(ms))
+            }
+        };
+        let (after, hostname) = nil_or(255)(rest).map_err(|_| at(rest, "a HOSTNAME of 1 to 255 characters or -"))?;
+        let rest = step(after).ok_or_else(|| at(after, "a space after HOSTNAME"))?;
+        let (after, app_name) = nil_or(48)(rest).map_err(|_| at(rest, "an APP-NAME of 1 to 48 characters or -"))?;
+        let rest = step(after).ok_or_else(|| at(after, "a space after APP-NAME"))?;
+        let (after, proc_id) = nil_or(128)(rest).map_err(|_| at(rest, "a PROCID of 1 to 128 characters or -"))?;
+        let rest = step(after).ok_or_else(|| at(after, "a space after PROCID"))?;
+        let (after, msg_id) = nil_or(32)(rest).map_err(|_| at(rest, "a MSGID of 1 to 32 characters or -"))?;
+        let rest = step(after).ok_or_else(|| at(after, "a space after MSGID"))?;
+        // A malformed STRUCTURED-DATA stays in the message (documented fallback).
+        let (structured_data, message, malformed_structured_data) = match structured_data(rest) {
+            Ok((after, elements)) if after.is_empty() || after.starts_with(' ') => {
+                (elements, message_part(after), false)
+            }
+            _ => (Vec::new(), message_part(rest), true),
+        };
+        Ok(SyslogMessage {
+            protocol: Protocol::Rfc5424,
+            facility: pri.map(|pri| pri / 8),
+            severity: pri.map(|pri| pri % 8),
+            timestamp,
+            hostname,
+            app_name,
+            proc_id,
+            msg_id,
+            structured_data,
+            malformed_structured_data,
+            message,
+        })
+    })();
+    Some(parsed)
+}
+
+fn month(input: &str) -> Res<'_, Month> {
+    let (rest, name) = alt((
+        tag_no_case("Jan"),
+        tag_no_case("Feb"),
+        tag_no_case("Mar"),
+        tag_no_case("Apr"),
+        tag_no_case("May"),
+        tag_no_case("Jun"),
+        tag_no_case("Jul"),
+        tag_no_case("Aug"),
+        tag_no_case("Sep"),
+        tag_no_case("Oct"),
+        tag_no_case("Nov"),
+        tag_no_case("Dec"),
+    ))
+    .parse(input)?;
+    let index = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+        .iter()
+        .position(|candidate| name.eq_ignore_ascii_case(candidate))
+        .unwrap_or(0);
+    Ok((rest, Month::try_from(index as u8 + 1).unwrap_or(Month::January)))
+}
+
+fn number(input: &str) -> Res<'_, u32> {
+    let (rest, digits) = digit1(input)?;
+    let value =
+        digits.parse().map_err(|_| nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Digit)))?;
+    Ok((rest, value))
+}
+
+/// `Mmm dd [yyyy] hh:mm:ss[:]`, with the year guessed from `now_ms` when absent: this year,
+/// or the previous one when that would put the message more than 24 hours in the future.
+fn bsd_timestamp(input: &str, now_ms: i64) -> Res<'_, Option<i64>> {
+    let (rest, (month, _, day, _, year, (hour, _, minute, _, second), _)) = (
+        month,
+        space1,
+        number,
+        space1,
+        opt((number, space1)).map(|year| year.map(|(year, _)| year)),
+        (number, tag(":"), number, tag(":"), number),
+        opt(char(':')),
+    )
+        .parse(input)?;
+    let time = Time::from_hms(hour as u8, minute as u8, second as u8).ok();
+    let at = |year: i32| {
+        let date = Date::from_calendar_date(year, month, u8::try_from(day).ok()?).ok()?;
+        let ms = PrimitiveDateTime::new(date, time?).assume_utc().unix_timestamp() * 1000;
+        Some(ms)
+    };
+    let timestamp = match year {
+        Some(year) => at(year as i32),
+        None => {
+            let this_year = OffsetDateTime::from_unix_timestamp(now_ms / 1000).map(|now| now.year()).unwrap_or(1970);
+            match at(this_year) {
+                Some(ms) if ms <= now_ms + 86_400_000 => Some(ms),
+                _ => at(this_year - 1),
+            }
+        }
+    };
+    Ok((rest, timestamp))
+}
+
+/// A TAG: up to 48 characters other than space, `[` and `:`.
+fn tag_name(input: &str) -> Res<'_, &str> {
+    take_while_m_n(1, 48, |c: char| c != ' ' && c != '[' && c != ':').parse(input)
+}
+
+/// The RFC 3164 part after PRI (or the whole line, when unframed).
+fn rfc3164<'a>(after_pri: &'a str, pri: Option<u8>, now_ms: i64) -> SyslogMessage<'a> {
+    let body = after_pri.trim_start_matches(' ');
+    let mut message = SyslogMessage {
+        protocol: Protocol::Rfc3164,
+        facility: pri.map(|pri| pri / 8),
+        severity: pri.map(|pri| pri % 8),
+        timestamp: None,
+        hostname: None,
+        app_name: None,
+        proc_id: None,
+        msg_id: None,
+        structured_data: Vec::new(),
+        malformed_structured_data: false,
+        message: after_pri,
+    };
+    let stamped = rfc3339_timestamp(body).map(|(rest, ms)| (rest, Some(ms))).or_else(|_| bsd_timestamp(body, now_ms));
+    let Ok((rest, timestamp)) = stamped else {
+        // No timestamp: RFC 3164 §4.3.2 treats everything after PRI as MSG.
+        message.message = body;
+        return message;
+    };
+    message.timestamp = timestamp;
+    let rest = rest.trim_start_matches(' ');
+    // HOSTNAME, unless the next word is already the TAG (`name:` or `name[pid]`).
+    let (word, after_word) = rest.split_once(' ').unwrap_or((rest, ""));
+    let rest = if !word.is_empty() && !word.ends_with(':') && !word.contains('[') {
+        message.hostname = Some(word);
+        after_word.trim_start_matches(' ')
+    } else {
+        rest
+    };
+    if let Ok((after_tag, name)) = tag_name(rest) {
+        let (after_pid, pid) = match after_tag.strip_prefix('[').and_then(|inner| inner.split_once(']')) {
+            Some((pid, after)) => (after, Some(pid)),
+            None => (after_tag, None),
+        };
+        let after_colon = after_pid.strip_prefix(':');
+        // A TAG must end at `:`, `[pid]` or a space; anything else is message text.
+        if after_colon.is_some() || pid.is_some() || after_pid.is_empty() || after_pid.starts_with(' ') {
+            message.app_name = Some(name);
+            message.proc_id = pid;
+            message.message = message_part(after_colon.unwrap_or(after_pid));
+            return message;
+        }
+    }
+    message.message = message_part(rest);
+    message
+}
+
+/// Reads one syslog line. `now_ms` is the receive time, for RFC 3164's missing year.
+///
+/// ```
+/// use sluice_ingest::syslog::{parse_line, Protocol};
+/// let line = r#"<165>1 2003-10-11T22:14:15.003Z host app 42 ID47 [ex@1 a="\"q\""] hello"#;
+/// let message = parse_line(line, 0).unwrap();
+/// assert_eq!((message.protocol, message.severity, message.app_name), (Protocol::Rfc5424, Some(5), Some("app")));
+/// assert_eq!(message.structured_data[0].1[0].1, "\"q\"");
+/// assert_eq!(message.message, "hello");
+/// ```
+pub fn parse_line(line: &str, now_ms: i64) -> Result<SyslogMessage<'_>, SyslogError> {
+    let trimmed = line.trim_start();
+    if trimmed.starts_with('<') {
+        let (after_pri, value) = pri(trimmed)
+            .map_err(|_| SyslogError { column: column(line, trimmed), expected: "a PRI from <0> to <191>" })?;
+        return match rfc5424(line, after_pri, Some(value)) {
+            Some(result) => result,
+            None => Ok(rfc3164(after_pri, Some(value), now_ms)),
+        };
+    }
+    // Unframed: RFC 5424 without PRI when it fits (VERSION 1 only, so a number that starts a
+    // plain line is not taken for a version), else RFC 3164 without PRI.
+    if trimmed.starts_with("1 ")
+        && let Some(Ok(message)) = rfc5424(line, trimmed, None)
+    {
+        return Ok(message);
+    }
+    Ok(rfc3164(trimmed, None, now_ms))
+}
+
+/// The entry object of one message, as `entry_from_json` takes it.
+pub(crate) fn entry_object(message: &SyslogMessage<'_>, line: &str, default_level: Option<&str>) -> Map<String, Value> {
+    let mut entry = Map::new();
+    let level = message.severity.map(severity_level).or(default_level).unwrap_or("info");
+    entry.insert("level".into(), level.into());
+    let text = if message.message.trim().is_empty() { line.trim() } else { message.message };
+    entry.insert("message".into(), text.into());
+    if let Some(app) = message.app_name {
+        entry.insert("source".into(), app.into());
+    }
+    if let Some(ms) = message.timestamp {
+        entry.insert("timestamp".into(), ms.into());
+    }
+    let mut data = Map::new();
+    if let Some(hostname) = message.hostname {
+        data.insert("hostname".into(), hostname.into());
+    }
+    if let Some(proc_id) = message.proc_id {
+        data.insert("procId".into(), proc_id.into());
+    }
+    if let Some(msg_id) = message.msg_id {
+        data.insert("msgId".into(), msg_id.into());
+    }
+    if let Some(facility) = message.facility {
+        data.insert("facility".into(), facility_name(facility).into());
+    }
+    if !message.structured_data.is_empty() {
+        let elements: Map<String, Value> = message
+            .structured_data
+            .iter()
+            .map(|(id, params)| {
+                let params: Map<String, Value> =
+                    params.iter().map(|(name, value)| ((*name).to_owned(), Value::from(value.as_str()))).collect();
+                ((*id).to_owned(), Value::Object(params))
+            })
+            .collect();
+        data.insert("structuredData".into(), Value::Object(elements));
+    }
+    if !data.is_empty() {
+        entry.insert("data".into(), Value::Object(data));
+    }
+    entry
+}
+
+/// Parses a syslog body: one message per line (LF or CRLF); blank lines are skipped.
+///
+/// Severity gives `level` (SPEC's mapping); APP-NAME/TAG gives `source`, else the query
+/// default; HOSTNAME, PROCID, MSGID, facility and STRUCTURED-DATA go into `data`.
+///
+/// ```
+/// use sluice_ingest::{Defaults, Options, syslog::parse_syslog};
+/// let mut options = Options::new(1_700_000_000_000);
+/// options.defaults = Defaults { environment: Some("production".into()), ..Defaults::default() };
+/// let body = b"<34>Oct 11 22:14:15 mymachine su: 'su root' failed for lonvick on /dev/pts/8\n";
+/// let entry = &parse_syslog(body, &options).unwrap().entries[0];
+/// assert_eq!((entry.source.as_str(), entry.level.as_str()), ("su", "error"));
+/// assert_eq!(entry.data.as_ref().unwrap()["hostname"], "mymachine");
+/// ```
+pub fn parse_syslog(body: &[u8], options: &crate::Options) -> Result<crate::Batch, crate::IngestError> {
+    let mut objects = Vec::new();
+    for (number, line) in crate::frame::lines(body, crate::Format::Syslog)? {
+        let message = parse_line(line, options.received_at_ms).map_err(|error| crate::ParseError {
+            format: crate::Format::Syslog,
+            line: Some(number),
+            column: Some(error.column),
+            reason: format!("expected {}", error.expected),
+        })?;
+        objects.push(Value::Object(entry_object(&message, line, options.defaults.level.as_deref())));
+    }
+    crate::json::validate(objects, &[], options)
+}
