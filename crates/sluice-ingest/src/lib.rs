@@ -18,6 +18,7 @@ mod format;
 mod frame;
 mod json;
 pub mod syslog;
+pub mod text;
 
 pub use error::{IngestError, ParseError};
 pub use format::{Format, UnsupportedFormat};
@@ -60,6 +61,7 @@ pub fn parse(format: Format, body: &[u8], options: &Options) -> Result<Batch, In
         Format::Json => parse_json(body, options),
         Format::Jsonl => parse_jsonl(body, options),
         Format::Syslog => syslog::parse_syslog(body, options),
+        Format::Text => text::parse_text(body, options),
         other => Err(IngestError::Unsupported(UnsupportedFormat(other))),
     }
 }

@@ -367,3 +367,29 @@ async fn syslog_bodies_from_real_shippers_are_stored_with_their_parts() {
     assert_eq!(server.get("/v1/logs?limit=10").await.messages().len(), 3);
     server.stop().await;
 }
+
+#[actix_web::test]
+async fn text_lines_take_timestamp_and_level_out_of_the_message() {
+    let server = start().await;
+    let body =
+        b"2015-10-18 18:01:47,978 WARN [main] org.apache.hadoop.Retry: retrying\nno keyword on this line\n".to_vec();
+    let reply =
+        server.post("/v1/logs?source=hadoop&environment=staging&level=debug", "text/plain; charset=utf-8", body).await;
+    assert_eq!((reply.status, &reply.body["count"]), (StatusCode::OK, &json!(2)), "{}", reply.body);
+    let logs = server.get("/v1/logs").await.body["logs"].clone();
+    let warn =
+        logs.as_array().into_iter().flatten().find(|log| log["level"] == json!("warn")).cloned().unwrap_or_default();
+    assert_eq!(
+        (&warn["message"], &warn["timestamp"], &warn["source"]),
+        (&json!("[main] org.apache.hadoop.Retry: retrying"), &json!(1_445_191_307_978_i64), &json!("hadoop"))
+    );
+    let plain =
+        logs.as_array().into_iter().flatten().find(|log| log["level"] == json!("debug")).cloned().unwrap_or_default();
+    assert_eq!(plain["message"], json!("no keyword on this line"), "query default level when no keyword");
+
+    let reply = server
+        .post("/v1/logs?source=s&environment=staging", "text/plain", b"ok line\n\xff\xfe broken\n".to_vec())
+        .await;
+    assert_eq!((reply.status, reply.error()), (StatusCode::BAD_REQUEST, "Text line 2: invalid UTF-8 at column 1"));
+    server.stop().await;
+}

@@ -1,0 +1,211 @@
+//! Plain text: one log per line, with a timestamp and a level keyword found where real logs
+//! put them, and both taken out of the message.
+//!
+//! ```text
+//! line       = [ "[" ] [timestamp] [ "]" ] *(separator) rest
+//! timestamp  = date ("T" / " ") time [fraction] [zone]     ; 2024-03-01T12:00:00Z, 2015-10-18 18:01:47,978
+//!            / MM "/" DD "/" YYYY " " time [fraction]      ; 03/01/2024 12:00:00
+//! date       = YYYY "-" MM "-" DD
+//! time       = HH ":" MM ":" SS
+//! fraction   = ("." / ",") 1*9DIGIT
+//! zone       = "Z" / ("+" / "-") HH [":"] MM
+//! level      = a keyword among the first words of `rest`:
+//!              bare (`INFO`, `Info`, or any case right after the timestamp),
+//!              `[LEVEL]`, `LEVEL:`, `LEVEL,` or `level=LEVEL`
+//! ```
+//!
+//! Keywords: SPEC's `ERROR`, `WARN`, `WARNING`, `INFO`, `DEBUG`, plus the spellings real logs
+//! use for the same levels: `FATAL`, `SEVERE`, `CRITICAL`, `CRIT`, `ALERT`, `EMERG`, `ERR` →
+//! error; `NOTICE` → info; `TRACE` → debug. A timestamp without zone is UTC. No keyword: the
+//! query default `level`, else `info`. No timestamp: the receive time.
+
+use nom::Parser;
+use nom::bytes::complete::{tag, take_while_m_n};
+use nom::character::complete::one_of;
+use nom::combinator::opt;
+use serde_json::{Map, Value};
+use time::{Date, Month, PrimitiveDateTime, Time, UtcOffset};
+
+/// How many words at the start of a line may hold the level keyword.
+const LEVEL_WINDOW: usize = 10;
+
+/// What the text grammar found in one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextLine<'a> {
+    /// Unix ms, when the line starts with a timestamp.
+    pub timestamp: Option<i64>,
+    /// `error`, `warn`, `info` or `debug`, when a keyword was found.
+    pub level: Option<&'static str>,
+    /// The line without timestamp, keyword and the separators around them.
+    pub message: String,
+    /// The line as sent.
+    pub line: &'a str,
+}
+
+fn digits<'a>(count: usize) -> impl Parser<&'a str, Output = u32, Error = nom::error::Error<&'a str>> {
+    take_while_m_n(count, count, |c: char| c.is_ascii_digit()).map(|text: &str| text.parse().unwrap_or(0))
+}
+
+type Stamp = (i32, u32, u32, u32, u32, u32, u32, Option<i32>);
+
+/// `HH:MM:SS[(.|,)fraction][zone]` after a date; returns the parts and the rest.
+fn clock(input: &str) -> nom::IResult<&str, (u32, u32, u32, u32, Option<i32>)> {
+    let (rest, (hour, _, minute, _, second)) = (digits(2), tag(":"), digits(2), tag(":"), digits(2)).parse(input)?;
+    let (rest, fraction) = opt((one_of(".,"), take_while_m_n(1, 9, |c: char| c.is_ascii_digit()))).parse(rest)?;
+    let nanos = fraction.map_or(0, |(_, digits)| {
+        let value: u32 = digits.parse().unwrap_or(0);
+        value * 10u32.pow(9 - digits.len() as u32)
+    });
+    let (rest, zone) = opt(zone).parse(rest)?;
+    Ok((rest, (hour, minute, second, nanos, zone)))
+}
+
+/// `Z`, `+hh:mm`, `-hhmm`: the offset in seconds.
+fn zone(input: &str) -> nom::IResult<&str, i32> {
+    if let Some(rest) = input.strip_prefix('Z') {
+        return Ok((rest, 0));
+    }
+    let (rest, (sign, hours, _, minutes)) = (one_of("+-"), digits(2), opt(tag(":")), digits(2)).parse(input)?;
+    let seconds = (hours * 3600 + minutes * 60) as i32;
+    Ok((rest, if sign == '-' { -seconds } else { seconds }))
+}
+
+fn iso_stamp(input: &str) -> nom::IResult<&str, Stamp> {
+    let (rest, (year, _, month, _, day, _)) =
+        (digits(4), tag("-"), digits(2), tag("-"), digits(2), one_of("T ")).parse(input)?;
+    let (rest, (hour, minute, second, nanos, zone)) = clock(rest)?;
+    Ok((rest, (year as i32, month, day, hour, minute, second, nanos, zone)))
+}
+
+fn us_stamp(input: &str) -> nom::IResult<&str, Stamp> {
+    let (rest, (month, _, day, _, year, _)) =
+        (digits(2), tag("/"), digits(2), tag("/"), digits(4), tag(" ")).parse(input)?;
+    let (rest, (hour, minute, second, nanos, zone)) = clock(rest)?;
+    Ok((rest, (year as i32, month, day, hour, minute, second, nanos, zone)))
+}
+
+fn to_ms((year, month, day, hour, minute, second, nanos, zone): Stamp) -> Option<i64> {
+    let date =
+        Date::from_calendar_date(year, Month::try_from(u8::try_from(month).ok()?).ok()?, u8::try_from(day).ok()?)
+            .ok()?;
+    let time =
+        Time::from_hms_nano(u8::try_from(hour).ok()?, u8::try_from(minute).ok()?, u8::try_from(second).ok()?, nanos)
+            .ok()?;
+    let offset = UtcOffset::from_whole_seconds(zone.unwrap_or(0)).ok()?;
+    let moment = PrimitiveDateTime::new(date, time).assume_offset(offset);
+    i64::try_from(moment.unix_timestamp_nanos() / 1_000_000).ok()
+}
+
+/// The level a keyword names, if it is one.
+fn keyword_level(word: &str) -> Option<&'static str> {
+    let lower = word.to_ascii_lowercase();
+    match lower.as_str() {
+        "error" | "err" | "fatal" | "severe" | "critical" | "crit" | "alert" | "emerg" | "emergency" => Some("error"),
+        "warn" | "warning" => Some("warn"),
+        "info" | "notice" => Some("info"),
+        "debug" | "trace" => Some("debug"),
+        _ => None,
+    }
+}
+
+/// A word that carries a level: `[LEVEL]`, `LEVEL:`, `LEVEL,`, `level=LEVEL`, or bare. A bare
+/// keyword must be upper or title case (`INFO`, `Info`) unless it directly follows the
+/// timestamp, so an ordinary lower-case "error" in a sentence is not taken for a level.
+fn word_level(word: &str, right_after_timestamp: bool) -> Option<&'static str> {
+    if let Some(inner) = word.strip_prefix('[').and_then(|inner| inner.strip_suffix(']')) {
+        return keyword_level(inner);
+    }
+    for prefix in ["level=", "lvl=", "severity="] {
+        if let Some(value) = word.strip_prefix(prefix) {
+            return keyword_level(value.trim_matches('"'));
+        }
+    }
+    if let Some(inner) = word.strip_suffix(':').or_else(|| word.strip_suffix(',')) {
+        return keyword_level(inner);
+    }
+    let cased = word.chars().skip(1).all(|c| c.is_ascii_uppercase())
+        || word.chars().skip(1).all(|c| c.is_ascii_lowercase()) && word.starts_with(|c: char| c.is_ascii_uppercase());
+    (cased || right_after_timestamp).then(|| keyword_level(word)).flatten()
+}
+
+/// Separators that surround a timestamp or keyword and go with it.
+fn is_separator(c: char) -> bool {
+    c.is_whitespace() || matches!(c, '-' | ':' | ',' | '|')
+}
+
+/// Reads one line of text.
+///
+/// ```
+/// use sluice_ingest::text::parse_line;
+/// let line = parse_line("2015-07-29 17:41:44,747 - WARN  [QuorumPeer] - Notification time out: 3200");
+/// assert_eq!(line.timestamp, Some(1_438_191_704_747));
+/// assert_eq!(line.level, Some("warn"));
+/// assert_eq!(line.message, "[QuorumPeer] - Notification time out: 3200");
+/// ```
+pub fn parse_line(line: &str) -> TextLine<'_> {
+    let trimmed = line.trim();
+    let bracketed = trimmed.strip_prefix('[');
+    let candidate = bracketed.unwrap_or(trimmed);
+    let stamped = iso_stamp(candidate).or_else(|_| us_stamp(candidate)).ok().and_then(|(rest, stamp)| {
+        let rest = if bracketed.is_some() { rest.strip_prefix(']')? } else { rest };
+        Some((rest, to_ms(stamp)?))
+    });
+    let (rest, timestamp) = match stamped {
+        Some((rest, ms)) => (rest, Some(ms)),
+        None => (trimmed, None),
+    };
+
+    let body = rest.trim_start_matches(is_separator);
+    let mut level = None;
+    let mut message = body.to_owned();
+    let mut offset = 0;
+    for (index, word) in body.split_whitespace().take(LEVEL_WINDOW).enumerate() {
+        let start = body[offset..].find(word).map_or(offset, |found| offset + found);
+        offset = start + word.len();
+        if let Some(found) = word_level(word, index == 0 && timestamp.is_some()) {
+            level = Some(found);
+            let before = body[..start].trim_end_matches(is_separator);
+            let after = body[offset..].trim_start_matches(is_separator);
+            message = match (before.is_empty(), after.is_empty()) {
+                (true, _) => after.to_owned(),
+                (false, true) => before.to_owned(),
+                (false, false) => format!("{before} {after}"),
+            };
+            break;
+        }
+    }
+    if message.is_empty() {
+        // Nothing but a timestamp and a keyword: keep the line, a log needs a message.
+        message = trimmed.to_owned();
+    }
+    TextLine { timestamp, level, message, line }
+}
+
+/// The entry object of one line, as `entry_from_json` takes it.
+pub(crate) fn entry_object(parsed: &TextLine<'_>, default_level: Option<&str>) -> Map<String, Value> {
+    let mut entry = Map::new();
+    entry.insert("level".into(), parsed.level.or(default_level).unwrap_or("info").into());
+    entry.insert("message".into(), parsed.message.clone().into());
+    if let Some(ms) = parsed.timestamp {
+        entry.insert("timestamp".into(), ms.into());
+    }
+    entry
+}
+
+/// Parses a text body: one log per line; blank lines are skipped. `source` and
+/// `environment` normally come from the query defaults.
+///
+/// ```
+/// use sluice_ingest::{Defaults, Options, text::parse_text};
+/// let mut options = Options::new(0);
+/// options.defaults = Defaults { source: Some("api".into()), environment: Some("staging".into()), ..Defaults::default() };
+/// let batch = parse_text(b"2024-03-01 12:00:00 ERROR disk full\nplain line\n", &options).unwrap();
+/// assert_eq!((batch.entries[0].level.as_str(), batch.entries[0].message.as_str()), ("error", "disk full"));
+/// assert_eq!(batch.entries[1].level.as_str(), "info");
+/// ```
+pub fn parse_text(body: &[u8], options: &crate::Options) -> Result<crate::Batch, crate::IngestError> {
+    let objects = crate::frame::lines(body, crate::Format::Text)?
+        .map(|(_, line)| Value::Object(entry_object(&parse_line(line), options.defaults.level.as_deref())))
+        .collect();
+    crate::json::validate(objects, &[], options)
+}
