@@ -13,6 +13,7 @@
 //! assert_eq!(batch.entries.len(), 2);
 //! ```
 
+pub mod csv;
 mod error;
 mod format;
 mod frame;
@@ -62,6 +63,7 @@ pub fn parse(format: Format, body: &[u8], options: &Options) -> Result<Batch, In
         Format::Jsonl => parse_jsonl(body, options),
         Format::Syslog => syslog::parse_syslog(body, options),
         Format::Text => text::parse_text(body, options),
+        Format::Csv => csv::parse_csv(body, options),
         other => Err(IngestError::Unsupported(UnsupportedFormat(other))),
     }
 }

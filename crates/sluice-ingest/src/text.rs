@@ -97,7 +97,7 @@ fn to_ms((year, month, day, hour, minute, second, nanos, zone): Stamp) -> Option
 }
 
 /// The level a keyword names, if it is one.
-fn keyword_level(word: &str) -> Option<&'static str> {
+pub(crate) fn keyword_level(word: &str) -> Option<&'static str> {
     let lower = word.to_ascii_lowercase();
     match lower.as_str() {
         "error" | "err" | "fatal" | "severe" | "critical" | "crit" | "alert" | "emerg" | "emergency" => Some("error"),

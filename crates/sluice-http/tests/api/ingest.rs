@@ -307,9 +307,10 @@ async fn bodies_are_capped_at_five_mebibytes_after_decompression() {
 #[actix_web::test]
 async fn formats_without_a_parser_yet_answer_400() {
     let server = start().await;
-    let reply = server.post("/v1/logs?format=csv", "text/plain", b"level,message\ninfo,hi\n".to_vec()).await;
+    let reply =
+        server.post("/v1/logs?format=obl", "application/json", br#"{"format":"open-board-log-0.1"}"#.to_vec()).await;
     assert_eq!(reply.status, StatusCode::BAD_REQUEST);
-    assert_eq!(reply.issues(), vec![r#"["format"] The CSV format is not supported yet"#]);
+    assert_eq!(reply.issues(), vec![r#"["format"] The OBL format is not supported yet"#]);
     server.stop().await;
 }
 
@@ -391,5 +392,27 @@ async fn text_lines_take_timestamp_and_level_out_of_the_message() {
         .post("/v1/logs?source=s&environment=staging", "text/plain", b"ok line\n\xff\xfe broken\n".to_vec())
         .await;
     assert_eq!((reply.status, reply.error()), (StatusCode::BAD_REQUEST, "Text line 2: invalid UTF-8 at column 1"));
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn csv_rows_become_entries_with_typed_cells() {
+    let server = start().await;
+    let body =
+        b"level,message,tags,data,region\nwarn,\"disk 91%, full\",a;b,\"{\"\"mount\"\":\"\"/var\"\"}\",eu\n".to_vec();
+    let reply = server.post("/v1/logs?source=db&environment=production", "text/csv; header=present", body).await;
+    assert_eq!((reply.status, &reply.body["count"]), (StatusCode::OK, &json!(1)), "{}", reply.body);
+    let log = server.get("/v1/logs").await.body["logs"][0].clone();
+    assert_eq!(
+        (&log["message"], &log["tags"], &log["data"]),
+        (&json!("disk 91%, full"), &json!(["a", "b"]), &json!({"mount": "/var", "region": "eu"}))
+    );
+    let reply = server
+        .post("/v1/logs?source=db&environment=production", "text/csv", b"level,message\ninfo,a,extra\n".to_vec())
+        .await;
+    assert_eq!(
+        (reply.status, reply.error()),
+        (StatusCode::BAD_REQUEST, "CSV line 2: expected 2 fields as in the header, found 3")
+    );
     server.stop().await;
 }

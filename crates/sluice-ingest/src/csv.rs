@@ -1,0 +1,140 @@
+//! CSV: a header row of field names, then one entry per row, read with the `csv` crate.
+//!
+//! Comma or tab is detected from the header row; RFC 4180 quoting (commas, quotes and line
+//! breaks inside quoted cells) is supported. Cells of known fields are typed as DECISIONS
+//! says: `data` is a JSON object as text; `tags` is a JSON array or a `;`-separated list;
+//! `timestamp` is Unix ms or ISO 8601; `stepIndex` a number. An empty cell is an absent field.
+//! Columns that are not field names go into `data`, as text.
+//!
+//! Exported tables often name their columns otherwise (loghub: `Level`, `Content`). Without a
+//! `message` column, the first column named `message`, `msg`, `content`, `text` or `log` (any
+//! case) gives the message; without a `level` column, a `level`, `severity` or `loglevel`
+//! column (any case) is read with the text format's keywords (`INFO`, `notice`, `Warning`...)
+//! and a value that is no level leaves the query default (else `info`). Such columns also stay
+//! in `data` as sent. A table with no level column at all takes the query default, else `info`.
+//! A column named exactly `level` stays strict, like JSON.
+
+use serde_json::{Map, Value};
+
+use crate::{Batch, Format, IngestError, Options, ParseError};
+
+/// The fields of a log entry, as CSV headers name them.
+const FIELDS: [&str; 16] = [
+    "level",
+    "message",
+    "source",
+    "environment",
+    "dataset",
+    "version",
+    "userId",
+    "sessionId",
+    "requestId",
+    "data",
+    "errorName",
+    "errorStack",
+    "tags",
+    "timestamp",
+    "flowId",
+    "stepIndex",
+];
+
+const MESSAGE_ALIASES: [&str; 5] = ["message", "msg", "content", "text", "log"];
+const LEVEL_ALIASES: [&str; 3] = ["level", "severity", "loglevel"];
+
+/// One cell of a known field as the JSON value `entry_from_json` expects.
+fn typed(field: &str, cell: &str) -> Value {
+    match field {
+        "timestamp" | "stepIndex" => match cell.trim().parse::<i64>() {
+            Ok(number) => Value::from(number),
+            Err(_) => cell
+                .parse::<f64>()
+                .ok()
+                .and_then(serde_json::Number::from_f64)
+                .map_or_else(|| Value::from(cell), Value::Number),
+        },
+        "data" => {
+            serde_json::from_str::<Value>(cell).ok().filter(Value::is_object).unwrap_or_else(|| Value::from(cell))
+        }
+        "tags" => match serde_json::from_str::<Value>(cell) {
+            Ok(array @ Value::Array(_)) => array,
+            _ => Value::Array(cell.split(';').map(str::trim).filter(|tag| !tag.is_empty()).map(Value::from).collect()),
+        },
+        _ => Value::from(cell),
+    }
+}
+
+fn csv_error(error: &::csv::Error) -> ParseError {
+    let line = error.position().map(|position| position.line() as usize);
+    let reason = match error.kind() {
+        ::csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
+            format!("expected {expected_len} fields as in the header, found {len}")
+        }
+        ::csv::ErrorKind::Utf8 { .. } => "invalid UTF-8".to_owned(),
+        other => format!("{other:?}"),
+    };
+    ParseError { format: Format::Csv, line, column: None, reason }
+}
+
+/// Parses a CSV body.
+///
+/// ```
+/// use sluice_ingest::{Options, csv::parse_csv};
+/// let body = b"level,message,source,environment,tags,region\nwarn,\"disk 91%, full\",db,production,a;b,eu\n";
+/// let entry = &parse_csv(body, &Options::new(0)).unwrap().entries[0];
+/// assert_eq!(entry.message, "disk 91%, full");
+/// assert_eq!(entry.tags.as_deref(), Some(&["a".to_owned(), "b".to_owned()][..]));
+/// assert_eq!(entry.data.as_ref().unwrap()["region"], "eu");
+/// ```
+pub fn parse_csv(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
+    let header_line = body.split(|byte| *byte == b'\n').next().unwrap_or_default();
+    let delimiter = if header_line.contains(&b'\t') { b'\t' } else { b',' };
+    let mut reader = ::csv::ReaderBuilder::new().delimiter(delimiter).has_headers(true).from_reader(body);
+    let headers: Vec<String> = reader.headers().map_err(|error| csv_error(&error))?.iter().map(str::to_owned).collect();
+    if headers.iter().all(String::is_empty) {
+        return Err(ParseError {
+            format: Format::Csv,
+            line: Some(1),
+            column: None,
+            reason: "expected a header row of field names".to_owned(),
+        }
+        .into());
+    }
+    let has = |name: &str| headers.iter().any(|header| header == name);
+    let alias =
+        |aliases: &[&str]| headers.iter().position(|header| aliases.contains(&header.to_ascii_lowercase().as_str()));
+    let message_alias = (!has("message")).then(|| alias(&MESSAGE_ALIASES)).flatten();
+    let level_alias = (!has("level")).then(|| alias(&LEVEL_ALIASES)).flatten();
+
+    let mut objects = Vec::new();
+    let mut record = ::csv::StringRecord::new();
+    while reader.read_record(&mut record).map_err(|error| csv_error(&error))? {
+        let mut object = Map::new();
+        for (index, cell) in record.iter().enumerate() {
+            let Some(header) = headers.get(index) else { continue };
+            if cell.is_empty() || header.is_empty() {
+                continue;
+            }
+            if Some(index) == message_alias {
+                object.insert("message".into(), Value::from(cell));
+                continue;
+            }
+            if FIELDS.contains(&header.as_str()) {
+                object.insert(header.clone(), typed(header, cell));
+            } else {
+                object.insert(header.clone(), Value::from(cell));
+            }
+            if Some(index) == level_alias
+                && let Some(level) = crate::text::keyword_level(cell.trim())
+            {
+                object.insert("level".into(), Value::from(level));
+            }
+        }
+        // Without a `level` column the level is not the client's to get wrong: query default,
+        // else info, as for text. An exact `level` column with an empty cell stays `Required`.
+        if !object.contains_key("level") && options.defaults.level.is_none() && !has("level") {
+            object.insert("level".into(), Value::from("info"));
+        }
+        objects.push(Value::Object(object));
+    }
+    crate::json::validate(objects, &[], options)
+}
