@@ -69,7 +69,6 @@ impl From<IngestError> for ApiError {
         match error {
             IngestError::Parse(parse) => ApiError::Parse(parse.to_string()),
             IngestError::Invalid(issues) => ApiError::Validation(issues),
-            IngestError::Unsupported(unsupported) => ApiError::invalid("format", unsupported.to_string()),
         }
     }
 }

@@ -45,7 +45,4 @@ pub enum IngestError {
     /// The body was read, but entries break the rules; every issue is listed.
     #[error("Validation error")]
     Invalid(Vec<Issue>),
-    /// This build has no parser for the format yet.
-    #[error(transparent)]
-    Unsupported(#[from] crate::UnsupportedFormat),
 }

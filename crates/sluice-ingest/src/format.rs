@@ -148,11 +148,6 @@ impl fmt::Display for Format {
     }
 }
 
-/// The format is known, but this build does not parse it yet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("The {} format is not supported yet", .0.label())]
-pub struct UnsupportedFormat(pub Format);
-
 #[cfg(test)]
 mod tests {
     use super::*;

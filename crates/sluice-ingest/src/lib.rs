@@ -18,11 +18,12 @@ mod error;
 mod format;
 mod frame;
 mod json;
+pub mod obl;
 pub mod syslog;
 pub mod text;
 
 pub use error::{IngestError, ParseError};
-pub use format::{Format, UnsupportedFormat};
+pub use format::Format;
 pub use json::{parse_json, parse_jsonl};
 pub use sluice_model::{Defaults, LogEntry};
 
@@ -64,6 +65,6 @@ pub fn parse(format: Format, body: &[u8], options: &Options) -> Result<Batch, In
         Format::Syslog => syslog::parse_syslog(body, options),
         Format::Text => text::parse_text(body, options),
         Format::Csv => csv::parse_csv(body, options),
-        other => Err(IngestError::Unsupported(UnsupportedFormat(other))),
+        Format::Obl => obl::parse_obl(body, options),
     }
 }

@@ -305,17 +305,6 @@ async fn bodies_are_capped_at_five_mebibytes_after_decompression() {
 }
 
 #[actix_web::test]
-async fn formats_without_a_parser_yet_answer_400() {
-    let server = start().await;
-    let reply =
-        server.post("/v1/logs?format=obl", "application/json", br#"{"format":"open-board-log-0.1"}"#.to_vec()).await;
-    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
-    assert_eq!(reply.issues(), vec![r#"["format"] The OBL format is not supported yet"#]);
-    server.stop().await;
-}
-
-/// The bodies syslog-ng 3.38 and `logger | curl` sent in `shared/corpus/client-captures`.
-#[actix_web::test]
 async fn syslog_bodies_from_real_shippers_are_stored_with_their_parts() {
     let server = start().await;
     let bodies: [&[u8]; 2] = [
@@ -414,5 +403,37 @@ async fn csv_rows_become_entries_with_typed_cells() {
         (reply.status, reply.error()),
         (StatusCode::BAD_REQUEST, "CSV line 2: expected 2 fields as in the header, found 3")
     );
+    server.stop().await;
+}
+
+/// One body of each format, sent with neither `format` nor `Content-Type`: sniffing in
+/// DECISIONS' order picks each parser, end to end.
+#[actix_web::test]
+async fn every_format_is_sniffed_and_stored() {
+    let server = start().await;
+    let obl = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/corpus/obl/aacprocessors_generated_with_notice.obl"
+    ))
+    .expect("obl corpus");
+    let bodies: Vec<(&str, Vec<u8>)> = vec![
+        ("obl", obl),
+        ("json", json!([entry("from json")]).to_string().into_bytes()),
+        ("jsonl", format!("{}\n{}\n", entry("jsonl one"), entry("jsonl two")).into_bytes()),
+        ("syslog", b"<13>1 2024-03-01T12:00:00Z host app - - - from syslog\n".to_vec()),
+        ("csv", b"level,message,source\nwarn,from csv,api\n".to_vec()),
+        ("text", b"2024-03-01 12:00:00 ERROR from text\n".to_vec()),
+    ];
+    let auth = format!("Bearer {}", server.key);
+    for (format, body) in bodies {
+        let reply = server
+            .request("POST", "/v1/logs?source=sniffed&environment=production", &[("Authorization", &auth)], body)
+            .await;
+        assert_eq!(reply.status, StatusCode::OK, "{format}: {}", reply.body);
+    }
+    let messages = server.get("/v1/logs?limit=100").await.messages();
+    for expected in ["from json", "jsonl one", "jsonl two", "from syslog", "from csv", "from text", "Button: I"] {
+        assert!(messages.iter().any(|message| message == expected), "{expected} in {messages:?}");
+    }
     server.stop().await;
 }
