@@ -15,28 +15,9 @@
 //! A column named exactly `level` stays strict, like JSON.
 
 use serde_json::{Map, Value};
+use sluice_model::ENTRY_FIELDS;
 
 use crate::{Batch, Format, IngestError, Options, ParseError};
-
-/// The fields of a log entry, as CSV headers name them.
-const FIELDS: [&str; 16] = [
-    "level",
-    "message",
-    "source",
-    "environment",
-    "dataset",
-    "version",
-    "userId",
-    "sessionId",
-    "requestId",
-    "data",
-    "errorName",
-    "errorStack",
-    "tags",
-    "timestamp",
-    "flowId",
-    "stepIndex",
-];
 
 const MESSAGE_ALIASES: [&str; 5] = ["message", "msg", "content", "text", "log"];
 const LEVEL_ALIASES: [&str; 3] = ["level", "severity", "loglevel"];
@@ -118,7 +99,7 @@ pub fn parse_csv(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
                 object.insert("message".into(), Value::from(cell));
                 continue;
             }
-            if FIELDS.contains(&header.as_str()) {
+            if ENTRY_FIELDS.contains(&header.as_str()) {
                 object.insert(header.clone(), typed(header, cell));
             } else {
                 object.insert(header.clone(), Value::from(cell));

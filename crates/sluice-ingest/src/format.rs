@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use sluice_model::UnknownValue;
+use sluice_model::{ENTRY_FIELDS, UnknownValue};
 
 /// A body format of `POST /v1/logs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -91,24 +91,6 @@ impl Format {
 
 /// A first line of comma- or tab-separated known field names, `level` or `message` among them.
 fn looks_like_csv_header(line: &[u8]) -> bool {
-    const FIELDS: [&str; 16] = [
-        "level",
-        "message",
-        "source",
-        "environment",
-        "dataset",
-        "version",
-        "userId",
-        "sessionId",
-        "requestId",
-        "data",
-        "errorName",
-        "errorStack",
-        "tags",
-        "timestamp",
-        "flowId",
-        "stepIndex",
-    ];
     let Ok(line) = std::str::from_utf8(line) else { return false };
     let delimiter = if line.contains('\t') {
         '\t'
@@ -118,7 +100,7 @@ fn looks_like_csv_header(line: &[u8]) -> bool {
         return false;
     };
     let names: Vec<&str> = line.split(delimiter).map(|name| name.trim().trim_matches('"')).collect();
-    let known = names.iter().filter(|name| FIELDS.contains(name)).count();
+    let known = names.iter().filter(|name| ENTRY_FIELDS.contains(name)).count();
     known * 2 > names.len() && names.iter().any(|name| *name == "message" || *name == "level")
 }
 

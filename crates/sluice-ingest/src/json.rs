@@ -1,7 +1,7 @@
 //! JSON (three body shapes) and JSONL (one object per line).
 
 use serde_json::Value;
-use sluice_model::{Issue, PathSegment, entry_from_json};
+use sluice_model::{Issue, PathSegment, entry_from_json, json_type_name};
 
 use crate::{Batch, Format, IngestError, Options, ParseError};
 
@@ -37,21 +37,10 @@ pub(crate) fn validate(objects: Vec<Value>, prefix: &[PathSegment], options: &Op
                 Ok(entry) => entries.push(entry),
                 Err(found) => issues.extend(found.into_iter().map(|issue| issue.under(&path))),
             },
-            other => issues.push(Issue::new(path, format!("Expected object, received {}", json_type(&other)))),
+            other => issues.push(Issue::new(path, format!("Expected object, received {}", json_type_name(&other)))),
         }
     }
     if issues.is_empty() { Ok(Batch { entries }) } else { Err(IngestError::Invalid(issues)) }
-}
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 /// Parses a JSON body: `{"logs": [...]}`, a bare array of entries, or one entry object.
@@ -71,7 +60,7 @@ pub fn parse_json(body: &[u8], options: &Options) -> Result<Batch, IngestError> 
             Some(Value::Array(items)) => validate(items, &[PathSegment::from("logs")], options),
             Some(other) => Err(IngestError::Invalid(vec![Issue::at(
                 "logs",
-                format!("Expected array, received {}", json_type(&other)),
+                format!("Expected array, received {}", json_type_name(&other)),
             )])),
             None => validate(vec![Value::Object(object)], &[], options),
         },
@@ -81,7 +70,7 @@ pub fn parse_json(body: &[u8], options: &Options) -> Result<Batch, IngestError> 
             column: None,
             reason: format!(
                 "expected an object with a `logs` array, an array of entries or one entry object, found {}",
-                json_type(&other)
+                json_type_name(&other)
             ),
         }
         .into()),
@@ -111,7 +100,7 @@ pub fn parse_jsonl(body: &[u8], options: &Options) -> Result<Batch, IngestError>
                 format: Format::Jsonl,
                 line: Some(number),
                 column: Some(1),
-                reason: format!("expected a JSON object, found {}", json_type(&value)),
+                reason: format!("expected a JSON object, found {}", json_type_name(&value)),
             }
             .into());
         }

@@ -29,6 +29,27 @@ pub struct Defaults {
     pub dataset: Option<String>,
 }
 
+/// Every field of a log entry as the wire spells it, in SPEC's order (also the order in which
+/// issues are listed).
+pub const ENTRY_FIELDS: [&str; 16] = [
+    "level",
+    "message",
+    "source",
+    "environment",
+    "dataset",
+    "version",
+    "userId",
+    "sessionId",
+    "requestId",
+    "data",
+    "errorName",
+    "errorStack",
+    "tags",
+    "timestamp",
+    "flowId",
+    "stepIndex",
+];
+
 /// A valid log entry, ready to store. Built only by [`entry_from_json`] (or by hand in tests).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -116,7 +137,7 @@ fn wire_name(field: &str) -> &str {
 }
 
 /// The zod name of a JSON value's type, for `Expected string, received number`.
-fn type_name(value: &Value) -> &'static str {
+pub fn json_type_name(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "boolean",
@@ -140,7 +161,7 @@ impl Fields {
             Value::Null => None,
             Value::String(text) => Some(text),
             other => {
-                self.issues.push(Issue::at(name, format!("Expected string, received {}", type_name(&other))));
+                self.issues.push(Issue::at(name, format!("Expected string, received {}", json_type_name(&other))));
                 None
             }
         }
@@ -182,13 +203,13 @@ impl Fields {
                         Value::String(tag) => tags.push(tag),
                         other => self
                             .issues
-                            .push(Issue::new(path(), format!("Expected string, received {}", type_name(&other)))),
+                            .push(Issue::new(path(), format!("Expected string, received {}", json_type_name(&other)))),
                     }
                 }
                 Some(tags)
             }
             other => {
-                self.issues.push(Issue::at("tags", format!("Expected array, received {}", type_name(&other))));
+                self.issues.push(Issue::at("tags", format!("Expected array, received {}", json_type_name(&other))));
                 None
             }
         }
@@ -199,7 +220,7 @@ impl Fields {
             Value::Null => None,
             Value::Object(map) => Some(map),
             other => {
-                self.issues.push(Issue::at("data", format!("Expected object, received {}", type_name(&other))));
+                self.issues.push(Issue::at("data", format!("Expected object, received {}", json_type_name(&other))));
                 None
             }
         }
@@ -220,7 +241,7 @@ impl Fields {
                 Value::Number(_) | Value::String(_) => {
                     "Invalid timestamp: expected Unix milliseconds or an ISO 8601 date-time".to_owned()
                 }
-                other => format!("Expected number, received {}", type_name(&other)),
+                other => format!("Expected number, received {}", json_type_name(&other)),
             };
             self.issues.push(Issue::at("timestamp", message));
         }
@@ -244,7 +265,8 @@ impl Fields {
                 }
             },
             other => {
-                self.issues.push(Issue::at("stepIndex", format!("Expected number, received {}", type_name(&other))));
+                self.issues
+                    .push(Issue::at("stepIndex", format!("Expected number, received {}", json_type_name(&other))));
                 None
             }
         }
@@ -375,27 +397,9 @@ pub fn entry_from_json(
 
 /// Issues in a stable order (by path), so a client sees the same list for the same body.
 fn sort_issues(issues: &mut [Issue]) {
-    const ORDER: [&str; 16] = [
-        "level",
-        "message",
-        "source",
-        "environment",
-        "dataset",
-        "version",
-        "userId",
-        "sessionId",
-        "requestId",
-        "data",
-        "errorName",
-        "errorStack",
-        "tags",
-        "timestamp",
-        "flowId",
-        "stepIndex",
-    ];
     let rank = |issue: &Issue| match issue.path.first() {
-        Some(PathSegment::Key(key)) => ORDER.iter().position(|name| name == key).unwrap_or(ORDER.len()),
-        _ => ORDER.len(),
+        Some(PathSegment::Key(key)) => ENTRY_FIELDS.iter().position(|name| name == key).unwrap_or(ENTRY_FIELDS.len()),
+        _ => ENTRY_FIELDS.len(),
     };
     issues.sort_by_key(|issue| rank(issue));
 }

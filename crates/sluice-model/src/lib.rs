@@ -10,7 +10,7 @@ mod issue;
 mod tenancy;
 mod values;
 
-pub use entry::{Defaults, Log, LogEntry, entry_from_json};
+pub use entry::{Defaults, ENTRY_FIELDS, Log, LogEntry, entry_from_json, json_type_name};
 pub use ids::{IdParseError, KeyId, LogId, WorkspaceId};
 pub use issue::{Issue, PathSegment};
 pub use tenancy::{ApiKeyRecord, KeyEnv, KeyState, Plan, Scope, Scopes, Workspace};
