@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Seeds each fuzz target's corpus with the real inputs in ../shared/corpus (not committed:
+# fuzz/corpus is ignored). Run from the repository root: bash fuzz/seed.sh
+set -euo pipefail
+shared="$(dirname "$0")/../../shared/corpus"
+corpus="$(dirname "$0")/corpus"
+mkdir -p "$corpus"/{json,jsonl,syslog,text,csv,obl}
+cp "$shared"/syslog/*.txt "$corpus/syslog/"
+for f in "$shared"/loghub/*_2k.log; do head -c 20000 "$f" > "$corpus/text/$(basename "$f")"; done
+for f in "$shared"/loghub/csv/*.csv; do head -c 20000 "$f" > "$corpus/csv/$(basename "$f")"; done
+cp "$shared"/obl/*.obl* "$corpus/obl/"
+echo '{"logs":[{"level":"info","message":"m","source":"s","environment":"staging","tags":["a"],"data":{"k":1}}]}' > "$corpus/json/wrapped.json"
+echo '[{"level":"warn","message":"m","timestamp":"2024-03-01T12:00:00Z","stepIndex":3}]' > "$corpus/json/bare.json"
+printf '%s\n%s\n' '{"level":"info","message":"a"}' '{"level":"error","message":"b","errorStack":"at x"}' > "$corpus/jsonl/two.jsonl"
