@@ -42,6 +42,13 @@ fn ci(root: &Path) -> anyhow::Result<()> {
     run("cargo", &["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"])?;
     architecture()?;
     tidy(root)?;
+    let corpus = root.join("../shared/corpus");
+    if !corpus.is_dir() {
+        bail!(
+            "the test corpus is missing at {}: clone sluice next to the project's shared/ folder (CI does)",
+            corpus.display()
+        );
+    }
     if succeeds("cargo", &["nextest", "--version"]) {
         run("cargo", &["nextest", "run", "--workspace", "--locked", "--no-fail-fast"])?;
     } else {
