@@ -3,17 +3,11 @@
 
 use anyhow::Context;
 use serde_json::{Value, json};
+use sluice_http::unix_now_ms;
 use sluice_model::{ApiKeyRecord, KeyId, Workspace, WorkspaceId};
 use sluice_store::{NewApiKey, Store, StoreError};
 
 use crate::cli::{AdminCommand, KeyCommand, WorkspaceCommand};
-
-pub(crate) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|elapsed| elapsed.as_millis() as i64)
-        .unwrap_or_default()
-}
 
 /// Prints `value` as one line of JSON, or `human` for people.
 fn print(json_output: bool, value: Value, human: impl FnOnce() -> String) {
@@ -52,7 +46,7 @@ async fn existing_workspace(store: &dyn Store, id: &str) -> anyhow::Result<Works
 
 /// Runs one admin command.
 pub(crate) async fn run(store: &dyn Store, command: AdminCommand) -> anyhow::Result<()> {
-    let now = now_ms();
+    let now = unix_now_ms();
     match command {
         AdminCommand::Workspace(WorkspaceCommand::Create { name, plan, json }) => {
             let workspace = Workspace { id: WorkspaceId::generate(), name, plan, created_at: now };

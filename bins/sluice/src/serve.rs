@@ -9,13 +9,12 @@ use sluice_http::AppState;
 use sluice_model::{ApiKeyRecord, KeyEnv, KeyId, Plan, Scopes, Workspace, WorkspaceId};
 use sluice_store::{NewApiKey, Store};
 
-use crate::admin::now_ms;
 use crate::cli::ServeOptions;
 
 /// On an empty database, creates workspace `default` (enterprise, so a local trial is not rate
 /// limited) and one key, and prints the key once on stdout.
 async fn bootstrap(store: &dyn Store) -> anyhow::Result<()> {
-    let now = now_ms();
+    let now = sluice_http::unix_now_ms();
     let workspace =
         Workspace { id: WorkspaceId::generate(), name: "default".into(), plan: Plan::Enterprise, created_at: now };
     let generated = sluice_auth::generate_key(KeyEnv::Live).context("the OS random number generator failed")?;

@@ -18,9 +18,9 @@ pub enum ApiError {
     /// 400 with `code: PARSE_ERROR`: the body could not be read.
     #[error("{0}")]
     Parse(String),
-    /// 401, 403 or 404 from authentication.
+    /// 401, 403 or 404 from authentication (store failures become `Unavailable` or `Internal`).
     #[error(transparent)]
-    Auth(#[from] AuthError),
+    Auth(AuthError),
     /// 404 with the given message.
     #[error("{0}")]
     NotFound(&'static str),
@@ -64,6 +64,15 @@ impl From<StoreError> for ApiError {
     }
 }
 
+impl From<AuthError> for ApiError {
+    fn from(error: AuthError) -> Self {
+        match error {
+            AuthError::Store(store) => ApiError::from(store),
+            other => ApiError::Auth(other),
+        }
+    }
+}
+
 impl From<IngestError> for ApiError {
     fn from(error: IngestError) -> Self {
         match error {
@@ -92,7 +101,7 @@ impl ResponseError for ApiError {
                 }
                 AuthError::AccessDenied | AuthError::MissingScope(_) => StatusCode::FORBIDDEN,
                 AuthError::WorkspaceNotFound => StatusCode::NOT_FOUND,
-                AuthError::Store(StoreError::Unavailable(_)) => StatusCode::SERVICE_UNAVAILABLE,
+                // Never built: `From<AuthError>` sends store failures through `From<StoreError>`.
                 AuthError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
             },
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
@@ -105,14 +114,7 @@ impl ResponseError for ApiError {
 
     fn error_response(&self) -> HttpResponse {
         let status = self.status_code();
-        let error = match self {
-            ApiError::Auth(AuthError::Store(store)) => {
-                tracing::error!(error.reason = %store, "authentication could not reach the store");
-                if status == StatusCode::SERVICE_UNAVAILABLE { "Service unavailable" } else { "Internal server error" }
-                    .to_owned()
-            }
-            other => other.to_string(),
-        };
+        let error = self.to_string();
         let envelope = Envelope {
             error,
             issues: match self {

@@ -16,7 +16,7 @@ mod state;
 
 pub use error::ApiError;
 pub use extract::Authed;
-pub use state::{AppState, Clock, system_clock};
+pub use state::{AppState, Clock, system_clock, unix_now_ms};
 
 use actix_web::web;
 

@@ -9,11 +9,14 @@ use sluice_store::Store;
 /// The current time in Unix ms. Injected so tests can move time without sleeping.
 pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
 
+/// Now, in Unix ms, by the wall clock.
+pub fn unix_now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|elapsed| elapsed.as_millis() as i64).unwrap_or_default()
+}
+
 /// The wall clock.
 pub fn system_clock() -> Clock {
-    Arc::new(|| {
-        SystemTime::now().duration_since(UNIX_EPOCH).map(|elapsed| elapsed.as_millis() as i64).unwrap_or_default()
-    })
+    Arc::new(unix_now_ms)
 }
 
 /// Shared by every worker.

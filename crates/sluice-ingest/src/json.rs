@@ -7,7 +7,7 @@ use crate::{Batch, Format, IngestError, Options, ParseError};
 
 /// A serde_json error as a [`ParseError`]: its message without serde's own position, plus
 /// the line and column in our words.
-fn parse_error(format: Format, error: &serde_json::Error, line: Option<usize>) -> ParseError {
+pub(crate) fn parse_error(format: Format, error: &serde_json::Error, line: Option<usize>) -> ParseError {
     let text = error.to_string();
     let reason = match text.rfind(" at line ") {
         Some(position) => text[..position].to_owned(),

@@ -80,11 +80,8 @@ fn describe(event: &Map<String, Value>, session_type: Option<&str>) -> (String, 
 pub fn parse_obl(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
     let text = std::str::from_utf8(body).map_err(|_| parse_error("invalid UTF-8", None, None))?;
     let (json, comment_lines) = strip_comment(text)?;
-    let root: Value = serde_json::from_str(json).map_err(|error| {
-        let message = error.to_string();
-        let reason = message.rfind(" at line ").map_or(message.as_str(), |at| &message[..at]).to_owned();
-        parse_error(reason, Some(error.line() + comment_lines), Some(error.column()))
-    })?;
+    let root: Value = serde_json::from_str(json)
+        .map_err(|error| crate::json::parse_error(Format::Obl, &error, Some(error.line() + comment_lines)))?;
     let Value::Object(root) = root else { return Err(parse_error("expected a JSON object", None, None)) };
     if let Some(format) = root.get("format").and_then(Value::as_str)
         && !format.starts_with("open-board-log")
