@@ -10,6 +10,10 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde::Deserialize;
 use sluice_ingest::{Defaults, Format, Options, parse};
 
+/// The allocator the `sluice` binary uses, so the figures are those of the deployed service.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn corpus(relative: &str) -> Vec<u8> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus").join(relative);
     std::fs::read(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))

@@ -14,8 +14,8 @@
 //! in `data` as sent. A table with no level column at all takes the query default, else `info`.
 //! A column named exactly `level` stays strict, like JSON.
 
-use serde_json::{Map, Value};
-use sluice_model::ENTRY_FIELDS;
+use serde_json::Value;
+use sluice_model::{Draft, Field, JsonObject, Level, Member, Sent};
 
 use crate::{Batch, Format, IngestError, Options, ParseError};
 
@@ -23,9 +23,9 @@ const MESSAGE_ALIASES: [&str; 5] = ["message", "msg", "content", "text", "log"];
 const LEVEL_ALIASES: [&str; 3] = ["level", "severity", "loglevel"];
 
 /// One cell of a known field as the JSON value `entry_from_json` expects.
-fn typed(field: &str, cell: &str) -> Value {
+fn typed(field: Field, cell: &str) -> Value {
     match field {
-        "timestamp" | "stepIndex" => match cell.trim().parse::<i64>() {
+        Field::Timestamp | Field::StepIndex => match cell.trim().parse::<i64>() {
             Ok(number) => Value::from(number),
             Err(_) => cell
                 .parse::<f64>()
@@ -33,10 +33,10 @@ fn typed(field: &str, cell: &str) -> Value {
                 .and_then(serde_json::Number::from_f64)
                 .map_or_else(|| Value::from(cell), Value::Number),
         },
-        "data" => {
+        Field::Data => {
             serde_json::from_str::<Value>(cell).ok().filter(Value::is_object).unwrap_or_else(|| Value::from(cell))
         }
-        "tags" => match serde_json::from_str::<Value>(cell) {
+        Field::Tags => match serde_json::from_str::<Value>(cell) {
             Ok(array @ Value::Array(_)) => array,
             _ => Value::Array(cell.split(';').map(str::trim).filter(|tag| !tag.is_empty()).map(Value::from).collect()),
         },
@@ -64,7 +64,7 @@ fn csv_error(error: &::csv::Error) -> ParseError {
 /// let entry = &parse_csv(body, &Options::new(0)).unwrap().entries[0];
 /// assert_eq!(entry.message, "disk 91%, full");
 /// assert_eq!(entry.tags.as_deref(), Some(&["a".to_owned(), "b".to_owned()][..]));
-/// assert_eq!(entry.data.as_ref().unwrap()["region"], "eu");
+/// assert_eq!(entry.data.as_ref().unwrap().get("region"), Some("eu".into()));
 /// ```
 pub fn parse_csv(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
     let header_line = body.split(|byte| *byte == b'\n').next().unwrap_or_default();
@@ -86,36 +86,66 @@ pub fn parse_csv(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
     let message_alias = (!has("message")).then(|| alias(&MESSAGE_ALIASES)).flatten();
     let level_alias = (!has("level")).then(|| alias(&LEVEL_ALIASES)).flatten();
 
-    let mut objects = Vec::new();
+    // What each column is, decided once from the header.
+    enum Column {
+        Skip,
+        Field(Field),
+        MessageAlias,
+        LevelAlias(String),
+        Other(String),
+    }
+    let columns: Vec<Column> = headers
+        .iter()
+        .enumerate()
+        .map(|(index, header)| match Field::from_name(header) {
+            _ if header.is_empty() => Column::Skip,
+            _ if Some(index) == message_alias => Column::MessageAlias,
+            _ if Some(index) == level_alias => Column::LevelAlias(header.clone()),
+            Some(field) => Column::Field(field),
+            None => Column::Other(header.clone()),
+        })
+        .collect();
+    // Without a `level` column the level is not the client's to get wrong: query default,
+    // else info, as for text. An exact `level` column with an empty cell stays `Required`.
+    let implied_level =
+        if options.defaults.level.is_none() && !has("level") { Sent::Value(Level::Info) } else { Sent::Absent };
+
+    // Unknown columns become `data` in one pass, unless a `data` column needs merging.
+    let has_data_column = has("data");
+    let mut drafts = Vec::new();
     let mut record = ::csv::StringRecord::new();
     while reader.read_record(&mut record).map_err(|error| csv_error(&error))? {
-        let mut object = Map::new();
-        for (index, cell) in record.iter().enumerate() {
-            let Some(header) = headers.get(index) else { continue };
-            if cell.is_empty() || header.is_empty() {
+        let mut draft = Draft { level: implied_level.clone(), ..Draft::default() };
+        let mut members: Vec<(&str, Member<'_>)> = Vec::with_capacity(columns.len());
+        for (column, cell) in columns.iter().zip(record.iter()) {
+            if cell.is_empty() {
                 continue;
             }
-            if Some(index) == message_alias {
-                object.insert("message".into(), Value::from(cell));
-                continue;
+            match column {
+                Column::Skip => {}
+                Column::Field(field) => draft.set(*field, typed(*field, cell)),
+                Column::MessageAlias => draft.message = Sent::Value(cell.to_owned()),
+                Column::LevelAlias(header) => {
+                    if let Some(level) = crate::text::keyword_level(cell.trim()) {
+                        draft.level = Sent::Value(level);
+                    }
+                    members.push((header, Member::Str(cell)));
+                }
+                Column::Other(header) => members.push((header, Member::Str(cell))),
             }
-            if ENTRY_FIELDS.contains(&header.as_str()) {
-                object.insert(header.clone(), typed(header, cell));
+        }
+        if !members.is_empty() {
+            if has_data_column {
+                for (header, member) in &members {
+                    if let Ok(raw) = serde_json::value::to_raw_value(member) {
+                        draft.unknown.push(((*header).to_owned(), raw));
+                    }
+                }
             } else {
-                object.insert(header.clone(), Value::from(cell));
-            }
-            if Some(index) == level_alias
-                && let Some(level) = crate::text::keyword_level(cell.trim())
-            {
-                object.insert("level".into(), Value::from(level));
+                draft.data = Sent::Value(JsonObject::from_members(&members));
             }
         }
-        // Without a `level` column the level is not the client's to get wrong: query default,
-        // else info, as for text. An exact `level` column with an empty cell stays `Required`.
-        if !object.contains_key("level") && options.defaults.level.is_none() && !has("level") {
-            object.insert("level".into(), Value::from("info"));
-        }
-        objects.push(Value::Object(object));
+        drafts.push(draft);
     }
-    crate::json::validate(objects, &[], options)
+    crate::json::finish_drafts(drafts, options)
 }

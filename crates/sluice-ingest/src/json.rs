@@ -1,7 +1,10 @@
 //! JSON (three body shapes) and JSONL (one object per line).
 
-use serde_json::Value;
-use sluice_model::{Issue, PathSegment, entry_from_json, json_type_name};
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use sluice_model::limits::MAX_ENTRIES_PER_REQUEST;
+use sluice_model::{Draft, DraftVisitor, Issue, Key, PathSegment};
 
 use crate::{Batch, Format, IngestError, Options, ParseError};
 
@@ -17,30 +20,181 @@ pub(crate) fn parse_error(format: Format, error: &serde_json::Error, line: Optio
     ParseError { format, line: line.or((error.line() > 0).then_some(error.line())), column, reason }
 }
 
-/// Validates every object, prefixing issue paths with `prefix` and the entry index.
-pub(crate) fn validate(objects: Vec<Value>, prefix: &[PathSegment], options: &Options) -> Result<Batch, IngestError> {
-    let count_path: Vec<PathSegment> = prefix.to_vec();
-    if objects.is_empty() {
-        return Err(IngestError::Invalid(vec![Issue::new(count_path, "Array must contain at least 1 element(s)")]));
+/// One item of a batch: an entry object, or the JSON type name of something else.
+pub(crate) enum Item {
+    Entry(Draft),
+    NotObject(&'static str),
+}
+
+impl<'de> Deserialize<'de> for Item {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ItemVisitor)
+    }
+}
+
+struct ItemVisitor;
+
+impl<'de> Visitor<'de> for ItemVisitor {
+    type Value = Item;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a log entry object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Item, A::Error> {
+        DraftVisitor.visit_map(map).map(Item::Entry)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Item, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Item::NotObject("array"))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Item, E> {
+        Ok(Item::NotObject("boolean"))
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Item, E> {
+        Ok(Item::NotObject("number"))
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Item, E> {
+        Ok(Item::NotObject("number"))
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Item, E> {
+        Ok(Item::NotObject("number"))
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Item, E> {
+        Ok(Item::NotObject("string"))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Item, E> {
+        Ok(Item::NotObject("null"))
+    }
+}
+
+/// A JSON body in one of its three shapes, read in one pass.
+enum Body {
+    /// `{"logs": [...]}`.
+    Wrapped(Vec<Item>),
+    /// `{"logs": <not an array>}`: the type found.
+    WrappedNotArray(&'static str),
+    /// `[...]`.
+    Bare(Vec<Item>),
+    /// One entry object.
+    Single(Draft),
+    /// A scalar: its type.
+    Scalar(&'static str),
+}
+
+/// The value of a `logs` key: an array of items, or the type of something else.
+enum Logs {
+    Items(Vec<Item>),
+    Not(&'static str),
+}
+
+impl<'de> Deserialize<'de> for Logs {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = deserializer.deserialize_any(BodyVisitor)?;
+        Ok(match value {
+            Body::Bare(items) => Logs::Items(items),
+            Body::Scalar(kind) => Logs::Not(kind),
+            _ => Logs::Not("object"),
+        })
+    }
+}
+
+struct BodyVisitor;
+
+impl<'de> Visitor<'de> for BodyVisitor {
+    type Value = Body;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("an object with a `logs` array, an array of entries or one entry object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Body, A::Error> {
+        // An object is the wrapped shape when it has a `logs` key (other keys are then
+        // ignored), else a single entry; its fields are read into a draft as they come.
+        let mut draft = Draft::default();
+        let mut logs = None;
+        while let Some(key) = map.next_key::<Key>()? {
+            match key {
+                Key::Other(name) if name == "logs" => logs = Some(map.next_value::<Logs>()?),
+                _ if logs.is_some() => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+                key => draft.read_value(key, &mut map)?,
+            }
+        }
+        Ok(match logs {
+            Some(Logs::Items(items)) => Body::Wrapped(items),
+            Some(Logs::Not(kind)) => Body::WrappedNotArray(kind),
+            None => Body::Single(draft),
+        })
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Body, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(MAX_ENTRIES_PER_REQUEST));
+        while let Some(item) = seq.next_element::<Item>()? {
+            items.push(item);
+        }
+        Ok(Body::Bare(items))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Body, E> {
+        Ok(Body::Scalar("boolean"))
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Body, E> {
+        Ok(Body::Scalar("number"))
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Body, E> {
+        Ok(Body::Scalar("number"))
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Body, E> {
+        Ok(Body::Scalar("number"))
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Body, E> {
+        Ok(Body::Scalar("string"))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Body, E> {
+        Ok(Body::Scalar("null"))
+    }
+}
+
+/// Checks every draft, prefixing issue paths with `prefix` and the entry index.
+pub(crate) fn finish_all(
+    items: impl ExactSizeIterator<Item = Item>,
+    prefix: &[PathSegment],
+    options: &Options,
+) -> Result<Batch, IngestError> {
+    if items.len() == 0 {
+        return Err(IngestError::Invalid(vec![Issue::new(prefix.to_vec(), "Array must contain at least 1 element(s)")]));
     }
     let mut issues = Vec::new();
-    if objects.len() > options.max_entries {
+    if items.len() > options.max_entries {
         // Reported first, but the entries are still checked: the answer lists every issue.
-        issues.push(Issue::new(count_path, format!("Array must contain at most {} element(s)", options.max_entries)));
+        issues.push(Issue::new(
+            prefix.to_vec(),
+            format!("Array must contain at most {} element(s)", options.max_entries),
+        ));
     }
-    let mut entries = Vec::with_capacity(objects.len().min(options.max_entries));
-    for (index, value) in objects.into_iter().enumerate() {
-        let mut path = prefix.to_vec();
-        path.push(PathSegment::Index(index));
-        match value {
-            Value::Object(object) => match entry_from_json(object, &options.defaults, options.received_at_ms) {
-                Ok(entry) => entries.push(entry),
-                Err(found) => issues.extend(found.into_iter().map(|issue| issue.under(&path))),
+    let mut entries = Vec::with_capacity(items.len().min(options.max_entries));
+    for (index, item) in items.enumerate() {
+        let path = || {
+            let mut path = prefix.to_vec();
+            path.push(PathSegment::Index(index));
+            path
+        };
+        match item {
+            Item::Entry(draft) => match draft.finish(&options.defaults, options.received_at_ms) {
+                Ok(entry) if issues.is_empty() => entries.push(entry),
+                Ok(_) => {}
+                Err(found) => {
+                    let path = path();
+                    issues.extend(found.into_iter().map(|issue| issue.under(&path)));
+                }
             },
-            other => issues.push(Issue::new(path, format!("Expected object, received {}", json_type_name(&other)))),
+            Item::NotObject(kind) => issues.push(Issue::new(path(), format!("Expected object, received {kind}"))),
         }
     }
     if issues.is_empty() { Ok(Batch { entries }) } else { Err(IngestError::Invalid(issues)) }
+}
+
+/// Checks drafts built by a line format (no prefix).
+pub(crate) fn finish_drafts(drafts: Vec<Draft>, options: &Options) -> Result<Batch, IngestError> {
+    finish_all(drafts.into_iter().map(Item::Entry), &[], options)
 }
 
 /// Parses a JSON body: `{"logs": [...]}`, a bare array of entries, or one entry object.
@@ -53,24 +207,23 @@ pub(crate) fn validate(objects: Vec<Value>, prefix: &[PathSegment], options: &Op
 /// assert_eq!(parse_json(body, &Options::new(0)).unwrap().entries[0].message, "up");
 /// ```
 pub fn parse_json(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
-    let document: Value = serde_json::from_slice(body).map_err(|error| parse_error(Format::Json, &error, None))?;
+    let mut deserializer = serde_json::Deserializer::from_slice(body);
+    let document = Deserializer::deserialize_any(&mut deserializer, BodyVisitor)
+        .and_then(|document| deserializer.end().map(|()| document))
+        .map_err(|error| parse_error(Format::Json, &error, None))?;
     match document {
-        Value::Array(items) => validate(items, &[], options),
-        Value::Object(mut object) => match object.remove("logs") {
-            Some(Value::Array(items)) => validate(items, &[PathSegment::from("logs")], options),
-            Some(other) => Err(IngestError::Invalid(vec![Issue::at(
-                "logs",
-                format!("Expected array, received {}", json_type_name(&other)),
-            )])),
-            None => validate(vec![Value::Object(object)], &[], options),
-        },
-        other => Err(ParseError {
+        Body::Bare(items) => finish_all(items.into_iter(), &[], options),
+        Body::Wrapped(items) => finish_all(items.into_iter(), &[PathSegment::from("logs")], options),
+        Body::WrappedNotArray(kind) => {
+            Err(IngestError::Invalid(vec![Issue::at("logs", format!("Expected array, received {kind}"))]))
+        }
+        Body::Single(draft) => finish_all(std::iter::once(Item::Entry(draft)), &[], options),
+        Body::Scalar(kind) => Err(ParseError {
             format: Format::Json,
             line: None,
             column: None,
             reason: format!(
-                "expected an object with a `logs` array, an array of entries or one entry object, found {}",
-                json_type_name(&other)
+                "expected an object with a `logs` array, an array of entries or one entry object, found {kind}"
             ),
         }
         .into()),
@@ -86,32 +239,32 @@ pub fn parse_json(body: &[u8], options: &Options) -> Result<Batch, IngestError> 
 /// assert_eq!(error.to_string(), "JSONL line 2: key must be a string at column 2");
 /// ```
 pub fn parse_jsonl(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
-    let mut objects = Vec::new();
+    let mut items = Vec::new();
     for (index, line) in body.split(|byte| *byte == b'\n').enumerate() {
         let line = line.trim_ascii();
         if line.is_empty() {
             continue;
         }
         let number = index + 1;
-        let value: Value =
+        let item: Item =
             serde_json::from_slice(line).map_err(|error| parse_error(Format::Jsonl, &error, Some(number)))?;
-        if !value.is_object() {
+        if let Item::NotObject(kind) = item {
             return Err(ParseError {
                 format: Format::Jsonl,
                 line: Some(number),
                 column: Some(1),
-                reason: format!("expected a JSON object, found {}", json_type_name(&value)),
+                reason: format!("expected a JSON object, found {kind}"),
             }
             .into());
         }
-        objects.push(value);
+        items.push(item);
     }
-    validate(objects, &[], options)
+    finish_all(items.into_iter(), &[], options)
 }
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
 

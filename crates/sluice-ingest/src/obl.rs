@@ -16,7 +16,14 @@
 //! level: the query default, else `info`; an event without timestamp takes its session's
 //! `started`. A leading `/* ... */` comment is stripped.
 
-use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use sluice_model::{Draft, Field, JsonObject, Level, Member, Sent};
 
 use crate::{Batch, Format, IngestError, Options, ParseError};
 
@@ -34,34 +41,131 @@ fn strip_comment(text: &str) -> Result<(&str, usize), IngestError> {
     Ok((&rest[end + 2..], consumed.matches('\n').count()))
 }
 
-fn text_of<'a>(object: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
-    object.get(key).and_then(Value::as_str).filter(|text| !text.is_empty())
+/// The root object; only the keys the mapping uses are kept, borrowed from the body.
+#[derive(Deserialize)]
+#[serde(expecting = "an OBL object with a `sessions` array")]
+struct Root<'a> {
+    #[serde(borrow)]
+    format: Option<&'a RawValue>,
+    #[serde(borrow)]
+    user_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    source: Option<&'a RawValue>,
+    #[serde(borrow)]
+    locale: Option<&'a RawValue>,
+    #[serde(borrow)]
+    device_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    sessions: Option<Vec<Session<'a>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(expecting = "a session object")]
+struct Session<'a> {
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, rename = "type")]
+    kind: Option<&'a RawValue>,
+    #[serde(borrow)]
+    started: Option<&'a RawValue>,
+    #[serde(borrow)]
+    ended: Option<&'a RawValue>,
+    #[serde(borrow)]
+    device_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    events: Option<Vec<Event<'a>>>,
+}
+
+/// One event: its members in order, values as JSON text borrowed from the body.
+struct Event<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Event<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Key<'a>(Cow<'a, str>);
+        impl<'de> Deserialize<'de> for Key<'de> {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct KeyVisitor;
+                impl<'de> Visitor<'de> for KeyVisitor {
+                    type Value = Key<'de>;
+                    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        formatter.write_str("a key")
+                    }
+                    fn visit_borrowed_str<E: de::Error>(self, key: &'de str) -> Result<Key<'de>, E> {
+                        Ok(Key(Cow::Borrowed(key)))
+                    }
+                    fn visit_str<E: de::Error>(self, key: &str) -> Result<Key<'de>, E> {
+                        Ok(Key(Cow::Owned(key.to_owned())))
+                    }
+                }
+                deserializer.deserialize_str(KeyVisitor)
+            }
+        }
+        struct EventVisitor;
+        impl<'de> Visitor<'de> for EventVisitor {
+            type Value = Event<'de>;
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("an event object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Event<'de>, A::Error> {
+                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(16));
+                while let Some(Key(key)) = map.next_key()? {
+                    members.push((key, map.next_value()?));
+                }
+                Ok(Event(members))
+            }
+        }
+        let Event(members) = deserializer.deserialize_map(EventVisitor)?;
+        Ok(Event(members))
+    }
+}
+
+impl<'a> Event<'a> {
+    fn get(&self, key: &str) -> Option<&'a RawValue> {
+        self.0.iter().rev().find(|(name, _)| name == key).map(|(_, value)| *value)
+    }
+}
+
+/// A non-empty string value.
+fn text(value: Option<&RawValue>) -> Option<Cow<'_, str>> {
+    let raw = value?.get();
+    if !raw.starts_with('"') {
+        return None;
+    }
+    let text = match serde_json::from_str::<&str>(raw) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => Cow::Owned(serde_json::from_str::<String>(raw).ok()?),
+    };
+    (!text.is_empty()).then_some(text)
 }
 
 /// The message of one event and the type it is recorded under.
-fn describe(event: &Map<String, Value>, session_type: Option<&str>) -> (String, String) {
-    let kind = text_of(event, "type");
-    let text = text_of(event, "text").unwrap_or("");
-    match kind {
+fn describe(event: &Event<'_>, session_type: Option<&str>) -> (String, String) {
+    let text_of = |key: &str| text(event.get(key));
+    let kind = text_of("type");
+    let body = text_of("text").unwrap_or_default();
+    match kind.as_deref() {
         Some("button") => {
-            let label = text_of(event, "label")
-                .or_else(|| text_of(event, "vocalization"))
-                .or_else(|| text_of(event, "button_id"))
-                .unwrap_or("(no label)");
+            let label =
+                text_of("label").or_else(|| text_of("vocalization")).or_else(|| text_of("button_id")).unwrap_or_default();
+            let label = if label.is_empty() { "(no label)" } else { &label };
             (format!("Button: {label}"), "button".into())
         }
-        Some("utterance") => (format!("Utterance: {text}"), "utterance".into()),
-        Some("action") => (format!("Action: {}", text_of(event, "action").unwrap_or("")), "action".into()),
-        Some("note") => (format!("Note: {text}"), "note".into()),
+        Some("utterance") => (format!("Utterance: {body}"), "utterance".into()),
+        Some("action") => (format!("Action: {}", text_of("action").unwrap_or_default()), "action".into()),
+        Some("note") => (format!("Note: {body}"), "note".into()),
         Some(other) => (format!("Event: {other}"), other.to_owned()),
-        None if event.contains_key("text") && (session_type == Some("note") || event.contains_key("author_name")) => {
-            (format!("Note: {text}"), "note".into())
+        None if event.get("text").is_some() && (session_type == Some("note") || event.get("author_name").is_some()) => {
+            (format!("Note: {body}"), "note".into())
         }
         None => {
             let named = session_type.unwrap_or("event");
             (format!("Event: {named}"), named.to_owned())
         }
     }
+}
+
+fn is_null(raw: &&RawValue) -> bool {
+    raw.get() == "null"
 }
 
 /// Parses an OBL body.
@@ -75,77 +179,71 @@ fn describe(event: &Map<String, Value>, session_type: Option<&str>) -> (String, 
 /// options.defaults = Defaults { environment: Some("production".into()), ..Defaults::default() };
 /// let entry = &parse_obl(body, &options).unwrap().entries[0];
 /// assert_eq!((entry.message.as_str(), entry.user_id.as_deref()), ("Button: want", Some("u1")));
-/// assert_eq!(entry.data.as_ref().unwrap()["board_id"], "home");
+/// assert_eq!(entry.data.as_ref().unwrap().get("board_id"), Some("home".into()));
 /// ```
 pub fn parse_obl(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
-    let text = std::str::from_utf8(body).map_err(|_| parse_error("invalid UTF-8", None, None))?;
-    let (json, comment_lines) = strip_comment(text)?;
-    let root: Value = serde_json::from_str(json)
+    let text_body = std::str::from_utf8(body).map_err(|_| parse_error("invalid UTF-8", None, None))?;
+    let (json, comment_lines) = strip_comment(text_body)?;
+    let root: Root<'_> = serde_json::from_str(json)
         .map_err(|error| crate::json::parse_error(Format::Obl, &error, Some(error.line() + comment_lines)))?;
-    let Value::Object(root) = root else { return Err(parse_error("expected a JSON object", None, None)) };
-    if let Some(format) = root.get("format").and_then(Value::as_str)
+    if let Some(format) = text(root.format)
         && !format.starts_with("open-board-log")
     {
         return Err(parse_error(format!("expected format `open-board-log-0.1`, found `{format}`"), None, None));
     }
-    let Some(Value::Array(sessions)) = root.get("sessions") else {
+    let Some(sessions) = root.sessions else {
         return Err(parse_error("expected a `sessions` array", None, None));
     };
+    let source = text(root.source);
+    let user_id = text(root.user_id);
+    let root_device = text(root.device_id);
+    let default_level = if options.defaults.level.is_some() { Sent::Absent } else { Sent::Value(Level::Info) };
+    let root_members: Vec<(&str, &RawValue)> =
+        [("locale", root.locale), ("device_id", root.device_id)].into_iter().filter_map(|(k, v)| Some((k, v?))).collect();
 
-    let mut objects = Vec::new();
+    let mut drafts = Vec::new();
     for session in sessions {
-        let Value::Object(session) = session else {
-            return Err(parse_error("expected each session to be an object", None, None));
-        };
-        let session_type = text_of(session, "type");
-        let session_info: Map<String, Value> = ["id", "type", "started", "ended"]
-            .into_iter()
-            .filter_map(|key| session.get(key).map(|value| (key.to_owned(), value.clone())))
-            .collect();
-        let events = match session.get("events") {
-            Some(Value::Array(events)) => events.as_slice(),
-            None | Some(Value::Null) => &[],
-            Some(_) => return Err(parse_error("expected `events` to be an array", None, None)),
-        };
-        for event in events {
-            let Value::Object(event) = event else {
-                return Err(parse_error("expected each event to be an object", None, None));
-            };
-            let (message, event_type) = describe(event, session_type);
-            let mut data: Map<String, Value> = event
-                .iter()
-                .filter(|(key, _)| !matches!(key.as_str(), "id" | "timestamp" | "type"))
-                .map(|(key, value)| (key.clone(), value.clone()))
+        let session_type = text(session.kind);
+        let session_device = root_device.clone().or_else(|| text(session.device_id));
+        let info: Vec<(&str, Member<'_>)> =
+            [("id", session.id), ("type", session.kind), ("started", session.started), ("ended", session.ended)]
+                .into_iter()
+                .filter_map(|(key, value)| Some((key, Member::Json(value?))))
                 .collect();
-            if let Some(id) = event.get("id").filter(|id| !id.is_null()) {
-                data.insert("eventId".into(), id.clone());
+        let session_info = JsonObject::from_members(&info);
+        for event in session.events.unwrap_or_default() {
+            let (message, event_type) = describe(&event, session_type.as_deref());
+            let id = event.get("id").filter(|id| !is_null(id));
+            let at = event.get("timestamp").filter(|at| !is_null(at)).or(session.started);
+            // Members the mapping sets win over an event's own member of the same name.
+            let ours = |key: &str| {
+                matches!(key, "id" | "timestamp" | "type" | "eventType" | "session")
+                    || key == "eventId" && id.is_some()
+                    || root_members.iter().any(|(name, _)| *name == key)
+            };
+            let mut members: Vec<(&str, Member<'_>)> = Vec::with_capacity(event.0.len() + 5);
+            members.extend(event.0.iter().filter(|(key, _)| !ours(key)).map(|(key, value)| (&**key, Member::Json(value))));
+            if let Some(id) = id {
+                members.push(("eventId", Member::Json(id)));
             }
-            data.insert("eventType".into(), event_type.into());
-            data.insert("session".into(), Value::Object(session_info.clone()));
-            for key in ["locale", "device_id"] {
-                if let Some(value) = root.get(key) {
-                    data.insert(key.into(), value.clone());
-                }
-            }
+            members.push(("eventType", Member::Str(&event_type)));
+            members.push(("session", Member::Json(session_info.as_raw())));
+            members.extend(root_members.iter().map(|(key, value)| (*key, Member::Json(value))));
 
-            let mut entry = Map::new();
-            entry.insert("message".into(), message.into());
-            entry.insert("level".into(), options.defaults.level.as_deref().unwrap_or("info").into());
-            if let Some(source) = text_of(&root, "source") {
-                entry.insert("source".into(), source.into());
+            let mut draft = Draft {
+                level: default_level.clone(),
+                message: Sent::Value(message),
+                source: Sent::from_option(source.as_deref().map(str::to_owned)),
+                user_id: Sent::from_option(user_id.as_deref().map(str::to_owned)),
+                session_id: Sent::from_option(session_device.as_deref().map(str::to_owned)),
+                data: Sent::Value(JsonObject::from_members(&members)),
+                ..Draft::default()
+            };
+            if let Some(at) = at.and_then(|at| serde_json::from_str::<Value>(at.get()).ok()) {
+                draft.set(Field::Timestamp, at);
             }
-            if let Some(user) = text_of(&root, "user_id") {
-                entry.insert("userId".into(), user.into());
-            }
-            if let Some(device) = text_of(&root, "device_id").or_else(|| text_of(session, "device_id")) {
-                entry.insert("sessionId".into(), device.into());
-            }
-            if let Some(at) = event.get("timestamp").filter(|at| !at.is_null()).or_else(|| session.get("started")) {
-                entry.insert("timestamp".into(), at.clone());
-            }
-            entry.insert("data".into(), Value::Object(data));
-            objects.push(Value::Object(entry));
+            drafts.push(draft);
         }
     }
-    crate::json::validate(objects, &[], options)
+    crate::json::finish_drafts(drafts, options)
 }

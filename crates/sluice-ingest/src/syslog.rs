@@ -19,6 +19,7 @@
 //! header does not fit keeps everything after PRI as the message. An empty MSG becomes the
 //! whole line, since a log needs a message of at least one character.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use nom::branch::alt;
@@ -26,7 +27,8 @@ use nom::bytes::complete::{tag, tag_no_case, take_while_m_n, take_while1};
 use nom::character::complete::{char, digit1, space1};
 use nom::combinator::{opt, recognize};
 use nom::{IResult, Parser};
-use serde_json::{Map, Value};
+
+use sluice_model::{Draft, JsonObject, Level, Member, Sent};
 use time::format_description::well_known::Rfc3339;
 use time::{Date, Month, OffsetDateTime, PrimitiveDateTime, Time};
 
@@ -76,7 +78,7 @@ pub struct SyslogMessage<'a> {
     /// MSGID.
     pub msg_id: Option<&'a str>,
     /// STRUCTURED-DATA elements in order, with decoded parameter values.
-    pub structured_data: Vec<(&'a str, Vec<(&'a str, String)>)>,
+    pub structured_data: Vec<SdElement<'a>>,
     /// The STRUCTURED-DATA did not follow the grammar and was kept in `message` instead.
     pub malformed_structured_data: bool,
     /// MSG, BOM stripped.
@@ -94,13 +96,20 @@ pub fn facility_name(code: u8) -> &'static str {
     NAMES.get(usize::from(code)).copied().unwrap_or("unknown")
 }
 
-/// SPEC's severity mapping: emergency..error → error, warning → warn, notice/info → info.
-pub fn severity_level(severity: u8) -> &'static str {
+/// SPEC's severity mapping: emergency..error → error, warning → warn, notice/info → info,
+/// debug → debug.
+///
+/// ```
+/// use sluice_ingest::syslog::severity_level;
+/// use sluice_model::Level;
+/// assert_eq!([0, 3, 4, 5, 6, 7].map(severity_level), [Level::Error, Level::Error, Level::Warn, Level::Info, Level::Info, Level::Debug]);
+/// ```
+pub fn severity_level(severity: u8) -> Level {
     match severity {
-        0..=3 => "error",
-        4 => "warn",
-        5 | 6 => "info",
-        _ => "debug",
+        0..=3 => Level::Error,
+        4 => Level::Warn,
+        5 | 6 => Level::Info,
+        _ => Level::Debug,
     }
 }
 
@@ -154,15 +163,25 @@ fn sd_name(input: &str) -> Res<'_, &str> {
     take_while_m_n(1, 32, |c: char| printusascii(c) && !matches!(c, '=' | ']' | '"')).parse(input)
 }
 
-/// A PARAM-VALUE between quotes, with `\"`, `\\` and `\]` decoded.
-fn param_value(input: &str) -> Res<'_, String> {
-    let (mut rest, _) = char('"').parse(input)?;
-    let mut value = String::new();
+fn unclosed(at: &str) -> nom::Err<nom::error::Error<&str>> {
+    nom::Err::Error(nom::error::Error::new(at, nom::error::ErrorKind::Char))
+}
+
+/// A PARAM-VALUE between quotes, with `\"`, `\\` and `\]` decoded; borrowed when there is
+/// nothing to decode.
+fn param_value(input: &str) -> Res<'_, Cow<'_, str>> {
+    let (body, _) = char('"').parse(input)?;
+    let end = body.find(['"', '\\', ']']).ok_or_else(|| unclosed(body))?;
+    if body.as_bytes().get(end) == Some(&b'"') {
+        return Ok((&body[end + 1..], Cow::Borrowed(&body[..end])));
+    }
+    let mut value = String::with_capacity(body.len().min(256));
+    let mut rest = body;
     loop {
         let mut chars = rest.chars();
         match chars.next() {
-            None => return Err(nom::Err::Error(nom::error::Error::new(rest, nom::error::ErrorKind::Char))),
-            Some('"') => return Ok((chars.as_str(), value)),
+            None => return Err(unclosed(rest)),
+            Some('"') => return Ok((chars.as_str(), Cow::Owned(value))),
             Some('\\') => match chars.next() {
                 Some(escaped @ ('"' | '\\' | ']')) => {
                     value.push(escaped);
@@ -173,7 +192,7 @@ fn param_value(input: &str) -> Res<'_, String> {
                     rest = &rest[1..];
                 }
             },
-            Some(']') => return Err(nom::Err::Error(nom::error::Error::new(rest, nom::error::ErrorKind::Char))),
+            Some(']') => return Err(unclosed(rest)),
             Some(other) => {
                 value.push(other);
                 rest = chars.as_str();
@@ -182,7 +201,7 @@ fn param_value(input: &str) -> Res<'_, String> {
     }
 }
 
-type SdElement<'a> = (&'a str, Vec<(&'a str, String)>);
+type SdElement<'a> = (&'a str, Vec<(&'a str, Cow<'a, str>)>);
 
 fn sd_element(input: &str) -> Res<'_, SdElement<'_>> {
     let (mut rest, (_, id)) = (char('['), sd_name).parse(input)?;
@@ -429,48 +448,51 @@ pub fn parse_line(line: &str, now_ms: i64) -> Result<SyslogMessage<'_>, SyslogEr
     Ok(rfc3164(trimmed, None, now_ms))
 }
 
-/// The entry object of one message, as `entry_from_json` takes it.
-pub(crate) fn entry_object(message: &SyslogMessage<'_>, line: &str, default_level: Option<&str>) -> Map<String, Value> {
-    let mut entry = Map::new();
-    let level = message.severity.map(severity_level).or(default_level).unwrap_or("info");
-    entry.insert("level".into(), level.into());
+/// STRUCTURED-DATA as `{"id": {"param": "value"}}`, written without building maps.
+struct StructuredData<'m, 'a>(&'m [SdElement<'a>]);
+
+impl serde::Serialize for StructuredData<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        struct Params<'m, 'a>(&'m [(&'a str, Cow<'a, str>)]);
+        impl serde::Serialize for Params<'_, '_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.collect_map(self.0.iter().map(|(name, value)| (name, value)))
+            }
+        }
+        serializer.collect_map(self.0.iter().map(|(id, params)| (id, Params(params))))
+    }
+}
+
+/// The draft entry of one message.
+pub(crate) fn draft(message: &SyslogMessage<'_>, line: &str, default_level: Option<&String>) -> Draft {
+    let level = match message.severity {
+        Some(severity) => Sent::Value(severity_level(severity)),
+        // No PRI: the query default (checked like a sent value), else info.
+        None if default_level.is_some() => Sent::Absent,
+        None => Sent::Value(Level::Info),
+    };
     let text = if message.message.trim().is_empty() { line.trim() } else { message.message };
-    entry.insert("message".into(), text.into());
-    if let Some(app) = message.app_name {
-        entry.insert("source".into(), app.into());
+    let structured_data = (!message.structured_data.is_empty())
+        .then(|| serde_json::value::to_raw_value(&StructuredData(&message.structured_data)).ok())
+        .flatten();
+    let members = [
+        ("hostname", message.hostname.map(Member::Str)),
+        ("procId", message.proc_id.map(Member::Str)),
+        ("msgId", message.msg_id.map(Member::Str)),
+        ("facility", message.facility.map(|facility| Member::Str(facility_name(facility)))),
+        ("structuredData", structured_data.as_deref().map(Member::Json)),
+    ];
+    let members: Vec<(&str, Member<'_>)> =
+        members.into_iter().filter_map(|(key, value)| Some((key, value?))).collect();
+    let data = (!members.is_empty()).then(|| JsonObject::from_members(&members));
+    Draft {
+        level,
+        message: Sent::Value(text.to_owned()),
+        source: Sent::from_option(message.app_name.map(str::to_owned)),
+        timestamp: Sent::from_option(message.timestamp),
+        data: Sent::from_option(data),
+        ..Draft::default()
     }
-    if let Some(ms) = message.timestamp {
-        entry.insert("timestamp".into(), ms.into());
-    }
-    let mut data = Map::new();
-    if let Some(hostname) = message.hostname {
-        data.insert("hostname".into(), hostname.into());
-    }
-    if let Some(proc_id) = message.proc_id {
-        data.insert("procId".into(), proc_id.into());
-    }
-    if let Some(msg_id) = message.msg_id {
-        data.insert("msgId".into(), msg_id.into());
-    }
-    if let Some(facility) = message.facility {
-        data.insert("facility".into(), facility_name(facility).into());
-    }
-    if !message.structured_data.is_empty() {
-        let elements: Map<String, Value> = message
-            .structured_data
-            .iter()
-            .map(|(id, params)| {
-                let params: Map<String, Value> =
-                    params.iter().map(|(name, value)| ((*name).to_owned(), Value::from(value.as_str()))).collect();
-                ((*id).to_owned(), Value::Object(params))
-            })
-            .collect();
-        data.insert("structuredData".into(), Value::Object(elements));
-    }
-    if !data.is_empty() {
-        entry.insert("data".into(), Value::Object(data));
-    }
-    entry
 }
 
 /// Parses a syslog body: one message per line (LF or CRLF); blank lines are skipped.
@@ -485,10 +507,10 @@ pub(crate) fn entry_object(message: &SyslogMessage<'_>, line: &str, default_leve
 /// let body = b"<34>Oct 11 22:14:15 mymachine su: 'su root' failed for lonvick on /dev/pts/8\n";
 /// let entry = &parse_syslog(body, &options).unwrap().entries[0];
 /// assert_eq!((entry.source.as_str(), entry.level.as_str()), ("su", "error"));
-/// assert_eq!(entry.data.as_ref().unwrap()["hostname"], "mymachine");
+/// assert_eq!(entry.data.as_ref().unwrap().get("hostname"), Some("mymachine".into()));
 /// ```
 pub fn parse_syslog(body: &[u8], options: &crate::Options) -> Result<crate::Batch, crate::IngestError> {
-    let mut objects = Vec::new();
+    let mut drafts = Vec::new();
     for (number, line) in crate::frame::lines(body, crate::Format::Syslog)? {
         let message = parse_line(line, options.received_at_ms).map_err(|error| crate::ParseError {
             format: crate::Format::Syslog,
@@ -496,7 +518,7 @@ pub fn parse_syslog(body: &[u8], options: &crate::Options) -> Result<crate::Batc
             column: Some(error.column),
             reason: format!("expected {}", error.expected),
         })?;
-        objects.push(Value::Object(entry_object(&message, line, options.defaults.level.as_deref())));
+        drafts.push(draft(&message, line, options.defaults.level.as_ref()));
     }
-    crate::json::validate(objects, &[], options)
+    crate::json::finish_drafts(drafts, options)
 }

@@ -23,7 +23,7 @@ use nom::Parser;
 use nom::bytes::complete::{tag, take_while_m_n};
 use nom::character::complete::one_of;
 use nom::combinator::opt;
-use serde_json::{Map, Value};
+use sluice_model::{Draft, Level, Sent};
 use time::{Date, Month, PrimitiveDateTime, Time, UtcOffset};
 
 /// How many words at the start of a line may hold the level keyword.
@@ -34,8 +34,8 @@ const LEVEL_WINDOW: usize = 10;
 pub struct TextLine<'a> {
     /// Unix ms, when the line starts with a timestamp.
     pub timestamp: Option<i64>,
-    /// `error`, `warn`, `info` or `debug`, when a keyword was found.
-    pub level: Option<&'static str>,
+    /// The level of the keyword found, if any.
+    pub level: Option<Level>,
     /// The line without timestamp, keyword and the separators around them.
     pub message: String,
     /// The line as sent.
@@ -96,22 +96,38 @@ fn to_ms((year, month, day, hour, minute, second, nanos, zone): Stamp) -> Option
     i64::try_from(moment.unix_timestamp_nanos() / 1_000_000).ok()
 }
 
-/// The level a keyword names, if it is one.
-pub(crate) fn keyword_level(word: &str) -> Option<&'static str> {
-    let lower = word.to_ascii_lowercase();
-    match lower.as_str() {
-        "error" | "err" | "fatal" | "severe" | "critical" | "crit" | "alert" | "emerg" | "emergency" => Some("error"),
-        "warn" | "warning" => Some("warn"),
-        "info" | "notice" => Some("info"),
-        "debug" | "trace" => Some("debug"),
-        _ => None,
+/// The level a keyword names, if it is one (any case).
+pub(crate) fn keyword_level(word: &str) -> Option<Level> {
+    const KEYWORDS: [(&str, Level); 15] = [
+        ("error", Level::Error),
+        ("err", Level::Error),
+        ("fatal", Level::Error),
+        ("severe", Level::Error),
+        ("critical", Level::Error),
+        ("crit", Level::Error),
+        ("alert", Level::Error),
+        ("emerg", Level::Error),
+        ("emergency", Level::Error),
+        ("warn", Level::Warn),
+        ("warning", Level::Warn),
+        ("info", Level::Info),
+        ("notice", Level::Info),
+        ("debug", Level::Debug),
+        ("trace", Level::Debug),
+    ];
+    if !(3..=9).contains(&word.len()) {
+        return None;
     }
+    KEYWORDS.iter().find(|(keyword, _)| keyword.eq_ignore_ascii_case(word)).map(|(_, level)| *level)
 }
 
 /// A word that carries a level: `[LEVEL]`, `LEVEL:`, `LEVEL,`, `level=LEVEL`, or bare. A bare
 /// keyword must be upper or title case (`INFO`, `Info`) unless it directly follows the
 /// timestamp, so an ordinary lower-case "error" in a sentence is not taken for a level.
-fn word_level(word: &str, right_after_timestamp: bool) -> Option<&'static str> {
+fn word_level(word: &str, right_after_timestamp: bool) -> Option<Level> {
+    if word.len() > 20 {
+        return None;
+    }
     if let Some(inner) = word.strip_prefix('[').and_then(|inner| inner.strip_suffix(']')) {
         return keyword_level(inner);
     }
@@ -123,9 +139,11 @@ fn word_level(word: &str, right_after_timestamp: bool) -> Option<&'static str> {
     if let Some(inner) = word.strip_suffix(':').or_else(|| word.strip_suffix(',')) {
         return keyword_level(inner);
     }
-    let cased = word.chars().skip(1).all(|c| c.is_ascii_uppercase())
-        || word.chars().skip(1).all(|c| c.is_ascii_lowercase()) && word.starts_with(|c: char| c.is_ascii_uppercase());
-    (cased || right_after_timestamp).then(|| keyword_level(word)).flatten()
+    let level = keyword_level(word)?;
+    let tail = word.as_bytes().get(1..).unwrap_or_default();
+    let cased = tail.iter().all(u8::is_ascii_uppercase)
+        || tail.iter().all(u8::is_ascii_lowercase) && word.starts_with(|c: char| c.is_ascii_uppercase());
+    (cased || right_after_timestamp).then_some(level)
 }
 
 /// Separators that surround a timestamp or keyword and go with it.
@@ -139,7 +157,7 @@ fn is_separator(c: char) -> bool {
 /// use sluice_ingest::text::parse_line;
 /// let line = parse_line("2015-07-29 17:41:44,747 - WARN  [QuorumPeer] - Notification time out: 3200");
 /// assert_eq!(line.timestamp, Some(1_438_191_704_747));
-/// assert_eq!(line.level, Some("warn"));
+/// assert_eq!(line.level, Some(sluice_model::Level::Warn));
 /// assert_eq!(line.message, "[QuorumPeer] - Notification time out: 3200");
 /// ```
 pub fn parse_line(line: &str) -> TextLine<'_> {
@@ -157,39 +175,54 @@ pub fn parse_line(line: &str) -> TextLine<'_> {
 
     let body = rest.trim_start_matches(is_separator);
     let mut level = None;
-    let mut message = body.to_owned();
-    let mut offset = 0;
-    for (index, word) in body.split_whitespace().take(LEVEL_WINDOW).enumerate() {
-        let start = body[offset..].find(word).map_or(offset, |found| offset + found);
-        offset = start + word.len();
+    let mut message = None;
+    let bytes = body.as_bytes();
+    let mut end = 0;
+    for index in 0..LEVEL_WINDOW {
+        let Some(start) = bytes[end..].iter().position(|byte| !byte.is_ascii_whitespace()).map(|skip| end + skip) else {
+            break;
+        };
+        end = bytes[start..].iter().position(u8::is_ascii_whitespace).map_or(bytes.len(), |length| start + length);
+        // Both ends sit next to ASCII whitespace or the ends of `body`: character boundaries.
+        let (Some(word), Some(before), Some(after)) = (body.get(start..end), body.get(..start), body.get(end..)) else {
+            break;
+        };
         if let Some(found) = word_level(word, index == 0 && timestamp.is_some()) {
             level = Some(found);
-            let before = body[..start].trim_end_matches(is_separator);
-            let after = body[offset..].trim_start_matches(is_separator);
-            message = match (before.is_empty(), after.is_empty()) {
+            let before = before.trim_end_matches(is_separator);
+            let after = after.trim_start_matches(is_separator);
+            message = Some(match (before.is_empty(), after.is_empty()) {
                 (true, _) => after.to_owned(),
                 (false, true) => before.to_owned(),
-                (false, false) => format!("{before} {after}"),
-            };
+                (false, false) => [before, after].join(" "),
+            });
             break;
         }
     }
-    if message.is_empty() {
+    let message = match message {
+        Some(message) if !message.is_empty() => message,
         // Nothing but a timestamp and a keyword: keep the line, a log needs a message.
-        message = trimmed.to_owned();
-    }
+        Some(_) => trimmed.to_owned(),
+        None if body.is_empty() => trimmed.to_owned(),
+        None => body.to_owned(),
+    };
     TextLine { timestamp, level, message, line }
 }
 
-/// The entry object of one line, as `entry_from_json` takes it.
-pub(crate) fn entry_object(parsed: &TextLine<'_>, default_level: Option<&str>) -> Map<String, Value> {
-    let mut entry = Map::new();
-    entry.insert("level".into(), parsed.level.or(default_level).unwrap_or("info").into());
-    entry.insert("message".into(), parsed.message.clone().into());
-    if let Some(ms) = parsed.timestamp {
-        entry.insert("timestamp".into(), ms.into());
+/// The draft entry of one line.
+pub(crate) fn draft(parsed: TextLine<'_>, default_level: Option<&String>) -> Draft {
+    let level = match parsed.level {
+        Some(level) => Sent::Value(level),
+        // No keyword: the query default (checked like a sent value), else info.
+        None if default_level.is_some() => Sent::Absent,
+        None => Sent::Value(Level::Info),
+    };
+    Draft {
+        level,
+        message: Sent::Value(parsed.message),
+        timestamp: Sent::from_option(parsed.timestamp),
+        ..Draft::default()
     }
-    entry
 }
 
 /// Parses a text body: one log per line; blank lines are skipped. `source` and
@@ -204,8 +237,8 @@ pub(crate) fn entry_object(parsed: &TextLine<'_>, default_level: Option<&str>) -
 /// assert_eq!(batch.entries[1].level.as_str(), "info");
 /// ```
 pub fn parse_text(body: &[u8], options: &crate::Options) -> Result<crate::Batch, crate::IngestError> {
-    let objects = crate::frame::lines(body, crate::Format::Text)?
-        .map(|(_, line)| Value::Object(entry_object(&parse_line(line), options.defaults.level.as_deref())))
+    let drafts = crate::frame::lines(body, crate::Format::Text)?
+        .map(|(_, line)| draft(parse_line(line), options.defaults.level.as_ref()))
         .collect();
-    crate::json::validate(objects, &[], options)
+    crate::json::finish_drafts(drafts, options)
 }

@@ -30,7 +30,7 @@ fn every_loghub_csv_ingests_one_entry_per_row() {
         assert_eq!(batch.entries.len(), 2000, "{}", path.display());
         let first = &batch.entries[0];
         assert!(!first.message.is_empty());
-        assert!(first.data.as_ref().is_some_and(|data| data.contains_key("EventId")), "other columns go into data");
+        assert!(first.data.as_ref().is_some_and(|data| data.get("EventId").is_some()), "other columns go into data");
         count += 1;
     }
     assert_eq!(count, 6);
@@ -43,12 +43,12 @@ fn loghub_level_columns_are_read_leniently_and_kept() {
     let batch = parse(Format::Csv, &zookeeper, &options()).expect("parses");
     let first = &batch.entries[0];
     assert_eq!((first.level.as_str(), first.message.as_str()), ("info", "Notification time out: 3200"));
-    assert_eq!(first.data.as_ref().map(|data| data["Time"].clone()), Some(json!("17:41:44,747")), "quoted comma kept");
+    assert_eq!(first.data.as_ref().and_then(|data| data.get("Time")), Some(json!("17:41:44,747")), "quoted comma kept");
     // Linux's Level column holds the host name (a loghub quirk): no level, so info, and kept.
     let linux = std::fs::read(dir.join("Linux_2k.log_structured.csv")).expect("read");
     let batch = parse(Format::Csv, &linux, &options()).expect("parses");
     assert_eq!(batch.entries[0].level.as_str(), "info");
-    assert_eq!(batch.entries[0].data.as_ref().map(|data| data["Level"].clone()), Some(json!("combo")));
+    assert_eq!(batch.entries[0].data.as_ref().and_then(|data| data.get("Level")), Some(json!("combo")));
 }
 
 #[test]
@@ -59,7 +59,7 @@ fn cells_follow_the_decided_encodings() {
     let batch = parse(Format::Csv, body.as_bytes(), &options()).expect("tab-separated parses");
     let [first, second] = &batch.entries[..] else { panic!("two rows") };
     assert_eq!(
-        first.data.as_ref().map(|d| serde_json::Value::Object(d.clone())),
+        first.data.as_ref().map(|d| serde_json::Value::Object(d.to_map())),
         Some(json!({"k": [1, 2], "zone": "eu-1"}))
     );
     assert_eq!(first.tags, Some(vec!["a".to_owned(), "b".to_owned()]));

@@ -45,7 +45,7 @@ fn the_mapping_table_of_spec() {
     assert!(messages.iter().any(|m| m.starts_with("Action: ")), "{messages:?}");
     assert!(messages.iter().any(|m| m.starts_with("Utterance: ")), "{messages:?}");
     for entry in &batch.entries {
-        let data = entry.data.as_ref().expect("data");
+        let data = entry.data.as_ref().expect("data").to_map();
         assert!(data.contains_key("eventType") && data.contains_key("session"), "{data:?}");
         assert_eq!(entry.level.as_str(), "info");
     }
@@ -56,7 +56,7 @@ fn the_mapping_table_of_spec() {
         (first.message.as_str(), first.user_id.as_deref(), first.source.as_str()),
         ("Button: I", Some("demo-user"), "aac-processors")
     );
-    let data = first.data.as_ref().expect("data");
+    let data = first.data.as_ref().expect("data").to_map();
     assert_eq!((&data["board_id"], &data["button_id"], &data["spoken"]), (&json!("home"), &json!("b1"), &json!(true)));
     assert_eq!((&data["eventId"], &data["locale"]), (&json!("e1"), &json!("en")));
     assert_eq!(
@@ -80,7 +80,7 @@ fn coughdrop_quirks_are_kept_not_rejected() {
         bacon
             .entries
             .iter()
-            .all(|entry| entry.data.as_ref().is_some_and(|data| data["session"]["type"] == json!("bacon")))
+            .all(|entry| entry.data.as_ref().is_some_and(|data| data.to_map()["session"]["type"] == json!("bacon")))
     );
 
     // Note sessions whose events have no type become notes.

@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 use sluice_ingest::{Format, LogEntry, Options, parse};
-use sluice_model::{Environment, Level};
+use sluice_model::{Environment, JsonObject, Level};
 
 /// Text that survives every format's framing: no line breaks in fields a line-based body
 /// carries raw, and not empty (an empty CSV cell means "absent").
@@ -16,7 +16,7 @@ fn optional_text() -> impl Strategy<Value = Option<String>> {
     proptest::option::of(text(20))
 }
 
-fn data() -> impl Strategy<Value = Option<Map<String, Value>>> {
+fn data() -> impl Strategy<Value = Option<JsonObject>> {
     let value = prop_oneof![
         text(10).prop_map(Value::from),
         any::<i32>().prop_map(Value::from),
@@ -24,7 +24,8 @@ fn data() -> impl Strategy<Value = Option<Map<String, Value>>> {
         Just(Value::Null),
     ];
     proptest::option::of(
-        proptest::collection::btree_map("[a-z]{1,8}", value, 1..4).prop_map(|map| map.into_iter().collect()),
+        proptest::collection::btree_map("[a-z]{1,8}", value, 1..4)
+            .prop_map(|map| JsonObject::from_map(&map.into_iter().collect::<Map<String, Value>>())),
     )
 }
 

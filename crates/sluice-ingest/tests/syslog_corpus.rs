@@ -54,7 +54,7 @@ fn rfc5424_examples_map_every_part() {
     let fourth = parse_line(&all[3], NOW).expect("example 4");
     let ids: Vec<&str> = fourth.structured_data.iter().map(|(id, _)| *id).collect();
     assert_eq!(ids, vec!["exampleSDID@32473", "examplePriority@32473"]);
-    assert_eq!(fourth.structured_data[0].1[1], ("eventSource", "Application".to_owned()));
+    assert_eq!(fourth.structured_data[0].1[1], ("eventSource", "Application".into()));
     assert_eq!(fourth.message, "");
 }
 
@@ -62,7 +62,7 @@ fn rfc5424_examples_map_every_part() {
 fn escaped_structured_data_values_are_decoded() {
     let line = r#"<29>1 2016-02-21T04:32:57+00:00 web1 someservice - - [origin x-service="svc \"q\" \\ \]"] msg"#;
     let message = parse_line(line, NOW).expect("parses");
-    assert_eq!(message.structured_data, vec![("origin", vec![("x-service", r#"svc "q" \ ]"#.to_owned())])]);
+    assert_eq!(message.structured_data, vec![("origin", vec![("x-service", r#"svc "q" \ ]"#.into())])]);
     assert_eq!(message.message, "msg");
 }
 

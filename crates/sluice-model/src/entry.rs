@@ -1,18 +1,22 @@
 //! A log entry as a client sends it, the checks it must pass, and a log as sluice returns it.
 //!
-//! Entries arrive as JSON objects (the JSON and JSONL formats), or are built by the other
-//! format parsers as JSON objects too, so one function, [`entry_from_json`], holds every rule.
+//! Every format fills a [`Draft`] and [`Draft::finish`] holds every rule; [`entry_from_json`]
+//! does the same for an entry already parsed into a JSON object.
 //! Messages follow the wording of zod, which the public API has always used
 //! (`Invalid enum value. Expected ...`, `Required`, `String must contain at most ...`).
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use time::format_description::well_known::{Iso8601, Rfc3339};
 use time::{OffsetDateTime, PrimitiveDateTime};
 use validator::{Validate, ValidationErrorsKind};
 
 use crate::limits::{MAX_MESSAGE_CHARS, MAX_SOURCE_CHARS, MAX_TAG_CHARS, MAX_TAGS};
-use crate::{Environment, Issue, Level, LogId, PathSegment};
+use crate::draft::{Draft, Sent};
+use crate::{Environment, Issue, JsonObject, Level, LogId, Member, PathSegment};
 
 /// Values from the request's query string that fill fields an entry lacks.
 ///
@@ -50,7 +54,7 @@ pub const ENTRY_FIELDS: [&str; 16] = [
     "stepIndex",
 ];
 
-/// A valid log entry, ready to store. Built only by [`entry_from_json`] (or by hand in tests).
+/// A valid log entry, ready to store. Built by [`Draft::finish`] (or by hand in tests).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LogEntry {
@@ -80,7 +84,7 @@ pub struct LogEntry {
     pub request_id: Option<String>,
     /// Arbitrary JSON object, including any unknown top-level fields that were sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<Map<String, Value>>,
+    pub data: Option<JsonObject>,
     /// Error class or name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_name: Option<String>,
@@ -148,145 +152,6 @@ pub fn json_type_name(value: &Value) -> &'static str {
     }
 }
 
-/// Collects issues for one entry while its fields are taken out of the object.
-struct Fields {
-    object: Map<String, Value>,
-    issues: Vec<Issue>,
-}
-
-impl Fields {
-    /// Takes an optional string field; `null` counts as absent.
-    fn string(&mut self, name: &str) -> Option<String> {
-        match self.object.remove(name)? {
-            Value::Null => None,
-            Value::String(text) => Some(text),
-            other => {
-                self.issues.push(Issue::at(name, format!("Expected string, received {}", json_type_name(&other))));
-                None
-            }
-        }
-    }
-
-    /// Takes a required string field, falling back to a query default.
-    fn required(&mut self, name: &str, default: Option<&String>) -> Option<String> {
-        let present = self.object.get(name).is_some_and(|value| !value.is_null());
-        match self.string(name) {
-            Some(text) => Some(text),
-            None if present => None,
-            None => match default {
-                Some(default) => Some(default.clone()),
-                None => {
-                    self.issues.push(Issue::at(name, "Required"));
-                    None
-                }
-            },
-        }
-    }
-
-    fn tags(&mut self) -> Option<Vec<String>> {
-        match self.object.remove("tags")? {
-            Value::Null => None,
-            Value::Array(items) => {
-                if items.len() as u64 > MAX_TAGS {
-                    self.issues.push(Issue::at("tags", format!("Array must contain at most {MAX_TAGS} element(s)")));
-                }
-                let mut tags = Vec::with_capacity(items.len());
-                for (index, item) in items.into_iter().enumerate() {
-                    let path = || vec![PathSegment::from("tags"), PathSegment::from(index)];
-                    match item {
-                        Value::String(tag) if tag.chars().count() > MAX_TAG_CHARS => {
-                            self.issues.push(Issue::new(
-                                path(),
-                                format!("String must contain at most {MAX_TAG_CHARS} character(s)"),
-                            ));
-                        }
-                        Value::String(tag) => tags.push(tag),
-                        other => self
-                            .issues
-                            .push(Issue::new(path(), format!("Expected string, received {}", json_type_name(&other)))),
-                    }
-                }
-                Some(tags)
-            }
-            other => {
-                self.issues.push(Issue::at("tags", format!("Expected array, received {}", json_type_name(&other))));
-                None
-            }
-        }
-    }
-
-    fn data(&mut self) -> Option<Map<String, Value>> {
-        match self.object.remove("data")? {
-            Value::Null => None,
-            Value::Object(map) => Some(map),
-            other => {
-                self.issues.push(Issue::at("data", format!("Expected object, received {}", json_type_name(&other))));
-                None
-            }
-        }
-    }
-
-    fn timestamp(&mut self) -> Option<i64> {
-        let value = self.object.remove("timestamp")?;
-        let parsed = match &value {
-            Value::Null => return None,
-            Value::Number(number) => number
-                .as_i64()
-                .or_else(|| number.as_f64().filter(|ms| ms.is_finite() && ms.abs() < 1e17).map(|ms| ms.floor() as i64)),
-            Value::String(text) => parse_timestamp_text(text),
-            _ => None,
-        };
-        if parsed.is_none() {
-            let message = match value {
-                Value::Number(_) | Value::String(_) => {
-                    "Invalid timestamp: expected Unix milliseconds or an ISO 8601 date-time".to_owned()
-                }
-                other => format!("Expected number, received {}", json_type_name(&other)),
-            };
-            self.issues.push(Issue::at("timestamp", message));
-        }
-        parsed
-    }
-
-    /// `stepIndex` as an integer; its range is checked with the other rules.
-    fn step_index(&mut self) -> Option<i64> {
-        match self.object.remove("stepIndex")? {
-            Value::Null => None,
-            Value::Number(number) => match number.as_i64() {
-                Some(index) => Some(index),
-                None if number.is_u64() => Some(i64::MAX),
-                // `3.0` and `1e2` are whole numbers, as JSON and zod's int() see them.
-                None if number.as_f64().is_some_and(|value| value.is_finite() && value.fract() == 0.0) => {
-                    number.as_f64().map(|value| value.clamp(i64::MIN as f64, i64::MAX as f64) as i64)
-                }
-                None => {
-                    self.issues.push(Issue::at("stepIndex", "Expected integer, received float"));
-                    None
-                }
-            },
-            other => {
-                self.issues
-                    .push(Issue::at("stepIndex", format!("Expected number, received {}", json_type_name(&other))));
-                None
-            }
-        }
-    }
-
-    fn vocabulary<T: std::str::FromStr<Err = crate::UnknownValue>>(
-        &mut self,
-        name: &str,
-        text: Option<String>,
-    ) -> Option<T> {
-        match text?.parse() {
-            Ok(value) => Some(value),
-            Err(error) => {
-                self.issues.push(Issue::at(name, error.to_string()));
-                None
-            }
-        }
-    }
-}
-
 /// Reads an RFC 3339 / ISO 8601 date-time as Unix ms; one without a zone is UTC.
 pub(crate) fn parse_timestamp_text(text: &str) -> Option<i64> {
     let moment = OffsetDateTime::parse(text, &Rfc3339)
@@ -315,93 +180,190 @@ pub(crate) fn parse_timestamp_text(text: &str) -> Option<i64> {
 /// let entry = entry_from_json(object, &defaults, 1_700_000_000_000).unwrap();
 /// assert_eq!(entry.level, Level::Warn);
 /// assert_eq!(entry.dataset, "default");
-/// assert_eq!(entry.data.unwrap()["host"], "db-1");
+/// assert_eq!(entry.data.unwrap().get("host"), Some("db-1".into()));
 /// ```
 pub fn entry_from_json(
     object: Map<String, Value>,
     defaults: &Defaults,
     received_at_ms: i64,
 ) -> Result<LogEntry, Vec<Issue>> {
-    let mut fields = Fields { object, issues: Vec::new() };
-
-    let level = fields.required("level", defaults.level.as_ref());
-    let message = fields.required("message", None);
-    let source = fields.required("source", defaults.source.as_ref());
-    let environment = fields.required("environment", defaults.environment.as_ref());
-    let dataset = fields.string("dataset").or_else(|| defaults.dataset.clone()).unwrap_or_else(|| "default".to_owned());
-    let version = fields.string("version");
-    let user_id = fields.string("userId");
-    let session_id = fields.string("sessionId");
-    let request_id = fields.string("requestId");
-    let error_name = fields.string("errorName");
-    let error_stack = fields.string("errorStack");
-    let flow_id = fields.string("flowId");
-    let mut data = fields.data();
-    let tags = fields.tags();
-    let timestamp = fields.timestamp();
-    let step_index = fields.step_index();
-    let level: Option<Level> = fields.vocabulary("level", level);
-    let environment: Option<Environment> = fields.vocabulary("environment", environment);
-
-    let lengths = Lengths {
-        message: message.as_deref().unwrap_or("-"),
-        source: source.as_deref().unwrap_or("-"),
-        dataset: &dataset,
-        step_index,
-    };
-    if let Err(errors) = lengths.validate() {
-        for (field, kind) in errors.into_errors() {
-            let ValidationErrorsKind::Field(errors) = kind else { continue };
-            for error in errors {
-                fields.issues.push(Issue::at(wire_name(&field), length_message(&error)));
-            }
-        }
-    }
-
-    let mut issues = fields.issues;
-    let (Some(level), Some(message), Some(source), Some(environment)) = (level, message, source, environment) else {
-        sort_issues(&mut issues);
-        return Err(issues);
-    };
-    if !issues.is_empty() {
-        sort_issues(&mut issues);
-        return Err(issues);
-    }
-
-    if !fields.object.is_empty() {
-        let explicit = data.take().unwrap_or_default();
-        let mut merged = fields.object;
-        merged.extend(explicit);
-        data = Some(merged);
-    }
-
-    Ok(LogEntry {
-        timestamp: timestamp.unwrap_or(received_at_ms),
-        level,
-        message,
-        source,
-        environment,
-        dataset,
-        version,
-        user_id,
-        session_id,
-        request_id,
-        data,
-        error_name,
-        error_stack,
-        tags,
-        flow_id,
-        step_index: step_index.and_then(|index| u16::try_from(index).ok()),
-    })
+    Draft::from_map(object).finish(defaults, received_at_ms)
 }
 
-/// Issues in a stable order (by path), so a client sees the same list for the same body.
+/// A required field: the sent value, else the query default (read like a sent value), else
+/// `Required`.
+fn required<T>(
+    issues: &mut Vec<Issue>,
+    name: &str,
+    sent: Sent<T>,
+    default: Option<&String>,
+    from_default: impl FnOnce(&String) -> Result<T, String>,
+) -> Option<T> {
+    match sent {
+        Sent::Value(value) => Some(value),
+        Sent::Wrong(message) => {
+            issues.push(Issue::at(name, message));
+            None
+        }
+        Sent::Absent => match default.map(from_default) {
+            Some(Ok(value)) => Some(value),
+            Some(Err(message)) => {
+                issues.push(Issue::at(name, message));
+                None
+            }
+            None => {
+                issues.push(Issue::at(name, "Required"));
+                None
+            }
+        },
+    }
+}
+
+/// An optional field: its value, nothing, or an issue.
+fn optional<T>(issues: &mut Vec<Issue>, name: &str, sent: Sent<T>) -> Option<T> {
+    match sent {
+        Sent::Value(value) => Some(value),
+        Sent::Absent => None,
+        Sent::Wrong(message) => {
+            issues.push(Issue::at(name, message));
+            None
+        }
+    }
+}
+
+fn vocabulary<T: std::str::FromStr<Err = crate::UnknownValue>>(text: &String) -> Result<T, String> {
+    text.parse().map_err(|error: crate::UnknownValue| error.to_string())
+}
+
+/// The tags that are strings of at most 50 characters; an issue for each other item and for
+/// more than 20 of them.
+fn tags(issues: &mut Vec<Issue>, items: Vec<Result<String, &'static str>>) -> Vec<String> {
+    if items.len() as u64 > MAX_TAGS {
+        issues.push(Issue::at("tags", format!("Array must contain at most {MAX_TAGS} element(s)")));
+    }
+    let mut tags = Vec::with_capacity(items.len());
+    for (index, item) in items.into_iter().enumerate() {
+        let path = || vec![PathSegment::from("tags"), PathSegment::from(index)];
+        match item {
+            Ok(tag) if tag.len() > MAX_TAG_CHARS && tag.chars().count() > MAX_TAG_CHARS => {
+                issues.push(Issue::new(path(), format!("String must contain at most {MAX_TAG_CHARS} character(s)")));
+            }
+            Ok(tag) => tags.push(tag),
+            Err(kind) => issues.push(Issue::new(path(), format!("Expected string, received {kind}"))),
+        }
+    }
+    tags
+}
+
+/// The unknown top-level fields and the explicit `data` as one object; `data` wins.
+fn merge_unknown(unknown: &[(String, Box<RawValue>)], data: Option<&JsonObject>) -> JsonObject {
+    let mut members: BTreeMap<&str, Member<'_>> =
+        unknown.iter().map(|(name, raw)| (name.as_str(), Member::Json(raw))).collect();
+    let explicit: BTreeMap<&str, &RawValue> =
+        data.and_then(|data| serde_json::from_str(data.as_str()).ok()).unwrap_or_default();
+    members.extend(explicit.into_iter().map(|(name, raw)| (name, Member::Json(raw))));
+    let members: Vec<(&str, Member<'_>)> = members.into_iter().collect();
+    JsonObject::from_members(&members)
+}
+
+impl Draft {
+    /// Checks every rule of SPEC and turns the draft into a [`LogEntry`].
+    ///
+    /// `defaults` fill `source`, `environment`, `level` and `dataset` where the entry lacks
+    /// them (validated like sent values); `received_at_ms` is the timestamp of an entry that
+    /// has none. Unknown fields are merged into `data` (an explicit `data` key wins). On
+    /// failure every issue is returned, in field order, with paths relative to the entry
+    /// (`["level"]`, `["tags", 3]`).
+    pub fn finish(self, defaults: &Defaults, received_at_ms: i64) -> Result<LogEntry, Vec<Issue>> {
+        let mut issues = Vec::new();
+        let level = required(&mut issues, "level", self.level, defaults.level.as_ref(), vocabulary);
+        let message = required(&mut issues, "message", self.message, None, |text| Ok(text.clone()));
+        let source = required(&mut issues, "source", self.source, defaults.source.as_ref(), |text| Ok(text.clone()));
+        let environment =
+            required(&mut issues, "environment", self.environment, defaults.environment.as_ref(), vocabulary);
+        let dataset = match self.dataset {
+            Sent::Value(text) => text,
+            Sent::Absent => defaults.dataset.clone().unwrap_or_else(|| "default".to_owned()),
+            Sent::Wrong(message) => {
+                issues.push(Issue::at("dataset", message));
+                "default".to_owned()
+            }
+        };
+        let version = optional(&mut issues, "version", self.version);
+        let user_id = optional(&mut issues, "userId", self.user_id);
+        let session_id = optional(&mut issues, "sessionId", self.session_id);
+        let request_id = optional(&mut issues, "requestId", self.request_id);
+        let data = optional(&mut issues, "data", self.data);
+        let error_name = optional(&mut issues, "errorName", self.error_name);
+        let error_stack = optional(&mut issues, "errorStack", self.error_stack);
+        let tags = optional(&mut issues, "tags", self.tags).map(|items| tags(&mut issues, items));
+        let timestamp = optional(&mut issues, "timestamp", self.timestamp);
+        let flow_id = optional(&mut issues, "flowId", self.flow_id);
+        let step_index = optional(&mut issues, "stepIndex", self.step_index);
+
+        let lengths = Lengths {
+            message: message.as_deref().unwrap_or("-"),
+            source: source.as_deref().unwrap_or("-"),
+            dataset: &dataset,
+            step_index,
+        };
+        if let Err(errors) = lengths.validate() {
+            for (field, kind) in errors.into_errors() {
+                let ValidationErrorsKind::Field(errors) = kind else { continue };
+                for error in errors {
+                    issues.push(Issue::at(wire_name(&field), length_message(&error)));
+                }
+            }
+        }
+
+        let (Some(level), Some(message), Some(source), Some(environment), true) =
+            (level, message, source, environment, issues.is_empty())
+        else {
+            sort_issues(&mut issues);
+            return Err(issues);
+        };
+
+        let data = if self.unknown.is_empty() { data } else { Some(merge_unknown(&self.unknown, data.as_ref())) };
+
+        Ok(LogEntry {
+            timestamp: timestamp.unwrap_or(received_at_ms),
+            level,
+            message,
+            source,
+            environment,
+            dataset,
+            version,
+            user_id,
+            session_id,
+            request_id,
+            data,
+            error_name,
+            error_stack,
+            tags,
+            flow_id,
+            step_index: step_index.and_then(|index| u16::try_from(index).ok()),
+        })
+    }
+}
+
+/// Issues in a stable order, by field in SPEC's order and then by position inside the field
+/// (`["tags"]` before `["tags", 0]` before `["tags", 1]`), so a client sees the same list for
+/// the same body.
 fn sort_issues(issues: &mut [Issue]) {
-    let rank = |issue: &Issue| match issue.path.first() {
-        Some(PathSegment::Key(key)) => ENTRY_FIELDS.iter().position(|name| name == key).unwrap_or(ENTRY_FIELDS.len()),
-        _ => ENTRY_FIELDS.len(),
+    let rank = |issue: &Issue| {
+        let field = match issue.path.first() {
+            Some(PathSegment::Key(key)) => {
+                ENTRY_FIELDS.iter().position(|name| name == key).unwrap_or(ENTRY_FIELDS.len())
+            }
+            _ => ENTRY_FIELDS.len(),
+        };
+        let position = match issue.path.get(1) {
+            Some(PathSegment::Index(index)) => Some(*index),
+            _ => None,
+        };
+        (field, position)
     };
-    issues.sort_by_key(|issue| rank(issue));
+    issues.sort_by_key(rank);
 }
 
 /// The zod wording of a broken length or range rule.
@@ -552,7 +514,7 @@ mod tests {
         value["pid"] = json!(7);
         value["data"] = json!({"pid": 8});
         let entry = check(value).expect("valid");
-        assert_eq!(Value::Object(entry.data.unwrap_or_default()), json!({"host": "db-1", "pid": 8}));
+        assert_eq!(entry.data.map(|data| Value::Object(data.to_map())), Some(json!({"host": "db-1", "pid": 8})));
     }
 
     #[test]

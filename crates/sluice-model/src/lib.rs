@@ -4,13 +4,17 @@
 //! This crate knows nothing about HTTP, SQL, async runtimes or the clock: every "now" it needs
 //! is passed in by the caller.
 
+mod draft;
 mod entry;
 mod ids;
+mod json_object;
 mod issue;
 mod tenancy;
 mod values;
 
+pub use draft::{Draft, DraftVisitor, Field, Key, Sent, timestamp_text};
 pub use entry::{Defaults, ENTRY_FIELDS, Log, LogEntry, entry_from_json, json_type_name};
+pub use json_object::{JsonObject, Member, NotAnObject};
 pub use ids::{IdParseError, KeyId, LogId, WorkspaceId};
 pub use issue::{Issue, PathSegment};
 pub use tenancy::{ApiKeyRecord, KeyEnv, KeyState, Plan, Scope, Scopes, Workspace};

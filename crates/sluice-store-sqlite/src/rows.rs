@@ -1,7 +1,7 @@
 //! Rows as SQLite holds them, and their conversion to and from the model's types.
 
 use diesel::prelude::*;
-use sluice_model::{ApiKeyRecord, KeyId, Log, LogEntry, LogId, Workspace, WorkspaceId};
+use sluice_model::{ApiKeyRecord, JsonObject, KeyId, Log, LogEntry, LogId, Workspace, WorkspaceId};
 use sluice_store::{NewApiKey, StoreError};
 
 use crate::schema::{api_keys, logs, workspaces};
@@ -30,7 +30,7 @@ pub(crate) struct NewLogRow<'a> {
     user_id: Option<&'a str>,
     session_id: Option<&'a str>,
     request_id: Option<&'a str>,
-    data: Option<String>,
+    data: Option<&'a str>,
     error_name: Option<&'a str>,
     error_stack: Option<&'a str>,
     tags: Option<String>,
@@ -56,7 +56,7 @@ impl<'a> NewLogRow<'a> {
             user_id: entry.user_id.as_deref(),
             session_id: entry.session_id.as_deref(),
             request_id: entry.request_id.as_deref(),
-            data: entry.data.as_ref().map(|data| serde_json::Value::Object(data.clone()).to_string()),
+            data: entry.data.as_ref().map(JsonObject::as_str),
             error_name: entry.error_name.as_deref(),
             error_stack: entry.error_stack.as_deref(),
             tags: entry.tags.as_ref().and_then(|tags| serde_json::to_string(tags).ok()),
@@ -98,10 +98,7 @@ impl TryFrom<LogRow> for Log {
 
     fn try_from(row: LogRow) -> Result<Self, StoreError> {
         let data = match row.data {
-            Some(text) => match serde_json::from_str(&text) {
-                Ok(serde_json::Value::Object(map)) => Some(map),
-                _ => return Err(corrupt("log data")),
-            },
+            Some(text) => Some(JsonObject::from_text(text).map_err(|_| corrupt("log data"))?),
             None => None,
         };
         let tags = match row.tags {

@@ -6,6 +6,7 @@
 
 use serde_json::json;
 use sluice_model::{
+    JsonObject,
     ApiKeyRecord, Environment, KeyEnv, KeyId, KeyState, Level, Log, LogEntry, LogId, Plan, Scopes, Workspace,
     WorkspaceId,
 };
@@ -100,7 +101,7 @@ pub async fn insert_then_get_round_trips_every_field(store: &dyn Store) {
     full.entry.user_id = Some("u1".into());
     full.entry.session_id = Some("s1".into());
     full.entry.request_id = Some("r1".into());
-    full.entry.data = json!({"nested": {"a": [1, 2.5, null, true]}, "text": "é"}).as_object().cloned();
+    full.entry.data = json!({"nested": {"a": [1, 2.5, null, true]}, "text": "é"}).as_object().map(JsonObject::from_map);
     full.entry.error_name = Some("TypeError".into());
     full.entry.error_stack = Some("at x\nat y".into());
     full.entry.tags = Some(vec!["a".into(), "b c".into()]);
