@@ -15,8 +15,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use sluice_http::AppState;
 use sluice_model::{
-    JsonObject,
-    ApiKeyRecord, Environment, KeyEnv, KeyId, Level, Log, LogEntry, LogId, Plan, Scopes, Workspace, WorkspaceId,
+    ApiKeyRecord, Environment, JsonObject, KeyEnv, KeyId, Level, Log, LogEntry, LogId, Plan, Scopes, Workspace,
+    WorkspaceId,
 };
 use sluice_store::{LogFilter, LogStore, NewApiKey, Page, Store, TenantStore};
 use sluice_store_sqlite::SqliteStore;
@@ -62,7 +62,9 @@ fn synthetic_log(random: &mut Lcg, index: u64) -> Log {
             user_id: Some(format!("u-{}", random.next() % 10_000)),
             session_id: Some(format!("s-{}", random.next() % 50_000)),
             request_id: Some(format!("r-{index}")),
-            data: json!({"path": "/api/orders", "status": 200 + (random.next() % 4) * 100}).as_object().map(JsonObject::from_map),
+            data: json!({"path": "/api/orders", "status": 200 + (random.next() % 4) * 100})
+                .as_object()
+                .map(JsonObject::from_map),
             error_name: None,
             error_stack: None,
             tags: Some(vec!["web".into()]),

@@ -112,7 +112,7 @@ pub fn parse_csv(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
 
     // Unknown columns become `data` in one pass, unless a `data` column needs merging.
     let has_data_column = has("data");
-    let mut drafts = Vec::new();
+    let mut collector = crate::json::Collector::for_lines(options, body);
     let mut record = ::csv::StringRecord::new();
     while reader.read_record(&mut record).map_err(|error| csv_error(&error))? {
         let mut draft = Draft { level: implied_level.clone(), ..Draft::default() };
@@ -145,7 +145,7 @@ pub fn parse_csv(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
                 draft.data = Sent::Value(JsonObject::from_members(&members));
             }
         }
-        drafts.push(draft);
+        collector.push(draft);
     }
-    crate::json::finish_drafts(drafts, options)
+    collector.finish()
 }

@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use sluice_model::limits::MAX_ENTRIES_PER_REQUEST;
-use sluice_model::{Draft, DraftVisitor, Issue, Key, PathSegment};
+use sluice_model::{Draft, DraftVisitor, Issue, Key, LogEntry, PathSegment};
 
 use crate::{Batch, Format, IngestError, Options, ParseError};
 
@@ -153,48 +153,90 @@ impl<'de> Visitor<'de> for BodyVisitor {
     }
 }
 
-/// Checks every draft, prefixing issue paths with `prefix` and the entry index.
-pub(crate) fn finish_all(
-    items: impl ExactSizeIterator<Item = Item>,
-    prefix: &[PathSegment],
-    options: &Options,
-) -> Result<Batch, IngestError> {
-    if items.len() == 0 {
-        return Err(IngestError::Invalid(vec![Issue::new(prefix.to_vec(), "Array must contain at least 1 element(s)")]));
-    }
-    let mut issues = Vec::new();
-    if items.len() > options.max_entries {
-        // Reported first, but the entries are still checked: the answer lists every issue.
-        issues.push(Issue::new(
-            prefix.to_vec(),
-            format!("Array must contain at most {} element(s)", options.max_entries),
-        ));
-    }
-    let mut entries = Vec::with_capacity(items.len().min(options.max_entries));
-    for (index, item) in items.enumerate() {
-        let path = || {
-            let mut path = prefix.to_vec();
-            path.push(PathSegment::Index(index));
-            path
-        };
-        match item {
-            Item::Entry(draft) => match draft.finish(&options.defaults, options.received_at_ms) {
-                Ok(entry) if issues.is_empty() => entries.push(entry),
-                Ok(_) => {}
-                Err(found) => {
-                    let path = path();
-                    issues.extend(found.into_iter().map(|issue| issue.under(&path)));
-                }
-            },
-            Item::NotObject(kind) => issues.push(Issue::new(path(), format!("Expected object, received {kind}"))),
-        }
-    }
-    if issues.is_empty() { Ok(Batch { entries }) } else { Err(IngestError::Invalid(issues)) }
+/// Checks entries one by one as a parser produces them, so no list of drafts is kept.
+/// Issue paths are prefixed with `prefix` and the entry index.
+pub(crate) struct Collector<'o> {
+    options: &'o Options,
+    prefix: &'o [PathSegment],
+    entries: Vec<LogEntry>,
+    issues: Vec<Issue>,
+    count: usize,
 }
 
-/// Checks drafts built by a line format (no prefix).
-pub(crate) fn finish_drafts(drafts: Vec<Draft>, options: &Options) -> Result<Batch, IngestError> {
-    finish_all(drafts.into_iter().map(Item::Entry), &[], options)
+impl<'o> Collector<'o> {
+    /// `expected` is a guess of the entry count, to allocate once.
+    pub(crate) fn new(options: &'o Options, prefix: &'o [PathSegment], expected: usize) -> Self {
+        let capacity = expected.min(options.max_entries);
+        Collector { options, prefix, entries: Vec::with_capacity(capacity), issues: Vec::new(), count: 0 }
+    }
+
+    /// A collector sized for a line-oriented body: at most one entry per line.
+    pub(crate) fn for_lines(options: &'o Options, body: &[u8]) -> Self {
+        let lines = body.iter().filter(|byte| **byte == b'\n').count() + 1;
+        Collector::new(options, &[], lines)
+    }
+
+    fn path(&self, index: usize) -> Vec<PathSegment> {
+        let mut path = self.prefix.to_vec();
+        path.push(PathSegment::Index(index));
+        path
+    }
+
+    /// Checks one draft.
+    pub(crate) fn push(&mut self, draft: Draft) {
+        let index = self.count;
+        self.count += 1;
+        match draft.finish(&self.options.defaults, self.options.received_at_ms) {
+            // Once anything failed, or the batch is too long, the answer is an error: the
+            // remaining entries are only checked, not kept.
+            Ok(entry) if self.issues.is_empty() && self.count <= self.options.max_entries => self.entries.push(entry),
+            Ok(_) => {}
+            Err(found) => {
+                let path = self.path(index);
+                self.issues.extend(found.into_iter().map(|issue| issue.under(&path)));
+            }
+        }
+    }
+
+    /// Checks one batch item.
+    pub(crate) fn push_item(&mut self, item: Item) {
+        match item {
+            Item::Entry(draft) => self.push(draft),
+            Item::NotObject(kind) => {
+                let path = self.path(self.count);
+                self.count += 1;
+                self.issues.push(Issue::new(path, format!("Expected object, received {kind}")));
+            }
+        }
+    }
+
+    /// The batch, or every issue (the batch's length first).
+    pub(crate) fn finish(mut self) -> Result<Batch, IngestError> {
+        if self.count == 0 {
+            return Err(IngestError::Invalid(vec![Issue::new(
+                self.prefix.to_vec(),
+                "Array must contain at least 1 element(s)",
+            )]));
+        }
+        if self.count > self.options.max_entries {
+            let message = format!("Array must contain at most {} element(s)", self.options.max_entries);
+            self.issues.insert(0, Issue::new(self.prefix.to_vec(), message));
+        }
+        if self.issues.is_empty() {
+            Ok(Batch { entries: self.entries })
+        } else {
+            Err(IngestError::Invalid(self.issues))
+        }
+    }
+}
+
+/// Checks every item of a JSON batch.
+fn finish_items(items: Vec<Item>, prefix: &[PathSegment], options: &Options) -> Result<Batch, IngestError> {
+    let mut collector = Collector::new(options, prefix, items.len());
+    for item in items {
+        collector.push_item(item);
+    }
+    collector.finish()
 }
 
 /// Parses a JSON body: `{"logs": [...]}`, a bare array of entries, or one entry object.
@@ -212,12 +254,12 @@ pub fn parse_json(body: &[u8], options: &Options) -> Result<Batch, IngestError> 
         .and_then(|document| deserializer.end().map(|()| document))
         .map_err(|error| parse_error(Format::Json, &error, None))?;
     match document {
-        Body::Bare(items) => finish_all(items.into_iter(), &[], options),
-        Body::Wrapped(items) => finish_all(items.into_iter(), &[PathSegment::from("logs")], options),
+        Body::Bare(items) => finish_items(items, &[], options),
+        Body::Wrapped(items) => finish_items(items, &[PathSegment::from("logs")], options),
         Body::WrappedNotArray(kind) => {
             Err(IngestError::Invalid(vec![Issue::at("logs", format!("Expected array, received {kind}"))]))
         }
-        Body::Single(draft) => finish_all(std::iter::once(Item::Entry(draft)), &[], options),
+        Body::Single(draft) => finish_items(vec![Item::Entry(draft)], &[], options),
         Body::Scalar(kind) => Err(ParseError {
             format: Format::Json,
             line: None,
@@ -239,7 +281,7 @@ pub fn parse_json(body: &[u8], options: &Options) -> Result<Batch, IngestError> 
 /// assert_eq!(error.to_string(), "JSONL line 2: key must be a string at column 2");
 /// ```
 pub fn parse_jsonl(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
-    let mut items = Vec::new();
+    let mut collector = Collector::for_lines(options, body);
     for (index, line) in body.split(|byte| *byte == b'\n').enumerate() {
         let line = line.trim_ascii();
         if line.is_empty() {
@@ -257,9 +299,9 @@ pub fn parse_jsonl(body: &[u8], options: &Options) -> Result<Batch, IngestError>
             }
             .into());
         }
-        items.push(item);
+        collector.push_item(item);
     }
-    finish_all(items.into_iter(), &[], options)
+    collector.finish()
 }
 
 #[cfg(test)]

@@ -145,8 +145,10 @@ fn describe(event: &Event<'_>, session_type: Option<&str>) -> (String, String) {
     let body = text_of("text").unwrap_or_default();
     match kind.as_deref() {
         Some("button") => {
-            let label =
-                text_of("label").or_else(|| text_of("vocalization")).or_else(|| text_of("button_id")).unwrap_or_default();
+            let label = text_of("label")
+                .or_else(|| text_of("vocalization"))
+                .or_else(|| text_of("button_id"))
+                .unwrap_or_default();
             let label = if label.is_empty() { "(no label)" } else { &label };
             (format!("Button: {label}"), "button".into())
         }
@@ -198,10 +200,12 @@ pub fn parse_obl(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
     let user_id = text(root.user_id);
     let root_device = text(root.device_id);
     let default_level = if options.defaults.level.is_some() { Sent::Absent } else { Sent::Value(Level::Info) };
-    let root_members: Vec<(&str, &RawValue)> =
-        [("locale", root.locale), ("device_id", root.device_id)].into_iter().filter_map(|(k, v)| Some((k, v?))).collect();
+    let root_members: Vec<(&str, &RawValue)> = [("locale", root.locale), ("device_id", root.device_id)]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, v?)))
+        .collect();
 
-    let mut drafts = Vec::new();
+    let mut collector = crate::json::Collector::new(options, &[], 0);
     for session in sessions {
         let session_type = text(session.kind);
         let session_device = root_device.clone().or_else(|| text(session.device_id));
@@ -222,12 +226,13 @@ pub fn parse_obl(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
                     || root_members.iter().any(|(name, _)| *name == key)
             };
             let mut members: Vec<(&str, Member<'_>)> = Vec::with_capacity(event.0.len() + 5);
-            members.extend(event.0.iter().filter(|(key, _)| !ours(key)).map(|(key, value)| (&**key, Member::Json(value))));
+            members
+                .extend(event.0.iter().filter(|(key, _)| !ours(key)).map(|(key, value)| (&**key, Member::Json(value))));
             if let Some(id) = id {
                 members.push(("eventId", Member::Json(id)));
             }
             members.push(("eventType", Member::Str(&event_type)));
-            members.push(("session", Member::Json(session_info.as_raw())));
+            members.push(("session", Member::Object(&session_info)));
             members.extend(root_members.iter().map(|(key, value)| (*key, Member::Json(value))));
 
             let mut draft = Draft {
@@ -242,8 +247,8 @@ pub fn parse_obl(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
             if let Some(at) = at.and_then(|at| serde_json::from_str::<Value>(at.get()).ok()) {
                 draft.set(Field::Timestamp, at);
             }
-            drafts.push(draft);
+            collector.push(draft);
         }
     }
-    crate::json::finish_drafts(drafts, options)
+    collector.finish()
 }

@@ -131,10 +131,12 @@ fn pri(input: &str) -> Res<'_, u8> {
 /// `-` or 1 to `max` printable US-ASCII characters.
 fn nil_or(max: usize) -> impl Fn(&str) -> Res<'_, Option<&str>> {
     move |input| {
-        let (rest, token) = take_while_m_n(1, max, printusascii).parse(input)?;
-        if rest.starts_with(printusascii) {
-            return Err(nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::TooLarge)));
+        let length = input.bytes().position(|byte| !(b'!'..=b'~').contains(&byte)).unwrap_or(input.len());
+        if length == 0 || length > max {
+            return Err(nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::TakeWhileMN)));
         }
+        // The token is ASCII, so `length` is a character boundary.
+        let (token, rest) = input.split_at(length);
         Ok((rest, (token != "-").then_some(token)))
     }
 }
@@ -475,16 +477,24 @@ pub(crate) fn draft(message: &SyslogMessage<'_>, line: &str, default_level: Opti
     let structured_data = (!message.structured_data.is_empty())
         .then(|| serde_json::value::to_raw_value(&StructuredData(&message.structured_data)).ok())
         .flatten();
-    let members = [
+    let candidates = [
         ("hostname", message.hostname.map(Member::Str)),
         ("procId", message.proc_id.map(Member::Str)),
         ("msgId", message.msg_id.map(Member::Str)),
         ("facility", message.facility.map(|facility| Member::Str(facility_name(facility)))),
         ("structuredData", structured_data.as_deref().map(Member::Json)),
     ];
-    let members: Vec<(&str, Member<'_>)> =
-        members.into_iter().filter_map(|(key, value)| Some((key, value?))).collect();
-    let data = (!members.is_empty()).then(|| JsonObject::from_members(&members));
+    // On the stack: at most five members.
+    let mut members = [("", Member::Str("")); 5];
+    let mut count = 0;
+    for (key, value) in candidates {
+        if let (Some(value), Some(slot)) = (value, members.get_mut(count)) {
+            *slot = (key, value);
+            count += 1;
+        }
+    }
+    let members = &members[..count];
+    let data = (!members.is_empty()).then(|| JsonObject::from_members(members));
     Draft {
         level,
         message: Sent::Value(text.to_owned()),
@@ -510,7 +520,7 @@ pub(crate) fn draft(message: &SyslogMessage<'_>, line: &str, default_level: Opti
 /// assert_eq!(entry.data.as_ref().unwrap().get("hostname"), Some("mymachine".into()));
 /// ```
 pub fn parse_syslog(body: &[u8], options: &crate::Options) -> Result<crate::Batch, crate::IngestError> {
-    let mut drafts = Vec::new();
+    let mut collector = crate::json::Collector::for_lines(options, body);
     for (number, line) in crate::frame::lines(body, crate::Format::Syslog)? {
         let message = parse_line(line, options.received_at_ms).map_err(|error| crate::ParseError {
             format: crate::Format::Syslog,
@@ -518,7 +528,7 @@ pub fn parse_syslog(body: &[u8], options: &crate::Options) -> Result<crate::Batc
             column: Some(error.column),
             reason: format!("expected {}", error.expected),
         })?;
-        drafts.push(draft(&message, line, options.defaults.level.as_ref()));
+        collector.push(draft(&message, line, options.defaults.level.as_ref()));
     }
-    crate::json::finish_drafts(drafts, options)
+    collector.finish()
 }

@@ -42,8 +42,15 @@ pub struct TextLine<'a> {
     pub line: &'a str,
 }
 
+/// Exactly `count` ASCII digits, as a number.
 fn digits<'a>(count: usize) -> impl Parser<&'a str, Output = u32, Error = nom::error::Error<&'a str>> {
-    take_while_m_n(count, count, |c: char| c.is_ascii_digit()).map(|text: &str| text.parse().unwrap_or(0))
+    move |input: &'a str| match input.as_bytes().get(..count).filter(|digits| digits.iter().all(u8::is_ascii_digit)) {
+        Some(digits) => {
+            let value = digits.iter().fold(0u32, |value, digit| value * 10 + u32::from(digit - b'0'));
+            Ok((&input[count..], value))
+        }
+        None => Err(nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Digit))),
+    }
 }
 
 type Stamp = (i32, u32, u32, u32, u32, u32, u32, Option<i32>);
@@ -98,27 +105,22 @@ fn to_ms((year, month, day, hour, minute, second, nanos, zone): Stamp) -> Option
 
 /// The level a keyword names, if it is one (any case).
 pub(crate) fn keyword_level(word: &str) -> Option<Level> {
-    const KEYWORDS: [(&str, Level); 15] = [
-        ("error", Level::Error),
-        ("err", Level::Error),
-        ("fatal", Level::Error),
-        ("severe", Level::Error),
-        ("critical", Level::Error),
-        ("crit", Level::Error),
-        ("alert", Level::Error),
-        ("emerg", Level::Error),
-        ("emergency", Level::Error),
-        ("warn", Level::Warn),
-        ("warning", Level::Warn),
-        ("info", Level::Info),
-        ("notice", Level::Info),
-        ("debug", Level::Debug),
-        ("trace", Level::Debug),
-    ];
-    if !(3..=9).contains(&word.len()) {
+    let mut lower = [0u8; 9];
+    let folded = lower.get_mut(..word.len())?;
+    if folded.len() < 3 {
         return None;
     }
-    KEYWORDS.iter().find(|(keyword, _)| keyword.eq_ignore_ascii_case(word)).map(|(_, level)| *level)
+    folded.copy_from_slice(word.as_bytes());
+    folded.make_ascii_lowercase();
+    match &*folded {
+        b"error" | b"err" | b"fatal" | b"severe" | b"critical" | b"crit" | b"alert" | b"emerg" | b"emergency" => {
+            Some(Level::Error)
+        }
+        b"warn" | b"warning" => Some(Level::Warn),
+        b"info" | b"notice" => Some(Level::Info),
+        b"debug" | b"trace" => Some(Level::Debug),
+        _ => None,
+    }
 }
 
 /// A word that carries a level: `[LEVEL]`, `LEVEL:`, `LEVEL,`, `level=LEVEL`, or bare. A bare
@@ -179,7 +181,8 @@ pub fn parse_line(line: &str) -> TextLine<'_> {
     let bytes = body.as_bytes();
     let mut end = 0;
     for index in 0..LEVEL_WINDOW {
-        let Some(start) = bytes[end..].iter().position(|byte| !byte.is_ascii_whitespace()).map(|skip| end + skip) else {
+        let Some(start) = bytes[end..].iter().position(|byte| !byte.is_ascii_whitespace()).map(|skip| end + skip)
+        else {
             break;
         };
         end = bytes[start..].iter().position(u8::is_ascii_whitespace).map_or(bytes.len(), |length| start + length);
@@ -237,8 +240,9 @@ pub(crate) fn draft(parsed: TextLine<'_>, default_level: Option<&String>) -> Dra
 /// assert_eq!(batch.entries[1].level.as_str(), "info");
 /// ```
 pub fn parse_text(body: &[u8], options: &crate::Options) -> Result<crate::Batch, crate::IngestError> {
-    let drafts = crate::frame::lines(body, crate::Format::Text)?
-        .map(|(_, line)| draft(parse_line(line), options.defaults.level.as_ref()))
-        .collect();
-    crate::json::finish_drafts(drafts, options)
+    let mut collector = crate::json::Collector::for_lines(options, body);
+    for (_, line) in crate::frame::lines(body, crate::Format::Text)? {
+        collector.push(draft(parse_line(line), options.defaults.level.as_ref()));
+    }
+    collector.finish()
 }

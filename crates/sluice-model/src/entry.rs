@@ -14,8 +14,8 @@ use time::format_description::well_known::{Iso8601, Rfc3339};
 use time::{OffsetDateTime, PrimitiveDateTime};
 use validator::{Validate, ValidationErrorsKind};
 
-use crate::limits::{MAX_MESSAGE_CHARS, MAX_SOURCE_CHARS, MAX_TAG_CHARS, MAX_TAGS};
 use crate::draft::{Draft, Sent};
+use crate::limits::{MAX_MESSAGE_CHARS, MAX_SOURCE_CHARS, MAX_STEP_INDEX, MAX_TAG_CHARS, MAX_TAGS};
 use crate::{Environment, Issue, JsonObject, Level, LogId, Member, PathSegment};
 
 /// Values from the request's query string that fill fields an entry lacks.
@@ -259,9 +259,10 @@ fn tags(issues: &mut Vec<Issue>, items: Vec<Result<String, &'static str>>) -> Ve
 fn merge_unknown(unknown: &[(String, Box<RawValue>)], data: Option<&JsonObject>) -> JsonObject {
     let mut members: BTreeMap<&str, Member<'_>> =
         unknown.iter().map(|(name, raw)| (name.as_str(), Member::Json(raw))).collect();
-    let explicit: BTreeMap<&str, &RawValue> =
+    // Owned keys: a key with escapes cannot be borrowed from the text.
+    let explicit: BTreeMap<String, &RawValue> =
         data.and_then(|data| serde_json::from_str(data.as_str()).ok()).unwrap_or_default();
-    members.extend(explicit.into_iter().map(|(name, raw)| (name, Member::Json(raw))));
+    members.extend(explicit.iter().map(|(name, raw)| (name.as_str(), Member::Json(raw))));
     let members: Vec<(&str, Member<'_>)> = members.into_iter().collect();
     JsonObject::from_members(&members)
 }
@@ -307,7 +308,14 @@ impl Draft {
             dataset: &dataset,
             step_index,
         };
-        if let Err(errors) = lengths.validate() {
+        // Bytes bound characters: text whose byte length is within a limit is within it, so
+        // the usual entry skips counting characters; anything near a limit gets `validator`.
+        let within = |text: &str, max: u64| (1..=max).contains(&(text.len() as u64));
+        let surely_valid = within(lengths.message, MAX_MESSAGE_CHARS)
+            && within(lengths.source, MAX_SOURCE_CHARS)
+            && within(lengths.dataset, MAX_SOURCE_CHARS)
+            && step_index.is_none_or(|index| (0..=i64::from(MAX_STEP_INDEX)).contains(&index));
+        if !surely_valid && let Err(errors) = lengths.validate() {
             for (field, kind) in errors.into_errors() {
                 let ValidationErrorsKind::Field(errors) = kind else { continue };
                 for error in errors {
@@ -515,6 +523,15 @@ mod tests {
         value["data"] = json!({"pid": 8});
         let entry = check(value).expect("valid");
         assert_eq!(entry.data.map(|data| Value::Object(data.to_map())), Some(json!({"host": "db-1", "pid": 8})));
+    }
+
+    #[test]
+    fn merging_keeps_keys_that_need_escapes() {
+        let mut value = valid();
+        value["quote\"d"] = json!(1);
+        value["data"] = json!({"back\\slash": 2});
+        let entry = check(value).expect("valid");
+        assert_eq!(entry.data.map(|data| Value::Object(data.to_map())), Some(json!({"quote\"d": 1, "back\\slash": 2})));
     }
 
     #[test]

@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 /// assert!(JsonObject::from_text("[1]".to_owned()).is_err());
 /// ```
 #[derive(Clone)]
-pub struct JsonObject(Box<RawValue>);
+pub struct JsonObject(String);
 
 /// Text that is not one JSON object.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -34,13 +34,14 @@ pub struct NotAnObject;
 impl JsonObject {
     /// Checks `text` and keeps it.
     pub fn from_text(text: String) -> Result<Self, NotAnObject> {
-        let raw = RawValue::from_string(text).map_err(|_| NotAnObject)?;
-        Self::from_raw(raw).ok_or(NotAnObject)
+        let checked = text.starts_with('{') && serde_json::from_str::<&RawValue>(&text).is_ok();
+        if checked { Ok(JsonObject(text)) } else { Err(NotAnObject) }
     }
 
-    /// Keeps a raw JSON value that is an object; `None` for any other value.
+    /// Keeps a raw JSON value that is an object (its text, without copying); `None` for any
+    /// other value.
     pub fn from_raw(raw: Box<RawValue>) -> Option<Self> {
-        raw.get().starts_with('{').then_some(JsonObject(raw))
+        raw.get().starts_with('{').then(|| JsonObject(Box::<str>::from(raw).into_string()))
     }
 
     /// The object of a map.
@@ -51,32 +52,28 @@ impl JsonObject {
     /// assert_eq!(JsonObject::from_map(&map).as_str(), r#"{"a":[true],"b":1}"#);
     /// ```
     pub fn from_map(map: &Map<String, Value>) -> Self {
-        serde_json::value::to_raw_value(map).map(JsonObject).unwrap_or_else(|_| JsonObject::empty())
+        JsonObject(Value::Object(map.clone()).to_string())
     }
 
     /// `{}`.
     pub fn empty() -> Self {
-        JsonObject(RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| unreachable!("{{}} is JSON")))
+        JsonObject("{}".to_owned())
     }
 
     /// The JSON text.
     pub fn as_str(&self) -> &str {
-        self.0.get()
-    }
-
-    /// The text as serde_json's raw value (to embed it in other JSON without parsing it).
-    pub fn as_raw(&self) -> &RawValue {
         &self.0
     }
 
     /// The object as a map (parses the text).
     pub fn to_map(&self) -> Map<String, Value> {
-        serde_json::from_str(self.0.get()).unwrap_or_default()
+        serde_json::from_str(&self.0).unwrap_or_default()
     }
 
     /// The value of one member, if present (parses the text).
     pub fn get(&self, key: &str) -> Option<Value> {
-        let members: BTreeMap<&str, &RawValue> = serde_json::from_str(self.0.get()).ok()?;
+        // Owned keys: a key with escapes cannot be borrowed from the text.
+        let members: BTreeMap<String, &RawValue> = serde_json::from_str(&self.0).ok()?;
         members.get(key).and_then(|raw| serde_json::from_str(raw.get()).ok())
     }
 
@@ -90,28 +87,75 @@ impl JsonObject {
     /// assert_eq!(JsonObject::merge(&base, &over).as_str(), r#"{"host":"h","pid":8}"#);
     /// ```
     pub fn merge(base: &JsonObject, over: &JsonObject) -> JsonObject {
-        let mut members: BTreeMap<&str, &RawValue> = serde_json::from_str(base.0.get()).unwrap_or_default();
-        let over: BTreeMap<&str, &RawValue> = serde_json::from_str(over.0.get()).unwrap_or_default();
+        // Owned keys: a key with escapes cannot be borrowed from the text.
+        let mut members: BTreeMap<String, &RawValue> = serde_json::from_str(&base.0).unwrap_or_default();
+        let over: BTreeMap<String, &RawValue> = serde_json::from_str(&over.0).unwrap_or_default();
         members.extend(over);
-        serde_json::value::to_raw_value(&members).map(JsonObject).unwrap_or_else(|_| JsonObject::empty())
+        let members: Vec<(&str, Member<'_>)> =
+            members.iter().map(|(key, raw)| (key.as_str(), Member::Json(raw))).collect();
+        JsonObject::from_members(&members)
+    }
+
+    /// The object of these members, written in one pass into one string. A key given twice
+    /// is written twice, so callers pass distinct keys.
+    ///
+    /// ```
+    /// use sluice_model::{JsonObject, Member};
+    /// let object = JsonObject::from_members(&[("host", Member::Str("db \"1\"")), ("pid", Member::Value(&7.into()))]);
+    /// assert_eq!(object.as_str(), r#"{"host":"db \"1\"","pid":7}"#);
+    /// ```
+    pub fn from_members(members: &[(&str, Member<'_>)]) -> JsonObject {
+        let size: usize = members.iter().map(|(key, value)| key.len() + value.size_hint() + 4).sum();
+        let mut text = String::with_capacity(size + 2);
+        text.push('{');
+        for (index, (key, value)) in members.iter().enumerate() {
+            if index > 0 {
+                text.push(',');
+            }
+            push_string(&mut text, key);
+            text.push(':');
+            match value {
+                Member::Str(value) => push_string(&mut text, value),
+                Member::Json(raw) => text.push_str(raw.get()),
+                Member::Object(object) => text.push_str(object.as_str()),
+                Member::Value(value) => text.push_str(&value.to_string()),
+            }
+        }
+        text.push('}');
+        JsonObject(text)
+    }
+}
+
+/// Appends `text` as a JSON string: copied as is when nothing needs escaping (checked in one
+/// branch-free pass), else escaped by serde_json.
+fn push_string(out: &mut String, text: &str) {
+    let needs_escape = text.bytes().fold(false, |found, byte| found | (byte < 0x20) | (byte == b'"') | (byte == b'\\'));
+    if needs_escape {
+        out.push_str(&Value::from(text).to_string());
+    } else {
+        out.push('"');
+        out.push_str(text);
+        out.push('"');
     }
 }
 
 impl PartialEq for JsonObject {
     fn eq(&self, other: &Self) -> bool {
-        self.as_str() == other.as_str() || self.to_map() == other.to_map()
+        self.0 == other.0 || self.to_map() == other.to_map()
     }
 }
 
 impl fmt::Debug for JsonObject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        f.write_str(&self.0)
     }
 }
 
+/// Written as the JSON object itself (not as a string), without building a tree.
 impl Serialize for JsonObject {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(serializer)
+        let raw: &RawValue = serde_json::from_str(&self.0).map_err(serde::ser::Error::custom)?;
+        raw.serialize(serializer)
     }
 }
 
@@ -129,8 +173,21 @@ pub enum Member<'a> {
     Str(&'a str),
     /// JSON text already checked.
     Json(&'a RawValue),
+    /// An object.
+    Object(&'a JsonObject),
     /// Any JSON value.
     Value(&'a Value),
+}
+
+impl Member<'_> {
+    fn size_hint(&self) -> usize {
+        match self {
+            Member::Str(text) => text.len() + 2,
+            Member::Json(raw) => raw.get().len(),
+            Member::Object(object) => object.0.len(),
+            Member::Value(_) => 16,
+        }
+    }
 }
 
 impl Serialize for Member<'_> {
@@ -138,27 +195,41 @@ impl Serialize for Member<'_> {
         match self {
             Member::Str(text) => serializer.serialize_str(text),
             Member::Json(raw) => raw.serialize(serializer),
+            Member::Object(object) => object.serialize(serializer),
             Member::Value(value) => value.serialize(serializer),
         }
     }
 }
 
-impl JsonObject {
-    /// The object of these members, written in one pass (serde_json escapes; nothing is
-    /// parsed back). A key given twice is written twice, so callers pass distinct keys.
-    ///
-    /// ```
-    /// use sluice_model::{JsonObject, Member};
-    /// let object = JsonObject::from_members(&[("host", Member::Str("db \"1\"")), ("pid", Member::Value(&7.into()))]);
-    /// assert_eq!(object.as_str(), r#"{"host":"db \"1\"","pid":7}"#);
-    /// ```
-    pub fn from_members(members: &[(&str, Member<'_>)]) -> JsonObject {
-        struct Members<'m, 'a>(&'m [(&'m str, Member<'a>)]);
-        impl Serialize for Members<'_, '_> {
-            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.collect_map(self.0.iter().map(|(key, value)| (key, value)))
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn written_members_are_valid_json_whatever_the_text() {
+        let tricky = ["", "plain", "quote \" and \\ backslash", "tab\tnew\nline\u{1}", "é ☃ \u{7f}", "}\"{"];
+        for key in tricky {
+            for value in tricky {
+                let number = json!(1.5);
+                let object = JsonObject::from_members(&[
+                    (key, Member::Str(value)),
+                    ("n", Member::Value(&number)),
+                    ("o", Member::Object(&JsonObject::empty())),
+                ]);
+                let parsed = JsonObject::from_text(object.as_str().to_owned()).expect("valid JSON");
+                assert_eq!(parsed.get(key), Some(json!(value)), "{key:?} {value:?}");
             }
         }
-        serde_json::value::to_raw_value(&Members(members)).map(JsonObject).unwrap_or_else(|_| JsonObject::empty())
+    }
+
+    #[test]
+    fn serializes_as_an_object_not_a_string() {
+        let object = JsonObject::from_text(r#"{"a": [1, {"b": null}]}"#.to_owned()).expect("valid");
+        assert_eq!(
+            serde_json::to_string(&json!({"data": object})).ok(),
+            Some(r#"{"data":{"a":[1,{"b":null}]}}"#.into())
+        );
     }
 }

@@ -6,9 +6,8 @@
 
 use serde_json::json;
 use sluice_model::{
-    JsonObject,
-    ApiKeyRecord, Environment, KeyEnv, KeyId, KeyState, Level, Log, LogEntry, LogId, Plan, Scopes, Workspace,
-    WorkspaceId,
+    ApiKeyRecord, Environment, JsonObject, KeyEnv, KeyId, KeyState, Level, Log, LogEntry, LogId, Plan, Scopes,
+    Workspace, WorkspaceId,
 };
 
 use crate::{LogFilter, NewApiKey, Page, Store, StoreError};
