@@ -113,10 +113,6 @@ pub fn severity_level(severity: u8) -> Level {
     }
 }
 
-fn printusascii(c: char) -> bool {
-    ('!'..='~').contains(&c)
-}
-
 /// `<PRI>`: 1 to 3 digits, no leading zero, at most 191.
 fn pri(input: &str) -> Res<'_, u8> {
     let (rest, digits) = (char('<'), take_while_m_n(1, 3, |c: char| c.is_ascii_digit()), char('>'))
@@ -162,7 +158,16 @@ fn rfc3339_timestamp(input: &str) -> Res<'_, i64> {
 }
 
 fn sd_name(input: &str) -> Res<'_, &str> {
-    take_while_m_n(1, 32, |c: char| printusascii(c) && !matches!(c, '=' | ']' | '"')).parse(input)
+    let length = input
+        .bytes()
+        .position(|byte| !(b'!'..=b'~').contains(&byte) || matches!(byte, b'=' | b']' | b'"'))
+        .unwrap_or(input.len());
+    if length == 0 || length > 32 {
+        return Err(nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::TakeWhileMN)));
+    }
+    // ASCII only, so `length` is a character boundary.
+    let (name, rest) = input.split_at(length);
+    Ok((rest, name))
 }
 
 fn unclosed(at: &str) -> nom::Err<nom::error::Error<&str>> {
@@ -450,19 +455,19 @@ pub fn parse_line(line: &str, now_ms: i64) -> Result<SyslogMessage<'_>, SyslogEr
     Ok(rfc3164(trimmed, None, now_ms))
 }
 
-/// STRUCTURED-DATA as `{"id": {"param": "value"}}`, written without building maps.
-struct StructuredData<'m, 'a>(&'m [SdElement<'a>]);
-
-impl serde::Serialize for StructuredData<'_, '_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        struct Params<'m, 'a>(&'m [(&'a str, Cow<'a, str>)]);
-        impl serde::Serialize for Params<'_, '_> {
-            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.collect_map(self.0.iter().map(|(name, value)| (name, value)))
-            }
-        }
-        serializer.collect_map(self.0.iter().map(|(id, params)| (id, Params(params))))
-    }
+/// STRUCTURED-DATA as `{"id": {"param": "value"}}`.
+fn structured_data_object(elements: &[SdElement<'_>]) -> JsonObject {
+    let objects: Vec<JsonObject> = elements
+        .iter()
+        .map(|(_, params)| {
+            let members: Vec<(&str, Member<'_>)> =
+                params.iter().map(|(name, value)| (*name, Member::Str(value.as_ref()))).collect();
+            JsonObject::from_members(&members)
+        })
+        .collect();
+    let members: Vec<(&str, Member<'_>)> =
+        elements.iter().zip(&objects).map(|((id, _), object)| (*id, Member::Object(object))).collect();
+    JsonObject::from_members(&members)
 }
 
 /// The draft entry of one message.
@@ -474,15 +479,14 @@ pub(crate) fn draft(message: &SyslogMessage<'_>, line: &str, default_level: Opti
         None => Sent::Value(Level::Info),
     };
     let text = if message.message.trim().is_empty() { line.trim() } else { message.message };
-    let structured_data = (!message.structured_data.is_empty())
-        .then(|| serde_json::value::to_raw_value(&StructuredData(&message.structured_data)).ok())
-        .flatten();
+    let structured_data =
+        (!message.structured_data.is_empty()).then(|| structured_data_object(&message.structured_data));
     let candidates = [
         ("hostname", message.hostname.map(Member::Str)),
         ("procId", message.proc_id.map(Member::Str)),
         ("msgId", message.msg_id.map(Member::Str)),
         ("facility", message.facility.map(|facility| Member::Str(facility_name(facility)))),
-        ("structuredData", structured_data.as_deref().map(Member::Json)),
+        ("structuredData", structured_data.as_ref().map(Member::Object)),
     ];
     // On the stack: at most five members.
     let mut members = [("", Member::Str("")); 5];
