@@ -13,6 +13,11 @@ use sluice_store::Store;
 
 use crate::cli::{Cli, Command};
 
+/// mimalloc instead of the system allocator: ingest allocates many small strings per entry,
+/// and glibc's malloc spent a third of the parsers' time on them (see docs/PERFORMANCE.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Opens the store a database URL names, creating its schema when needed.
 fn open_store(url: &str) -> anyhow::Result<Arc<dyn Store>> {
     if let Some(path) = sluice_store_sqlite::path_from_url(url) {

@@ -21,6 +21,7 @@ pub(crate) fn parse_error(format: Format, error: &serde_json::Error, line: Optio
 }
 
 /// One item of a batch: an entry object, or the JSON type name of something else.
+#[allow(clippy::large_enum_variant, reason = "nearly every item is an entry; boxing would cost an allocation each")]
 pub(crate) enum Item {
     Entry(Draft),
     NotObject(&'static str),
@@ -76,7 +77,7 @@ enum Body {
     /// `[...]`.
     Bare(Vec<Item>),
     /// One entry object.
-    Single(Draft),
+    Single(Box<Draft>),
     /// A scalar: its type.
     Scalar(&'static str),
 }
@@ -123,7 +124,7 @@ impl<'de> Visitor<'de> for BodyVisitor {
         Ok(match logs {
             Some(Logs::Items(items)) => Body::Wrapped(items),
             Some(Logs::Not(kind)) => Body::WrappedNotArray(kind),
-            None => Body::Single(draft),
+            None => Body::Single(Box::new(draft)),
         })
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Body, A::Error> {
@@ -259,7 +260,7 @@ pub fn parse_json(body: &[u8], options: &Options) -> Result<Batch, IngestError> 
         Body::WrappedNotArray(kind) => {
             Err(IngestError::Invalid(vec![Issue::at("logs", format!("Expected array, received {kind}"))]))
         }
-        Body::Single(draft) => finish_items(vec![Item::Entry(draft)], &[], options),
+        Body::Single(draft) => finish_items(vec![Item::Entry(*draft)], &[], options),
         Body::Scalar(kind) => Err(ParseError {
             format: Format::Json,
             line: None,

@@ -90,10 +90,10 @@ fn peak_heap_stays_within_three_times_the_body() {
             "OBL, CoughDrop sessions",
             Format::Obl,
             repeated(
-                obl[..sessions_start].as_bytes(),
+                &obl.as_bytes()[..sessions_start],
                 obl[sessions_start..sessions_end].trim().as_bytes(),
                 b",",
-                obl[sessions_end..].as_bytes(),
+                &obl.as_bytes()[sessions_end..],
             ),
         ),
     ];

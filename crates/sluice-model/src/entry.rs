@@ -196,8 +196,8 @@ fn required<T>(
     issues: &mut Vec<Issue>,
     name: &str,
     sent: Sent<T>,
-    default: Option<&String>,
-    from_default: impl FnOnce(&String) -> Result<T, String>,
+    default: Option<&str>,
+    from_default: impl FnOnce(&str) -> Result<T, String>,
 ) -> Option<T> {
     match sent {
         Sent::Value(value) => Some(value),
@@ -231,7 +231,7 @@ fn optional<T>(issues: &mut Vec<Issue>, name: &str, sent: Sent<T>) -> Option<T> 
     }
 }
 
-fn vocabulary<T: std::str::FromStr<Err = crate::UnknownValue>>(text: &String) -> Result<T, String> {
+fn vocabulary<T: std::str::FromStr<Err = crate::UnknownValue>>(text: &str) -> Result<T, String> {
     text.parse().map_err(|error: crate::UnknownValue| error.to_string())
 }
 
@@ -277,11 +277,12 @@ impl Draft {
     /// (`["level"]`, `["tags", 3]`).
     pub fn finish(self, defaults: &Defaults, received_at_ms: i64) -> Result<LogEntry, Vec<Issue>> {
         let mut issues = Vec::new();
-        let level = required(&mut issues, "level", self.level, defaults.level.as_ref(), vocabulary);
-        let message = required(&mut issues, "message", self.message, None, |text| Ok(text.clone()));
-        let source = required(&mut issues, "source", self.source, defaults.source.as_ref(), |text| Ok(text.clone()));
+        let level = required(&mut issues, "level", self.level, defaults.level.as_deref(), vocabulary);
+        let message = required(&mut issues, "message", self.message, None, |text| Ok(text.to_owned()));
+        let source =
+            required(&mut issues, "source", self.source, defaults.source.as_deref(), |text| Ok(text.to_owned()));
         let environment =
-            required(&mut issues, "environment", self.environment, defaults.environment.as_ref(), vocabulary);
+            required(&mut issues, "environment", self.environment, defaults.environment.as_deref(), vocabulary);
         let dataset = match self.dataset {
             Sent::Value(text) => text,
             Sent::Absent => defaults.dataset.clone().unwrap_or_else(|| "default".to_owned()),
