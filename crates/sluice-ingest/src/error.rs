@@ -7,6 +7,13 @@ use sluice_model::Issue;
 use crate::Format;
 
 /// The body could not be read as its format.
+///
+/// ```
+/// use sluice_ingest::{Format, IngestError, Options, parse};
+/// let Err(IngestError::Parse(error)) = parse(Format::Jsonl, b"{\"a\":1}\n{", &Options::new(0)) else { panic!() };
+/// assert_eq!((error.format, error.line), (Format::Jsonl, Some(2)));
+/// assert_eq!(error.to_string(), "JSONL line 2: EOF while parsing an object at column 1");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParseError {
     /// The format it was read as.
@@ -37,6 +44,13 @@ impl fmt::Display for ParseError {
 impl std::error::Error for ParseError {}
 
 /// Why a body gave no entries.
+///
+/// ```
+/// use sluice_ingest::{Format, IngestError, Options, parse};
+/// let body = br#"{"level":"fatal","message":"m","source":"s","environment":"staging"}"#;
+/// let Err(IngestError::Invalid(issues)) = parse(Format::Json, body, &Options::new(0)) else { panic!() };
+/// assert_eq!(issues[0].message, "Invalid enum value. Expected 'debug' | 'info' | 'warn' | 'error', received 'fatal'");
+/// ```
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum IngestError {
     /// The body is not readable as its format.

@@ -6,6 +6,13 @@ use std::str::FromStr;
 use sluice_model::{ENTRY_FIELDS, UnknownValue};
 
 /// A body format of `POST /v1/logs`.
+///
+/// ```
+/// use sluice_ingest::Format;
+/// let format: Format = "jsonl".parse().unwrap();
+/// assert_eq!((format, format.to_string()), (Format::Jsonl, "jsonl".to_owned()));
+/// assert!("xml".parse::<Format>().is_err());
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Format {
     /// An object with a `logs` array, a bare array, or one entry object.
@@ -24,6 +31,10 @@ pub enum Format {
 
 impl Format {
     /// The value of the `format` query parameter.
+    ///
+    /// ```
+    /// assert_eq!(sluice_ingest::Format::Syslog.as_str(), "syslog");
+    /// ```
     pub const fn as_str(self) -> &'static str {
         match self {
             Format::Json => "json",
@@ -36,6 +47,10 @@ impl Format {
     }
 
     /// How error messages name the format.
+    ///
+    /// ```
+    /// assert_eq!(sluice_ingest::Format::Csv.label(), "CSV");
+    /// ```
     pub const fn label(self) -> &'static str {
         match self {
             Format::Json => "JSON",
@@ -49,6 +64,13 @@ impl Format {
 
     /// The format a `Content-Type` names, parameters such as `; charset=utf-8` ignored.
     /// `None` for a type that names none of them.
+    ///
+    /// ```
+    /// use sluice_ingest::Format;
+    /// assert_eq!(Format::from_content_type("application/x-ndjson; charset=utf-8"), Some(Format::Jsonl));
+    /// assert_eq!(Format::from_content_type("Text/CSV"), Some(Format::Csv));
+    /// assert_eq!(Format::from_content_type("application/xml"), None);
+    /// ```
     pub fn from_content_type(content_type: &str) -> Option<Format> {
         let essence = content_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
         match essence.as_str() {
@@ -63,6 +85,14 @@ impl Format {
     }
 
     /// Guesses the format of a body that names none, in the order DECISIONS fixes.
+    ///
+    /// ```
+    /// use sluice_ingest::Format;
+    /// assert_eq!(Format::sniff(br#"{"logs": []}"#), Format::Json);
+    /// assert_eq!(Format::sniff(b"<34>1 2003-10-11T22:14:15.003Z host su - ID47 - hi"), Format::Syslog);
+    /// assert_eq!(Format::sniff(b"level,message\ninfo,hi\n"), Format::Csv);
+    /// assert_eq!(Format::sniff(b"just words"), Format::Text);
+    /// ```
     pub fn sniff(body: &[u8]) -> Format {
         if contains(body, b"open-board-log-") {
             return Format::Obl;

@@ -30,6 +30,13 @@ pub use sluice_model::{Defaults, LogEntry};
 use sluice_model::limits::MAX_ENTRIES_PER_REQUEST;
 
 /// What a parser needs besides the body.
+///
+/// ```
+/// use sluice_ingest::{Defaults, Options};
+/// let mut options = Options::new(1_700_000_000_000);
+/// options.defaults = Defaults { source: Some("api".into()), ..Defaults::default() };
+/// assert_eq!(options.max_entries, 100);
+/// ```
 #[derive(Debug, Clone)]
 pub struct Options {
     /// Query-parameter defaults for `source`, `environment`, `level`, `dataset`.
@@ -42,12 +49,25 @@ pub struct Options {
 
 impl Options {
     /// No defaults, SPEC's batch limit, and `received_at_ms` as "now".
+    ///
+    /// ```
+    /// let options = sluice_ingest::Options::new(42);
+    /// assert_eq!((options.received_at_ms, options.defaults.source), (42, None));
+    /// ```
     pub fn new(received_at_ms: i64) -> Self {
         Self { defaults: Defaults::default(), received_at_ms, max_entries: MAX_ENTRIES_PER_REQUEST }
     }
 }
 
 /// The entries of one body, valid and in the order they were sent.
+///
+/// ```
+/// use sluice_ingest::{Defaults, Format, Options, parse};
+/// let mut options = Options::new(0);
+/// options.defaults = Defaults { source: Some("app".into()), environment: Some("staging".into()), ..Defaults::default() };
+/// let batch = parse(Format::Text, b"first\nsecond\n", &options).unwrap();
+/// assert_eq!(batch.entries.iter().map(|e| e.message.as_str()).collect::<Vec<_>>(), ["first", "second"]);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Batch {
     /// The entries.
@@ -58,6 +78,16 @@ pub struct Batch {
 ///
 /// The batch is all or nothing: any invalid entry makes the whole body fail, with every issue
 /// listed. A body with no entry, or with more than `options.max_entries`, fails too.
+///
+/// ```
+/// use sluice_ingest::{Defaults, Format, Options, parse};
+/// let mut options = Options::new(0);
+/// options.defaults = Defaults { environment: Some("production".into()), ..Defaults::default() };
+/// let body = b"<13>Feb  5 17:32:18 10.0.0.99 myapp: started\n";
+/// let entry = &parse(Format::Syslog, body, &options).unwrap().entries[0];
+/// assert_eq!((entry.source.as_str(), entry.message.as_str()), ("myapp", "started"));
+/// assert!(parse(Format::Syslog, b"\n\n", &options).is_err(), "no entry at all");
+/// ```
 pub fn parse(format: Format, body: &[u8], options: &Options) -> Result<Batch, IngestError> {
     match format {
         Format::Json => parse_json(body, options),

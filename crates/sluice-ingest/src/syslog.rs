@@ -33,6 +33,12 @@ use time::format_description::well_known::Rfc3339;
 use time::{Date, Month, OffsetDateTime, PrimitiveDateTime, Time};
 
 /// Where and why a syslog line could not be read.
+///
+/// ```
+/// use sluice_ingest::syslog::parse_line;
+/// let error = parse_line("<999>1 - - - - - -", 0).unwrap_err();
+/// assert_eq!(error.to_string(), "expected a PRI from <0> to <191> at column 1");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyslogError {
     /// 1-based column (in characters) where the grammar stopped.
@@ -50,6 +56,11 @@ impl fmt::Display for SyslogError {
 impl std::error::Error for SyslogError {}
 
 /// Which grammar read the line.
+///
+/// ```
+/// use sluice_ingest::syslog::{Protocol, parse_line};
+/// assert_eq!(parse_line("<13>Feb  5 17:32:18 host app: hi", 0).unwrap().protocol, Protocol::Rfc3164);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Protocol {
     /// `<PRI>VERSION ...`.
@@ -59,6 +70,13 @@ pub enum Protocol {
 }
 
 /// One syslog message, its parts borrowed from the line where they need no decoding.
+///
+/// ```
+/// use sluice_ingest::syslog::parse_line;
+/// let message = parse_line("<34>1 2003-10-11T22:14:15.003Z mymachine su - ID47 - hello", 0).unwrap();
+/// assert_eq!((message.facility, message.hostname, message.msg_id), (Some(4), Some("mymachine"), Some("ID47")));
+/// assert_eq!(message.timestamp, Some(1_065_910_455_003));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyslogMessage<'a> {
     /// The grammar that read it.
@@ -88,6 +106,11 @@ pub struct SyslogMessage<'a> {
 type Res<'a, T> = IResult<&'a str, T>;
 
 /// The facility names of RFC 5424's table.
+///
+/// ```
+/// use sluice_ingest::syslog::facility_name;
+/// assert_eq!((facility_name(4), facility_name(23), facility_name(99)), ("auth", "local7", "unknown"));
+/// ```
 pub fn facility_name(code: u8) -> &'static str {
     const NAMES: [&str; 24] = [
         "kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron", "authpriv", "ftp", "ntp",

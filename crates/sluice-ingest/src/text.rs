@@ -30,6 +30,12 @@ use time::{Date, Month, PrimitiveDateTime, Time, UtcOffset};
 const LEVEL_WINDOW: usize = 10;
 
 /// What the text grammar found in one line.
+///
+/// ```
+/// use sluice_ingest::text::parse_line;
+/// let line = parse_line("[2024-03-01T12:00:00Z] [ERROR] disk full");
+/// assert_eq!((line.timestamp, line.message.as_str()), (Some(1_709_294_400_000), "disk full"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TextLine<'a> {
     /// Unix ms, when the line starts with a timestamp.
