@@ -15,7 +15,7 @@
 //! A column named exactly `level` stays strict, like JSON.
 
 use serde_json::Value;
-use sluice_model::{Draft, Field, JsonObject, Level, Member, Sent};
+use sluice_model::{Draft, Field, JsonKey, Level, Member, ObjectWriter, Sent};
 
 use crate::{Batch, Format, IngestError, Options, ParseError};
 
@@ -91,18 +91,24 @@ pub fn parse_csv(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
         Skip,
         Field(Field),
         MessageAlias,
-        LevelAlias(String),
-        Other(String),
+        LevelAlias(Key),
+        Other(Key),
     }
+    // A column that goes into `data`: its name, and its name written as JSON once.
+    struct Key {
+        name: String,
+        json: JsonKey,
+    }
+    let key = |header: &String| Key { name: header.clone(), json: JsonKey::new(header) };
     let columns: Vec<Column> = headers
         .iter()
         .enumerate()
         .map(|(index, header)| match Field::from_name(header) {
             _ if header.is_empty() => Column::Skip,
             _ if Some(index) == message_alias => Column::MessageAlias,
-            _ if Some(index) == level_alias => Column::LevelAlias(header.clone()),
+            _ if Some(index) == level_alias => Column::LevelAlias(key(header)),
             Some(field) => Column::Field(field),
-            None => Column::Other(header.clone()),
+            None => Column::Other(key(header)),
         })
         .collect();
     // Without a `level` column the level is not the client's to get wrong: query default,
@@ -110,40 +116,55 @@ pub fn parse_csv(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
     let implied_level =
         if options.defaults.level.is_none() && !has("level") { Sent::Value(Level::Info) } else { Sent::Absent };
 
-    // Unknown columns become `data` in one pass, unless a `data` column needs merging.
+    // Unknown columns become `data`, written as JSON in one pass with keys written once,
+    // unless a `data` column needs merging with them.
     let has_data_column = has("data");
+    let keys_len: usize = columns
+        .iter()
+        .map(|column| match column {
+            Column::LevelAlias(key) | Column::Other(key) => key.json.len() + 3,
+            _ => 0,
+        })
+        .sum();
     let mut collector = crate::json::Collector::for_lines(options, body);
     let mut record = ::csv::StringRecord::new();
     while reader.read_record(&mut record).map_err(|error| csv_error(&error))? {
         let mut draft = Draft { level: implied_level.clone(), ..Draft::default() };
-        let mut members: Vec<(&str, Member<'_>)> = Vec::with_capacity(columns.len());
+        let mut data = (keys_len > 0 && !has_data_column)
+            .then(|| ObjectWriter::with_capacity(keys_len + record.as_byte_record().as_slice().len()));
         for (column, cell) in columns.iter().zip(record.iter()) {
             if cell.is_empty() {
                 continue;
             }
-            match column {
-                Column::Skip => {}
-                Column::Field(field) => draft.set(*field, typed(*field, cell)),
-                Column::MessageAlias => draft.message = Sent::Value(cell.to_owned()),
-                Column::LevelAlias(header) => {
+            let other = match column {
+                Column::Skip => continue,
+                Column::Field(field) => {
+                    draft.set(*field, typed(*field, cell));
+                    continue;
+                }
+                Column::MessageAlias => {
+                    draft.message = Sent::Value(cell.to_owned());
+                    continue;
+                }
+                Column::LevelAlias(key) => {
                     if let Some(level) = crate::text::keyword_level(cell.trim()) {
                         draft.level = Sent::Value(level);
                     }
-                    members.push((header, Member::Str(cell)));
+                    key
                 }
-                Column::Other(header) => members.push((header, Member::Str(cell))),
-            }
-        }
-        if !members.is_empty() {
-            if has_data_column {
-                for (header, member) in &members {
-                    if let Ok(raw) = serde_json::value::to_raw_value(member) {
-                        draft.unknown.push(((*header).to_owned(), raw));
+                Column::Other(key) => key,
+            };
+            match data.as_mut() {
+                Some(data) => data.push(&other.json, Member::Str(cell)),
+                None => {
+                    if let Ok(raw) = serde_json::value::to_raw_value(cell) {
+                        draft.unknown.push((other.name.clone(), raw));
                     }
                 }
-            } else {
-                draft.data = Sent::Value(JsonObject::from_members(&members));
             }
+        }
+        if let Some(data) = data.filter(|data| !data.is_empty()) {
+            draft.data = Sent::Value(data.finish());
         }
         collector.push(draft);
     }

@@ -21,15 +21,14 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::LazyLock;
 
-use nom::branch::alt;
-use nom::bytes::complete::{tag, tag_no_case, take_while_m_n, take_while1};
-use nom::character::complete::{char, digit1, space1};
-use nom::combinator::{opt, recognize};
+use nom::bytes::complete::{tag, take_while_m_n};
+use nom::character::complete::{char, space1};
+use nom::combinator::opt;
 use nom::{IResult, Parser};
 
-use sluice_model::{Draft, JsonObject, Level, Member, Sent};
-use time::format_description::well_known::Rfc3339;
+use sluice_model::{Draft, JsonKey, Level, Member, ObjectWriter, Sent};
 use time::{Date, Month, OffsetDateTime, PrimitiveDateTime, Time};
 
 /// Where and why a syslog line could not be read.
@@ -138,12 +137,17 @@ pub fn severity_level(severity: u8) -> Level {
 
 /// `<PRI>`: 1 to 3 digits, no leading zero, at most 191.
 fn pri(input: &str) -> Res<'_, u8> {
-    let (rest, digits) = (char('<'), take_while_m_n(1, 3, |c: char| c.is_ascii_digit()), char('>'))
-        .parse(input)
-        .map(|(rest, (_, digits, _))| (rest, digits))?;
-    match digits.parse::<u8>() {
-        Ok(value) if value <= 191 && !(digits.len() > 1 && digits.starts_with('0')) => Ok((rest, value)),
-        _ => Err(nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Verify))),
+    let fail = || nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Verify));
+    let inner = input.strip_prefix('<').ok_or_else(fail)?;
+    let length = inner.bytes().take(4).take_while(u8::is_ascii_digit).count();
+    let digits = &inner.as_bytes()[..length];
+    let rest = inner[length..].strip_prefix('>').ok_or_else(fail)?;
+    let value = digits.iter().fold(0u32, |value, digit| value * 10 + u32::from(digit - b'0'));
+    match u8::try_from(value) {
+        Ok(value) if (1..=3).contains(&length) && value <= 191 && !(length > 1 && digits[0] == b'0') => {
+            Ok((rest, value))
+        }
+        _ => Err(fail()),
     }
 }
 
@@ -160,24 +164,82 @@ fn nil_or(max: usize) -> impl Fn(&str) -> Res<'_, Option<&str>> {
     }
 }
 
-/// An RFC 5424 TIMESTAMP (also accepted inside RFC 3164 frames).
+/// An RFC 5424 TIMESTAMP (also accepted inside RFC 3164 frames), up to the next space:
+/// `YYYY-MM-DDTHH:MM:SS[.1*6DIGIT](Z|(+|-)HH:MM)`, upper-case `T` and `Z` as RFC 5424 wants,
+/// read byte by byte; `time` checks the calendar. A leap second (`23:59:60` UTC at the end of
+/// a month) reads as the millisecond before the next minute, as `time`'s RFC 3339 parser does.
 fn rfc3339_timestamp(input: &str) -> Res<'_, i64> {
-    let (rest, token) = take_while1(|c: char| c != ' ').parse(input)?;
     let fail = || nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Verify));
-    let bytes = token.as_bytes();
-    // RFC 5424 wants upper-case T and Z and at most six fraction digits.
-    if bytes.get(10) != Some(&b'T') || token.contains('z') {
-        return Err(fail());
+    let end = input.bytes().position(|byte| byte == b' ').unwrap_or(input.len());
+    let (token, rest) = input.split_at(end);
+    rfc3339_ms(token.as_bytes()).map(|ms| (rest, ms)).ok_or_else(fail)
+}
+
+/// The Unix milliseconds of an RFC 5424 TIMESTAMP that is all of `bytes`.
+fn rfc3339_ms(bytes: &[u8]) -> Option<i64> {
+    let number = |at: usize, count: usize| {
+        bytes
+            .get(at..at + count)?
+            .iter()
+            .try_fold(0u32, |value, &byte| byte.is_ascii_digit().then(|| value * 10 + u32::from(byte - b'0')))
+    };
+    let literal = |at: usize, expected: u8| bytes.get(at) == Some(&expected);
+    if !(literal(4, b'-') && literal(7, b'-') && literal(10, b'T') && literal(13, b':') && literal(16, b':')) {
+        return None;
     }
-    if let Some(dot) = token.find('.') {
-        let fraction = token[dot + 1..].bytes().take_while(u8::is_ascii_digit).count();
-        if fraction == 0 || fraction > 6 {
-            return Err(fail());
+    let (year, month, day) = (number(0, 4)?, number(5, 2)?, number(8, 2)?);
+    let (hour, minute, mut second) = (number(11, 2)?, number(14, 2)?, number(17, 2)?);
+    let mut at = 19;
+    let mut nanos = 0;
+    if literal(at, b'.') {
+        let count = bytes[at + 1..].iter().take_while(|byte| byte.is_ascii_digit()).count();
+        if !(1..=6).contains(&count) {
+            return None;
         }
+        nanos = number(at + 1, count)? * 10u32.pow(9 - count as u32);
+        at += 1 + count;
     }
-    let moment = OffsetDateTime::parse(token, &Rfc3339).map_err(|_| fail())?;
-    let ms = i64::try_from(moment.unix_timestamp_nanos() / 1_000_000).map_err(|_| fail())?;
-    Ok((rest, ms))
+    let offset_seconds = match bytes.get(at..)? {
+        b"Z" => 0,
+        [sign @ (b'+' | b'-'), _, _, b':', _, _] => {
+            let (hours, minutes) = (number(at + 1, 2)?, number(at + 4, 2)?);
+            if hours > 23 || minutes > 59 {
+                return None;
+            }
+            let seconds = (hours * 3600 + minutes * 60) as i32;
+            if *sign == b'-' { -seconds } else { seconds }
+        }
+        _ => return None,
+    };
+    let leap_second = second == 60;
+    if leap_second {
+        (second, nanos) = (59, 999_999_999);
+    }
+    let date = Date::from_calendar_date(
+        year as i32,
+        Month::try_from(u8::try_from(month).ok()?).ok()?,
+        u8::try_from(day).ok()?,
+    )
+    .ok()?;
+    if hour > 23 || minute > 59 || second > 59 {
+        return None;
+    }
+    let seconds = i64::from(date.to_julian_day() - UNIX_EPOCH_JULIAN_DAY) * 86_400
+        + i64::from(hour * 3600 + minute * 60 + second)
+        - i64::from(offset_seconds);
+    // A leap second stands for 23:59:59.999 UTC on a month's last day, and nothing else.
+    if leap_second && (seconds.rem_euclid(86_400) != 86_399 || !last_day_of_month(seconds)) {
+        return None;
+    }
+    Some(seconds * 1000 + i64::from(nanos / 1_000_000))
+}
+
+/// The Julian day of 1970-01-01.
+const UNIX_EPOCH_JULIAN_DAY: i32 = 2_440_588;
+
+/// Whether the UTC day of these Unix seconds is the last of its month.
+fn last_day_of_month(seconds: i64) -> bool {
+    OffsetDateTime::from_unix_timestamp(seconds).is_ok_and(|utc| utc.day() == utc.month().length(utc.year()))
 }
 
 fn sd_name(input: &str) -> Res<'_, &str> {
@@ -200,8 +262,8 @@ fn unclosed(at: &str) -> nom::Err<nom::error::Error<&str>> {
 /// A PARAM-VALUE between quotes, with `\"`, `\\` and `\]` decoded; borrowed when there is
 /// nothing to decode.
 fn param_value(input: &str) -> Res<'_, Cow<'_, str>> {
-    let (body, _) = char('"').parse(input)?;
-    let end = body.find(['"', '\\', ']']).ok_or_else(|| unclosed(body))?;
+    let body = input.strip_prefix('"').ok_or_else(|| unclosed(input))?;
+    let end = body.bytes().position(|byte| matches!(byte, b'"' | b'\\' | b']')).ok_or_else(|| unclosed(body))?;
     if body.as_bytes().get(end) == Some(&b'"') {
         return Ok((&body[end + 1..], Cow::Borrowed(&body[..end])));
     }
@@ -234,13 +296,20 @@ fn param_value(input: &str) -> Res<'_, Cow<'_, str>> {
 type SdElement<'a> = (&'a str, Vec<(&'a str, Cow<'a, str>)>);
 
 fn sd_element(input: &str) -> Res<'_, SdElement<'_>> {
-    let (mut rest, (_, id)) = (char('['), sd_name).parse(input)?;
+    let rest = input.strip_prefix('[').ok_or_else(|| unclosed(input))?;
+    let (mut rest, id) = sd_name(rest)?;
     let mut params = Vec::new();
     loop {
-        if let Ok((after, _)) = char::<&str, nom::error::Error<&str>>(']').parse(rest) {
+        if let Some(after) = rest.strip_prefix(']') {
             return Ok((after, (id, params)));
         }
-        let (after, (_, name, _, _, value)) = (space1, sd_name, char('='), opt(space1), param_value).parse(rest)?;
+        let spaced = rest.trim_start_matches([' ', '\t']);
+        if spaced.len() == rest.len() {
+            return Err(unclosed(rest));
+        }
+        let (after, name) = sd_name(spaced)?;
+        let after = after.strip_prefix('=').ok_or_else(|| unclosed(after))?;
+        let (after, value) = param_value(after.trim_start_matches([' ', '\t']))?;
         params.push((name, value));
         rest = after;
     }
@@ -281,12 +350,12 @@ fn column(line: &str, rest: &str) -> usize {
 /// The RFC 5424 header and body after PRI; `None` when the line is not RFC 5424 at all
 /// (no VERSION), an error when it is but breaks the grammar.
 fn rfc5424<'a>(line: &'a str, after_pri: &'a str, pri: Option<u8>) -> Option<Result<SyslogMessage<'a>, SyslogError>> {
-    let version: Res<'_, &str> = recognize((
-        take_while_m_n(1, 1, |c: char| ('1'..='9').contains(&c)),
-        take_while_m_n(0, 2, |c: char| c.is_ascii_digit()),
-    ))
-    .parse(after_pri);
-    let (rest, _) = version.ok()?;
+    // VERSION: a non-zero digit and up to two more.
+    let version = after_pri.bytes().take(4).take_while(u8::is_ascii_digit).count();
+    if !(1..=3).contains(&version) || after_pri.starts_with('0') {
+        return None;
+    }
+    let rest = &after_pri[version..];
     let rest = rest.strip_prefix(' ')?;
     let at = |rest: &'a str, expected| SyslogError { column: column(line, rest), expected };
     let step = |rest: &'a str| rest.strip_prefix(' ');
@@ -331,34 +400,28 @@ fn rfc5424<'a>(line: &'a str, after_pri: &'a str, pri: Option<u8>) -> Option<Res
     Some(parsed)
 }
 
+/// A month's three-letter English abbreviation, any case.
 fn month(input: &str) -> Res<'_, Month> {
-    let (rest, name) = alt((
-        tag_no_case("Jan"),
-        tag_no_case("Feb"),
-        tag_no_case("Mar"),
-        tag_no_case("Apr"),
-        tag_no_case("May"),
-        tag_no_case("Jun"),
-        tag_no_case("Jul"),
-        tag_no_case("Aug"),
-        tag_no_case("Sep"),
-        tag_no_case("Oct"),
-        tag_no_case("Nov"),
-        tag_no_case("Dec"),
-    ))
-    .parse(input)?;
-    let index = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-        .iter()
-        .position(|candidate| name.eq_ignore_ascii_case(candidate))
-        .unwrap_or(0);
-    Ok((rest, Month::try_from(index as u8 + 1).unwrap_or(Month::January)))
+    const MONTHS: [&[u8; 3]; 12] =
+        [b"jan", b"feb", b"mar", b"apr", b"may", b"jun", b"jul", b"aug", b"sep", b"oct", b"nov", b"dec"];
+    let fail = || nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Tag));
+    let mut name = [0u8; 3];
+    name.copy_from_slice(input.as_bytes().get(..3).ok_or_else(fail)?);
+    name.make_ascii_lowercase();
+    let index = MONTHS.iter().position(|candidate| **candidate == name).ok_or_else(fail)?;
+    // Three ASCII letters, so 3 is a character boundary.
+    Ok((&input[3..], Month::try_from(index as u8 + 1).unwrap_or(Month::January)))
 }
 
+/// One or more ASCII digits, as a number.
 fn number(input: &str) -> Res<'_, u32> {
-    let (rest, digits) = digit1(input)?;
-    let value =
-        digits.parse().map_err(|_| nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Digit)))?;
-    Ok((rest, value))
+    let fail = || nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Digit));
+    let length = input.bytes().take_while(u8::is_ascii_digit).count();
+    if length == 0 || length > 9 {
+        return Err(fail());
+    }
+    let value = input.as_bytes()[..length].iter().fold(0u32, |value, digit| value * 10 + u32::from(digit - b'0'));
+    Ok((&input[length..], value))
 }
 
 /// `Mmm dd [yyyy] hh:mm:ss[:]`, with the year guessed from `now_ms` when absent: this year,
@@ -478,20 +541,8 @@ pub fn parse_line(line: &str, now_ms: i64) -> Result<SyslogMessage<'_>, SyslogEr
     Ok(rfc3164(trimmed, None, now_ms))
 }
 
-/// STRUCTURED-DATA as `{"id": {"param": "value"}}`.
-fn structured_data_object(elements: &[SdElement<'_>]) -> JsonObject {
-    let objects: Vec<JsonObject> = elements
-        .iter()
-        .map(|(_, params)| {
-            let members: Vec<(&str, Member<'_>)> =
-                params.iter().map(|(name, value)| (*name, Member::Str(value.as_ref()))).collect();
-            JsonObject::from_members(&members)
-        })
-        .collect();
-    let members: Vec<(&str, Member<'_>)> =
-        elements.iter().zip(&objects).map(|((id, _), object)| (*id, Member::Object(object))).collect();
-    JsonObject::from_members(&members)
-}
+/// The `data` keys of header fields, written as JSON once.
+static KEYS: LazyLock<[JsonKey; 4]> = LazyLock::new(|| ["hostname", "procId", "msgId", "facility"].map(JsonKey::new));
 
 /// The draft entry of one message.
 pub(crate) fn draft(message: &SyslogMessage<'_>, line: &str, default_level: Option<&String>) -> Draft {
@@ -502,26 +553,32 @@ pub(crate) fn draft(message: &SyslogMessage<'_>, line: &str, default_level: Opti
         None => Sent::Value(Level::Info),
     };
     let text = if message.message.trim().is_empty() { line.trim() } else { message.message };
-    let structured_data =
-        (!message.structured_data.is_empty()).then(|| structured_data_object(&message.structured_data));
-    let candidates = [
-        ("hostname", message.hostname.map(Member::Str)),
-        ("procId", message.proc_id.map(Member::Str)),
-        ("msgId", message.msg_id.map(Member::Str)),
-        ("facility", message.facility.map(|facility| Member::Str(facility_name(facility)))),
-        ("structuredData", structured_data.as_ref().map(Member::Object)),
+    // `data` written in one pass, STRUCTURED-DATA as `{"id": {"param": "value"}}` inside it.
+    let mut data = ObjectWriter::with_capacity(line.len() + 64);
+    let [hostname, proc_id, msg_id, facility] = &*KEYS;
+    let strings = [
+        (hostname, message.hostname),
+        (proc_id, message.proc_id),
+        (msg_id, message.msg_id),
+        (facility, message.facility.map(facility_name)),
     ];
-    // On the stack: at most five members.
-    let mut members = [("", Member::Str("")); 5];
-    let mut count = 0;
-    for (key, value) in candidates {
-        if let (Some(value), Some(slot)) = (value, members.get_mut(count)) {
-            *slot = (key, value);
-            count += 1;
+    for (key, value) in strings {
+        if let Some(value) = value {
+            data.push(key, Member::Str(value));
         }
     }
-    let members = &members[..count];
-    let data = (!members.is_empty()).then(|| JsonObject::from_members(members));
+    if !message.structured_data.is_empty() {
+        data.push_object("structuredData", |elements| {
+            for (id, params) in &message.structured_data {
+                elements.push_object(id, |object| {
+                    for (name, value) in params {
+                        object.push_named(name, Member::Str(value));
+                    }
+                });
+            }
+        });
+    }
+    let data = (!data.is_empty()).then(|| data.finish());
     Draft {
         level,
         message: Sent::Value(text.to_owned()),
@@ -558,4 +615,71 @@ pub fn parse_syslog(body: &[u8], options: &crate::Options) -> Result<crate::Batc
         collector.push(draft(&message, line, options.defaults.level.as_ref()));
     }
     collector.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use time::format_description::well_known::Rfc3339;
+
+    use super::*;
+
+    /// What RFC 5424 accepts, as `time`'s RFC 3339 parser reads it (plus RFC 5424's own
+    /// limits: upper-case `T` and `Z`, one to six fraction digits), in floor milliseconds.
+    fn reference(token: &str) -> Option<i64> {
+        let bytes = token.as_bytes();
+        if bytes.get(10) != Some(&b'T') || token.contains('z') {
+            return None;
+        }
+        if let Some(dot) = token.find('.') {
+            let fraction = token[dot + 1..].bytes().take_while(u8::is_ascii_digit).count();
+            if fraction == 0 || fraction > 6 {
+                return None;
+            }
+        }
+        let moment = OffsetDateTime::parse(token, &Rfc3339).ok()?;
+        i64::try_from(moment.unix_timestamp_nanos().div_euclid(1_000_000)).ok()
+    }
+
+    /// Timestamps near the valid shape: each position either what it should be or a
+    /// plausible mistake.
+    fn near_timestamp() -> impl Strategy<Value = String> {
+        let digit = |max: u8| (0..=max).prop_map(|digit| char::from(b'0' + digit));
+        let two = |high: u8| (digit(high), digit(9)).prop_map(|(a, b)| format!("{a}{b}"));
+        (
+            (digit(9), digit(9), digit(9), digit(9)).prop_map(|(a, b, c, d)| format!("{a}{b}{c}{d}")),
+            two(1),
+            two(3),
+            prop::sample::select(vec!["T", "t", " ", "x"]),
+            two(2),
+            two(6),
+            two(6),
+            prop::sample::select(vec!["", ".", ".1", ".123", ".123456", ".1234567", ".12a"]),
+            prop::sample::select(vec!["Z", "z", "+00:00", "-07:00", "+23:59", "+24:00", "-05:60", "+0530", "", "Zx"]),
+        )
+            .prop_map(|(year, month, day, t, hour, minute, second, fraction, zone)| {
+                format!("{year}-{month}-{day}{t}{hour}:{minute}:{second}{fraction}{zone}")
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn timestamps_read_as_times_rfc3339_parser_reads_them(token in near_timestamp()) {
+            prop_assert_eq!(rfc3339_ms(token.as_bytes()), reference(&token), "{}", token);
+        }
+    }
+
+    #[test]
+    fn leap_seconds_stand_for_the_last_millisecond_of_a_month() {
+        for token in [
+            "2016-12-31T23:59:60Z",
+            "2016-12-31T18:59:60-05:00",
+            "2016-06-30T23:59:60.5Z",
+            "2016-12-30T23:59:60Z",
+            "2016-12-31T23:58:60Z",
+        ] {
+            assert_eq!(rfc3339_ms(token.as_bytes()), reference(token), "{token}");
+        }
+        assert_eq!(rfc3339_ms(b"2016-12-31T23:59:60Z"), Some(1_483_228_799_999));
+    }
 }

@@ -106,23 +106,145 @@ impl JsonObject {
     /// ```
     pub fn from_members(members: &[(&str, Member<'_>)]) -> JsonObject {
         let size: usize = members.iter().map(|(key, value)| key.len() + value.size_hint() + 4).sum();
-        let mut text = String::with_capacity(size + 2);
-        text.push('{');
-        for (index, (key, value)) in members.iter().enumerate() {
-            if index > 0 {
-                text.push(',');
-            }
-            push_string(&mut text, key);
-            text.push(':');
-            match value {
-                Member::Str(value) => push_string(&mut text, value),
-                Member::Json(raw) => text.push_str(raw.get()),
-                Member::Object(object) => text.push_str(object.as_str()),
-                Member::Value(value) => text.push_str(&value.to_string()),
-            }
+        let mut writer = ObjectWriter::with_capacity(size);
+        for (key, value) in members {
+            writer.push_named(key, *value);
         }
-        text.push('}');
-        JsonObject(text)
+        writer.finish()
+    }
+}
+
+/// An object key written as JSON once, for writing many objects with the same keys, such as
+/// one per CSV row. Held as `,"name":`, separator included, so a member costs one copy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonKey(String);
+
+impl JsonKey {
+    /// The key `name`, escaped as JSON needs.
+    pub fn new(name: &str) -> Self {
+        let mut text = String::with_capacity(name.len() + 4);
+        text.push(',');
+        push_string(&mut text, name);
+        text.push(':');
+        JsonKey(text)
+    }
+
+    /// How many bytes the key adds to an object: quotes, colon and separator included.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Always false: a key's JSON holds at least its quotes.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// A JSON object written member by member into one string, then kept as a [`JsonObject`].
+/// A key given twice is written twice, so callers pass distinct keys.
+///
+/// ```
+/// use sluice_model::{JsonKey, Member, ObjectWriter};
+/// let region = JsonKey::new("region");
+/// let mut writer = ObjectWriter::with_capacity(32);
+/// writer.push(&region, Member::Str("eu"));
+/// writer.push_named("n", Member::Value(&1.into()));
+/// assert_eq!(writer.finish().as_str(), r#"{"region":"eu","n":1}"#);
+/// ```
+#[derive(Debug)]
+pub struct ObjectWriter {
+    text: String,
+}
+
+impl ObjectWriter {
+    /// An empty object with room for `capacity` bytes of members.
+    #[inline]
+    pub fn with_capacity(capacity: usize) -> Self {
+        let mut text = String::with_capacity(capacity + 2);
+        text.push('{');
+        ObjectWriter { text }
+    }
+
+    /// Whether no member was written yet.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.text.len() == 1
+    }
+
+    /// Whether the object being written (the innermost, inside [`ObjectWriter::push_object`])
+    /// has no member yet.
+    #[inline]
+    fn at_start(&self) -> bool {
+        self.text.ends_with('{')
+    }
+
+    /// Appends a member under a key written beforehand.
+    #[inline]
+    pub fn push(&mut self, key: &JsonKey, value: Member<'_>) {
+        // The usual member, a string needing no escape, is written after one reserve.
+        // The first member goes without the separator.
+        let key = if self.at_start() { &key.0[1..] } else { key.0.as_str() };
+        // The usual member, a string needing no escape, is written after one reserve.
+        if let Member::Str(text) = value
+            && !needs_escape(text.as_bytes())
+        {
+            let out = &mut self.text;
+            out.reserve(key.len() + text.len() + 2);
+            out.push_str(key);
+            out.push('"');
+            out.push_str(text);
+            out.push('"');
+            return;
+        }
+        self.text.push_str(key);
+        self.value(value);
+    }
+
+    /// Appends a member under a key given as text.
+    pub fn push_named(&mut self, key: &str, value: Member<'_>) {
+        self.separate();
+        push_string(&mut self.text, key);
+        self.text.push(':');
+        self.value(value);
+    }
+
+    /// Appends a member whose value is an object, written by `fill` into the same string.
+    ///
+    /// ```
+    /// use sluice_model::{Member, ObjectWriter};
+    /// let mut writer = ObjectWriter::with_capacity(32);
+    /// writer.push_object("sd", |inner| inner.push_named("a", Member::Str("1")));
+    /// writer.push_named("b", Member::Str("2"));
+    /// assert_eq!(writer.finish().as_str(), r#"{"sd":{"a":"1"},"b":"2"}"#);
+    /// ```
+    pub fn push_object(&mut self, key: &str, fill: impl FnOnce(&mut ObjectWriter)) {
+        self.separate();
+        push_string(&mut self.text, key);
+        self.text.push_str(":{");
+        fill(self);
+        self.text.push('}');
+    }
+
+    /// The object.
+    #[inline]
+    pub fn finish(mut self) -> JsonObject {
+        self.text.push('}');
+        JsonObject(self.text)
+    }
+
+    fn separate(&mut self) {
+        if !self.at_start() {
+            self.text.push(',');
+        }
+    }
+
+    fn value(&mut self, value: Member<'_>) {
+        match value {
+            Member::Str(value) => push_string(&mut self.text, value),
+            Member::Json(raw) => self.text.push_str(raw.get()),
+            Member::Object(object) => self.text.push_str(object.as_str()),
+            Member::Value(value) => self.text.push_str(&value.to_string()),
+        }
     }
 }
 
@@ -130,7 +252,11 @@ impl JsonObject {
 /// serde_json.
 fn push_string(out: &mut String, text: &str) {
     if needs_escape(text.as_bytes()) {
-        out.push_str(&Value::from(text).to_string());
+        let start = out.len();
+        if serde_json::to_writer(StringWriter(out), text).is_err() {
+            out.truncate(start);
+            out.push_str(&Value::from(text).to_string());
+        }
     } else {
         out.reserve(text.len() + 2);
         out.push('"');
@@ -139,9 +265,40 @@ fn push_string(out: &mut String, text: &str) {
     }
 }
 
+/// `io::Write` into a `String`, for serde_json's escaper: it writes whole UTF-8 sequences
+/// (text between escapes, and escapes), so each write is checked text.
+struct StringWriter<'a>(&'a mut String);
+
+impl std::io::Write for StringWriter<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let text =
+            std::str::from_utf8(bytes).map_err(|error| std::io::Error::new(std::io::ErrorKind::InvalidData, error))?;
+        self.0.push_str(text);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Bytes JSON must escape in a string: control characters, `"` and `\`.
+const ESCAPED: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 0x20 {
+        table[byte] = true;
+        byte += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
+
 /// Whether JSON needs an escape for some byte: a control character, `"` or `\`. Eight bytes
-/// at a time (the classic "has a byte less than n / equal to c" word tests), since most
-/// strings here are short and clean.
+/// at a time (the classic "has a byte less than n / equal to c" word tests), the last few
+/// from a table, since most strings here are short and clean.
+#[inline]
 fn needs_escape(bytes: &[u8]) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
@@ -159,7 +316,7 @@ fn needs_escape(bytes: &[u8]) -> bool {
             return true;
         }
     }
-    chunks.remainder().iter().any(|&byte| byte < 0x20 || byte == b'"' || byte == b'\\')
+    chunks.remainder().iter().any(|&byte| ESCAPED[usize::from(byte)])
 }
 
 impl PartialEq for JsonObject {
@@ -244,6 +401,26 @@ mod tests {
                 let parsed = JsonObject::from_text(object.as_str().to_owned()).expect("valid JSON");
                 assert_eq!(parsed.get(key), Some(json!(value)), "{key:?} {value:?}");
             }
+        }
+    }
+
+    #[test]
+    fn nested_objects_and_written_keys_make_valid_json() {
+        let tricky = ["", "plain", "quote \" and \\ backslash", "tab\tnew\nline\u{1}", "é ☃", "}\"{"];
+        for key in tricky {
+            let written = JsonKey::new(key);
+            let mut writer = ObjectWriter::with_capacity(0);
+            writer.push_object("outer", |outer| {
+                outer.push_object(key, |inner| inner.push(&written, Member::Str(key)));
+                outer.push_named("next", Member::Str("after"));
+            });
+            writer.push(&written, Member::Value(&json!([1])));
+            let object = JsonObject::from_text(writer.finish().as_str().to_owned()).expect("valid JSON");
+            let mut outer = Map::new();
+            outer.insert(key.to_owned(), json!({ key: key }));
+            outer.insert("next".to_owned(), json!("after"));
+            assert_eq!(object.get("outer"), Some(Value::Object(outer)), "{key:?}");
+            assert_eq!(object.get(key), Some(json!([1])), "{key:?}");
         }
     }
 

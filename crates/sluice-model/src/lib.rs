@@ -16,7 +16,7 @@ pub use draft::{Draft, DraftVisitor, Field, Key, Sent, timestamp_text};
 pub use entry::{Defaults, ENTRY_FIELDS, Log, LogEntry, entry_from_json, json_type_name};
 pub use ids::{IdParseError, KeyId, LogId, WorkspaceId};
 pub use issue::{Issue, PathSegment};
-pub use json_object::{JsonObject, Member, NotAnObject};
+pub use json_object::{JsonKey, JsonObject, Member, NotAnObject, ObjectWriter};
 pub use tenancy::{ApiKeyRecord, KeyEnv, KeyState, Plan, Scope, Scopes, Workspace};
 pub use values::{Environment, Level, UnknownValue};
 
