@@ -10,8 +10,9 @@
 //! `message` column, the first column named `message`, `msg`, `content`, `text` or `log` (any
 //! case) gives the message; without a `level` column, a `level`, `severity` or `loglevel`
 //! column (any case) is read with the text format's keywords (`INFO`, `notice`, `Warning`...)
-//! and a value that is no level leaves the query default (else `info`). Such columns also stay
-//! in `data` as sent. A table with no level column at all takes the query default, else `info`.
+//! and a value that is no level leaves the query default (else `info`). A level column read
+//! this way also stays in `data` as sent; a message column read this way is the message only.
+//! A table with no level column at all takes the query default, else `info`.
 //! A column named exactly `level` stays strict, like JSON.
 
 use serde_json::Value;

@@ -183,6 +183,7 @@ impl<'o> Collector<'o> {
     }
 
     /// Checks one draft.
+    #[inline]
     pub(crate) fn push(&mut self, draft: Draft) {
         let index = self.count;
         self.count += 1;

@@ -115,7 +115,8 @@ impl JsonObject {
 }
 
 /// An object key written as JSON once, for writing many objects with the same keys, such as
-/// one per CSV row. Held as `,"name":`, separator included, so a member costs one copy.
+/// one per CSV row. Held as `,"name":"`, separator and a string value's opening quote
+/// included, so a string member costs two copies.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonKey(String);
 
@@ -125,13 +126,13 @@ impl JsonKey {
         let mut text = String::with_capacity(name.len() + 4);
         text.push(',');
         push_string(&mut text, name);
-        text.push(':');
+        text.push_str(":\"");
         JsonKey(text)
     }
 
     /// How many bytes the key adds to an object: quotes, colon and separator included.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.0.len() - 1
     }
 
     /// Always false: a key's JSON holds at least its quotes.
@@ -181,22 +182,18 @@ impl ObjectWriter {
     /// Appends a member under a key written beforehand.
     #[inline]
     pub fn push(&mut self, key: &JsonKey, value: Member<'_>) {
-        // The usual member, a string needing no escape, is written after one reserve.
         // The first member goes without the separator.
         let key = if self.at_start() { &key.0[1..] } else { key.0.as_str() };
-        // The usual member, a string needing no escape, is written after one reserve.
+        // The usual member, a string needing no escape: key with opening quote, text, quote.
         if let Member::Str(text) = value
             && !needs_escape(text.as_bytes())
         {
-            let out = &mut self.text;
-            out.reserve(key.len() + text.len() + 2);
-            out.push_str(key);
-            out.push('"');
-            out.push_str(text);
-            out.push('"');
+            self.text.push_str(key);
+            self.text.push_str(text);
+            self.text.push('"');
             return;
         }
-        self.text.push_str(key);
+        self.text.push_str(&key[..key.len() - 1]);
         self.value(value);
     }
 
