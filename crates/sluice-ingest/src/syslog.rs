@@ -139,14 +139,11 @@ pub fn severity_level(severity: u8) -> Level {
 fn pri(input: &str) -> Res<'_, u8> {
     let fail = || nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Verify));
     let inner = input.strip_prefix('<').ok_or_else(fail)?;
-    let length = inner.bytes().take(4).take_while(u8::is_ascii_digit).count();
-    let digits = &inner.as_bytes()[..length];
-    let rest = inner[length..].strip_prefix('>').ok_or_else(fail)?;
-    let value = digits.iter().fold(0u32, |value, digit| value * 10 + u32::from(digit - b'0'));
+    let (after, value) = number(inner).map_err(|_| fail())?;
+    let length = inner.len() - after.len();
+    let rest = after.strip_prefix('>').ok_or_else(fail)?;
     match u8::try_from(value) {
-        Ok(value) if (1..=3).contains(&length) && value <= 191 && !(length > 1 && digits[0] == b'0') => {
-            Ok((rest, value))
-        }
+        Ok(value) if length <= 3 && value <= 191 && !(length > 1 && inner.starts_with('0')) => Ok((rest, value)),
         _ => Err(fail()),
     }
 }
