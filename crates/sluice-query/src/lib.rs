@@ -19,6 +19,7 @@
 //! ```
 
 mod grammar;
+pub mod stats;
 
 use serde::Serialize;
 use sluice_model::{Issue, UnknownValue};
@@ -171,6 +172,31 @@ impl Query {
         parsed
     }
 
+    /// What an index can narrow the search with: groups of folded needles, each at least
+    /// [`INDEX_MIN_CHARS`] long. A log can match only when, for every group, some searched
+    /// field contains one of the group's needles. Exclusions, and groups with a shorter
+    /// needle, are left to [`Query::matches`]. Empty when the query gives an index nothing
+    /// to look up (every positive needle under three characters, or only exclusions).
+    ///
+    /// ```
+    /// let query = sluice_query::Query::parse(r#"Timeout db "Pool Full" -retry warn OR error"#).unwrap();
+    /// assert_eq!(query.index_groups(), [vec!["timeout"], vec!["pool full"], vec!["warn", "error"]]);
+    /// ```
+    pub fn index_groups(&self) -> Vec<Vec<&str>> {
+        let long = |needle: &&Needle| needle.folded.chars().count() >= INDEX_MIN_CHARS;
+        self.clauses
+            .iter()
+            .filter_map(|clause| match clause {
+                Clause::Contains(needle) => Some(vec![needle]).filter(|group| group.iter().all(long)),
+                Clause::AnyOf(needles) => {
+                    Some(needles.iter().collect::<Vec<_>>()).filter(|group| group.iter().all(long))
+                }
+                Clause::Excludes(_) => None,
+            })
+            .map(|group| group.into_iter().map(|needle| needle.folded.as_str()).collect())
+            .collect()
+    }
+
     /// Whether a log whose searched fields hold `fields` matches (fields that are unset are
     /// left out or passed empty).
     pub fn matches(&self, fields: &[&str]) -> bool {
@@ -183,10 +209,20 @@ impl Query {
     }
 }
 
-/// Text in lower case, as matching compares it (ASCII without allocating twice).
+/// Text in lower case, as matching compares it: each character on its own by Unicode's
+/// lower-case mapping (no context rules such as the final sigma), so folding a text folds
+/// each of its parts the same way and a substring stays a substring. Stores index the folded
+/// text, so the index and the exact check can never disagree.
+///
+/// ```
+/// assert_eq!(sluice_query::fold("Straße ÉTÉ ΟΔΟΣ"), "straße été οδοσ");
+/// ```
 pub fn fold(text: &str) -> String {
-    if text.is_ascii() { text.to_ascii_lowercase() } else { text.to_lowercase() }
+    if text.is_ascii() { text.to_ascii_lowercase() } else { text.chars().flat_map(char::to_lowercase).collect() }
 }
+
+/// The shortest needle a trigram index can look up, in characters.
+pub const INDEX_MIN_CHARS: usize = 3;
 
 /// A field `GET /v1/logs/search` can search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

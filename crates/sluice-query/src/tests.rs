@@ -139,7 +139,26 @@ fn query_text() -> impl Strategy<Value = String> {
         .prop_map(|parts| parts.into_iter().map(|(part, space)| format!("{part}{space}")).collect())
 }
 
+#[test]
+fn index_groups_leave_short_needles_and_exclusions_to_the_check() {
+    let query = Query::parse(r#"ab "Pool Full" -timeout x OR yyy ERR OR WARN"#).unwrap();
+    assert_eq!(query.index_groups(), [vec!["pool full"], vec!["err", "warn"]]);
+    assert!(Query::parse("-timeout").unwrap().index_groups().is_empty());
+    assert!(Query::parse("ab cd").unwrap().index_groups().is_empty());
+    // Three characters, counted as characters: "ÉtÉ" is indexable.
+    assert_eq!(Query::parse("ÉtÉ").unwrap().index_groups(), [vec!["été"]]);
+}
+
 proptest! {
+    /// Folding works character by character, so a substring of a text folds to a substring
+    /// of the folded text: an index over folded text never misses what the check finds.
+    #[test]
+    fn folding_keeps_substrings(a in "\\PC{0,12}", b in "\\PC{0,12}", c in "\\PC{0,12}") {
+        let whole = format!("{a}{b}{c}");
+        prop_assert_eq!(fold(&whole), format!("{}{}{}", fold(&a), fold(&b), fold(&c)));
+        prop_assert!(fold(&whole).contains(&fold(&b)));
+    }
+
     #[test]
     fn every_string_parses_or_is_refused_with_a_reason(raw in "\\PC{0,40}") {
         match Query::parse(&raw) {
