@@ -13,21 +13,228 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use deadpool_diesel::sqlite::{Hook, HookError, Manager, Pool, Runtime};
-use diesel::connection::SimpleConnection;
+use diesel::connection::{DefaultLoadingMode, SimpleConnection};
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel::sql_types::{BigInt, Binary, Nullable, Text};
+use diesel::sqlite::Sqlite;
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use sluice_model::{ApiKeyRecord, KeyId, Log, LogId, Plan, Workspace, WorkspaceId};
-use sluice_store::{LogFilter, LogPage, LogStore, NewApiKey, Page, Store, StoreError, TenantStore};
+use sluice_query::SearchField;
+use sluice_query::stats::{Bucket, CountBy, LevelCount, MS_PER_DAY, RollupFilter, day_start_ms};
+use sluice_store::{LogFilter, LogPage, LogStore, NewApiKey, Page, Search, Store, StoreError, TenantStore};
 
-use crate::rows::{KeyRow, LogRow, NewKeyRow, NewLogRow, WorkspaceRow};
-use crate::schema::{api_keys, logs, workspaces};
+use crate::rows::{KeyRow, LogRow, NewFtsRow, NewKeyRow, NewLogRow, RollupKey, WorkspaceRow, rollup_deltas};
+use crate::schema::{api_keys, logs, logs_fts, workspaces};
 
 const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
 
 /// Rows per multi-row `INSERT`: 20 bound values each keeps a statement well under SQLite's
 /// limit of 32,766 variables, whatever the batch size.
 const ROWS_PER_INSERT: usize = 500;
+
+/// Logs deleted per retention transaction: bounded, so a large sweep never holds the write
+/// lock for long, and well under SQLite's bound-variable limit.
+const DELETE_BATCH: i64 = 5_000;
+
+/// The FTS5 column of a searchable field.
+fn fts_column(field: SearchField) -> &'static str {
+    match field {
+        SearchField::Message => "message",
+        SearchField::ErrorName => "error_name",
+        SearchField::ErrorStack => "error_stack",
+        SearchField::Data => "data",
+    }
+}
+
+/// The FTS5 query that narrows `search` to candidates: every index group, each as `"a" OR
+/// "b"`, within the searched columns. `None` when the query gives the index nothing.
+/// Needles are folded and at least three characters, as trigram lookups need; inside FTS5
+/// strings a `"` is doubled, and no other character is special.
+fn fts_expression(search: &Search) -> Option<String> {
+    let groups = search.query.index_groups();
+    if groups.is_empty() {
+        return None;
+    }
+    let body: Vec<String> = groups
+        .iter()
+        .map(|group| format!("({})", group.iter().map(|needle| fts_string(needle)).collect::<Vec<_>>().join(" OR ")))
+        .collect();
+    let columns: Vec<&str> = search.fields.iter().map(|field| fts_column(*field)).collect();
+    Some(format!("{{{}}} : ({})", columns.join(" "), body.join(" AND ")))
+}
+
+/// A needle as an FTS5 string: in double quotes, a `"` inside doubled.
+fn fts_string(needle: &str) -> String {
+    format!("\"{}\"", needle.replace('"', "\"\""))
+}
+
+/// The workspace's logs matching `filter`, as a query still open to more conditions.
+fn filtered(workspace: &WorkspaceId, filter: &LogFilter) -> logs::BoxedQuery<'static, Sqlite> {
+    let mut query = logs::table.filter(logs::workspace_id.eq(workspace.as_bytes().to_vec())).into_boxed();
+    if let Some(level) = filter.level {
+        query = query.filter(logs::level.eq(level.as_str()));
+    }
+    if let Some(environment) = filter.environment {
+        query = query.filter(logs::environment.eq(environment.as_str()));
+    }
+    if let Some(source) = filter.source.clone() {
+        query = query.filter(logs::source.eq(source));
+    }
+    if let Some(dataset) = filter.dataset.clone() {
+        query = query.filter(logs::dataset.eq(dataset));
+    }
+    if let Some(user_id) = filter.user_id.clone() {
+        query = query.filter(logs::user_id.eq(user_id));
+    }
+    if let Some(session_id) = filter.session_id.clone() {
+        query = query.filter(logs::session_id.eq(session_id));
+    }
+    if let Some(flow_id) = filter.flow_id.clone() {
+        query = query.filter(logs::flow_id.eq(flow_id));
+    }
+    if let Some(from) = filter.from {
+        query = query.filter(logs::ts.ge(from));
+    }
+    if let Some(to) = filter.to {
+        query = query.filter(logs::ts.le(to));
+    }
+    query
+}
+
+/// An indexed search: the FTS5 hits drive (`CROSS JOIN` keeps SQLite from walking the
+/// workspace's logs instead), each hit is read by rowid, filtered, and sorted newest first.
+/// Filters bound as NULL do not apply.
+const SEARCH_SQL: &str = "SELECT logs.id, logs.ts, logs.level, logs.environment, logs.source, logs.dataset, \
+     logs.message, logs.version, logs.user_id, logs.session_id, logs.request_id, logs.data, logs.error_name, \
+     logs.error_stack, logs.tags, logs.flow_id, logs.step_index, logs.country, logs.ip_address \
+     FROM (SELECT rowid AS hit FROM logs_fts WHERE logs_fts MATCH ?1) AS hits CROSS JOIN logs ON logs.seq = hits.hit \
+     WHERE logs.workspace_id = ?2 AND (?3 IS NULL OR logs.level = ?3) AND (?4 IS NULL OR logs.source = ?4) \
+     AND (?5 IS NULL OR logs.environment = ?5) AND (?6 IS NULL OR logs.dataset = ?6) \
+     AND (?7 IS NULL OR logs.ts >= ?7) AND (?8 IS NULL OR logs.ts <= ?8) \
+     ORDER BY logs.ts DESC, logs.id DESC";
+
+/// One candidate of the search index.
+#[derive(QueryableByName)]
+struct Hit {
+    #[diesel(sql_type = BigInt)]
+    hit: i64,
+}
+
+/// The page of `rows` (newest first) that `search` accepts: skips `offset` matches, keeps
+/// `limit`, and stops at the first match after them (`has_more`). Also returns how many rows
+/// were read.
+fn collect_page(
+    rows: impl Iterator<Item = Result<LogRow, DieselError>>,
+    search: &Search,
+    page: Page,
+) -> Result<(LogPage, usize), StoreError> {
+    let mut skipped = 0;
+    let mut read = 0;
+    let mut logs = Vec::new();
+    let mut has_more = false;
+    for row in rows {
+        let row = row.map_err(from_diesel)?;
+        read += 1;
+        if !row.matches(search) {
+            continue;
+        }
+        if skipped < page.offset {
+            skipped += 1;
+        } else if logs.len() == page.limit as usize {
+            has_more = true;
+            break;
+        } else {
+            logs.push(Log::try_from(row)?);
+        }
+    }
+    Ok((LogPage { logs, has_more }, read))
+}
+
+/// The logs of given rowids (`?1`, a JSON array), filtered as `SEARCH_SQL` does and newest
+/// first; `CROSS JOIN` makes the list drive.
+const SEARCH_HITS_SQL: &str = "SELECT logs.id, logs.ts, logs.level, logs.environment, logs.source, logs.dataset, \
+     logs.message, logs.version, logs.user_id, logs.session_id, logs.request_id, logs.data, logs.error_name, \
+     logs.error_stack, logs.tags, logs.flow_id, logs.step_index, logs.country, logs.ip_address \
+     FROM json_each(?1) AS hits CROSS JOIN logs ON logs.seq = hits.value \
+     WHERE logs.workspace_id = ?2 AND (?3 IS NULL OR logs.level = ?3) AND (?4 IS NULL OR logs.source = ?4) \
+     AND (?5 IS NULL OR logs.environment = ?5) AND (?6 IS NULL OR logs.dataset = ?6) \
+     AND (?7 IS NULL OR logs.ts >= ?7) AND (?8 IS NULL OR logs.ts <= ?8) \
+     ORDER BY logs.ts DESC, logs.id DESC";
+
+/// One summed rollup counter, as `level_counts` reads it.
+#[derive(QueryableByName)]
+struct CountRow {
+    #[diesel(sql_type = BigInt)]
+    hour: i64,
+    #[diesel(sql_type = Text)]
+    source: String,
+    #[diesel(sql_type = Text)]
+    level: String,
+    #[diesel(sql_type = BigInt)]
+    total: i64,
+}
+
+/// The rollup query of one grouping: `{table}`/`{at}` name the hourly or daily counters,
+/// `{group}` the bucket expression and `{source}` the source column or `''`. Each filter
+/// applies only when bound non-null, so one statement serves every combination.
+const COUNTS_SQL: &str = "SELECT {group} AS hour, {source} AS source, level, SUM(count) AS total \
+     FROM {table} WHERE workspace_id = ?1 AND {at} >= ?2 AND {at} < ?3 \
+     AND (?4 IS NULL OR source = ?4) AND (?5 IS NULL OR environment = ?5) AND (?6 IS NULL OR dataset = ?6) \
+     GROUP BY 1, 2, level";
+
+/// The midnight at or before a Unix ms, in SQL (also before 1970).
+const DAY_OF_HOUR: &str = "(hour - (((hour % 86400000) + 86400000) % 86400000))";
+
+/// The statement for `by` over `from_ms..to_ms`: whole UTC days read the daily counters,
+/// anything else the hourly ones.
+fn counts_sql(by: CountBy, from_ms: i64, to_ms: i64) -> String {
+    let whole_days = from_ms.rem_euclid(MS_PER_DAY) == 0 && to_ms.rem_euclid(MS_PER_DAY) == 0;
+    let (table, at) =
+        if whole_days && by != CountBy::Hour { ("log_rollups_daily", "day") } else { ("log_rollups", "hour") };
+    let (group, source) = match by {
+        CountBy::Hour => ("hour", "''"),
+        CountBy::Day if whole_days => ("day", "''"),
+        CountBy::Day => (DAY_OF_HOUR, "''"),
+        CountBy::Source => ("0", "source"),
+    };
+    COUNTS_SQL.replace("{table}", table).replace("{at}", at).replace("{group}", group).replace("{source}", source)
+}
+
+/// Adds `delta` (negative on delete) to the hourly and the daily counter of `key`, removing a
+/// counter that reaches 0.
+fn add_to_rollup(connection: &mut SqliteConnection, key: &RollupKey, delta: i64) -> Result<(), DieselError> {
+    for (table, at, start) in [("log_rollups", "hour", key.hour), ("log_rollups_daily", "day", day_start_ms(key.hour))]
+    {
+        let columns = format!("workspace_id, {at}, source, environment, dataset, level");
+        diesel::sql_query(format!(
+            "INSERT INTO {table} ({columns}, count) VALUES (?, ?, ?, ?, ?, ?, ?) \
+             ON CONFLICT ({columns}) DO UPDATE SET count = count + excluded.count"
+        ))
+        .bind::<Binary, _>(&key.workspace_id)
+        .bind::<BigInt, _>(start)
+        .bind::<Text, _>(&key.source)
+        .bind::<Text, _>(&key.environment)
+        .bind::<Text, _>(&key.dataset)
+        .bind::<Text, _>(&key.level)
+        .bind::<BigInt, _>(delta)
+        .execute(connection)?;
+        if delta < 0 {
+            diesel::sql_query(format!(
+                "DELETE FROM {table} WHERE workspace_id = ? AND {at} = ? AND source = ? AND environment = ? \
+                 AND dataset = ? AND level = ? AND count <= 0"
+            ))
+            .bind::<Binary, _>(&key.workspace_id)
+            .bind::<BigInt, _>(start)
+            .bind::<Text, _>(&key.source)
+            .bind::<Text, _>(&key.environment)
+            .bind::<Text, _>(&key.dataset)
+            .bind::<Text, _>(&key.level)
+            .execute(connection)?;
+        }
+    }
+    Ok(())
+}
 
 /// Tuning of the SQLite store.
 #[derive(Debug, Clone)]
@@ -38,11 +245,24 @@ pub struct SqliteOptions {
     pub busy_timeout: Duration,
     /// How long a call waits for a free connection.
     pub wait_timeout: Duration,
+    /// A search whose index lookup finds at least this many candidates (in all workspaces)
+    /// first walks the workspace's newest logs instead: a common needle fills a page within a
+    /// few thousand logs, while reading and sorting every candidate would cost them all.
+    pub search_dense_hits: u32,
+    /// How many logs such a walk reads at most before it falls back to the index's
+    /// candidates, so a needle common elsewhere but rare here never walks the whole workspace.
+    pub search_walk_rows: u32,
 }
 
 impl Default for SqliteOptions {
     fn default() -> Self {
-        Self { pool_size: 8, busy_timeout: Duration::from_secs(5), wait_timeout: Duration::from_secs(5) }
+        Self {
+            pool_size: 8,
+            busy_timeout: Duration::from_secs(5),
+            wait_timeout: Duration::from_secs(5),
+            search_dense_hits: 20_000,
+            search_walk_rows: 100_000,
+        }
     }
 }
 
@@ -57,6 +277,8 @@ pub fn path_from_url(url: &str) -> Option<PathBuf> {
 #[derive(Clone)]
 pub struct SqliteStore {
     pool: Pool,
+    dense_hits: u32,
+    walk_rows: u32,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -131,7 +353,7 @@ impl SqliteStore {
             }))
             .build()
             .map_err(backend)?;
-        Ok(Self { pool })
+        Ok(Self { pool, dense_hits: options.search_dense_hits, walk_rows: options.search_walk_rows })
     }
 
     /// Runs `work` on a pooled connection, on a blocking thread.
@@ -150,11 +372,27 @@ impl LogStore for SqliteStore {
     async fn insert_logs(&self, workspace: WorkspaceId, batch: &[Log]) -> Result<(), StoreError> {
         let batch = batch.to_vec();
         self.with(move |connection| {
-            let rows: Vec<NewLogRow<'_>> = batch.iter().map(|log| NewLogRow::new(&workspace, log)).collect();
+            // Folding and counting happen before the write lock is taken.
+            let texts: Vec<NewFtsRow> = batch.iter().map(NewFtsRow::new).collect();
+            let deltas = rollup_deltas(batch.iter().map(|log| RollupKey::of(&workspace, log)));
             connection
                 .immediate_transaction(|connection| {
+                    // Under the write lock nobody else inserts: the next rowids are ours, and
+                    // the search index can point at them.
+                    let last: Option<i64> = logs::table.select(diesel::dsl::max(logs::seq)).first(connection)?;
+                    let first = last.unwrap_or(0) + 1;
+                    let rows: Vec<NewLogRow<'_>> =
+                        batch.iter().zip(first..).map(|(log, seq)| NewLogRow::new(seq, &workspace, log)).collect();
                     for chunk in rows.chunks(ROWS_PER_INSERT) {
                         diesel::insert_into(logs::table).values(chunk).execute(connection)?;
+                    }
+                    let texts: Vec<NewFtsRow> =
+                        texts.into_iter().zip(first..).map(|(text, seq)| text.at(seq)).collect();
+                    for chunk in texts.chunks(ROWS_PER_INSERT) {
+                        diesel::insert_into(logs_fts::table).values(chunk).execute(connection)?;
+                    }
+                    for (key, count) in &deltas {
+                        add_to_rollup(connection, key, *count)?;
                     }
                     Ok::<_, DieselError>(())
                 })
@@ -166,36 +404,8 @@ impl LogStore for SqliteStore {
     async fn list_logs(&self, workspace: WorkspaceId, filter: &LogFilter, page: Page) -> Result<LogPage, StoreError> {
         let filter = filter.clone();
         self.with(move |connection| {
-            let mut query = logs::table.filter(logs::workspace_id.eq(workspace.as_bytes().to_vec())).into_boxed();
-            if let Some(level) = filter.level {
-                query = query.filter(logs::level.eq(level.as_str()));
-            }
-            if let Some(environment) = filter.environment {
-                query = query.filter(logs::environment.eq(environment.as_str()));
-            }
-            if let Some(source) = filter.source {
-                query = query.filter(logs::source.eq(source));
-            }
-            if let Some(dataset) = filter.dataset {
-                query = query.filter(logs::dataset.eq(dataset));
-            }
-            if let Some(user_id) = filter.user_id {
-                query = query.filter(logs::user_id.eq(user_id));
-            }
-            if let Some(session_id) = filter.session_id {
-                query = query.filter(logs::session_id.eq(session_id));
-            }
-            if let Some(flow_id) = filter.flow_id {
-                query = query.filter(logs::flow_id.eq(flow_id));
-            }
-            if let Some(from) = filter.from {
-                query = query.filter(logs::ts.ge(from));
-            }
-            if let Some(to) = filter.to {
-                query = query.filter(logs::ts.le(to));
-            }
             let offset = i64::try_from(page.offset).unwrap_or(i64::MAX);
-            let rows: Vec<LogRow> = query
+            let rows: Vec<LogRow> = filtered(&workspace, &filter)
                 .order((logs::ts.desc(), logs::id.desc()))
                 .limit(i64::from(page.limit) + 1)
                 .offset(offset)
@@ -222,6 +432,163 @@ impl LogStore for SqliteStore {
                 .transpose()
         })
         .await
+    }
+
+    async fn search_logs(
+        &self,
+        workspace: WorkspaceId,
+        search: &Search,
+        filter: &LogFilter,
+        page: Page,
+    ) -> Result<LogPage, StoreError> {
+        let search = search.clone();
+        let filter = filter.clone();
+        let (dense_hits, walk_rows) = (i64::from(self.dense_hits), i64::from(self.walk_rows));
+        self.with(move |connection| {
+            // Without an indexable needle: walk the filtered logs newest first.
+            let Some(expression) = fts_expression(&search) else {
+                let rows = filtered(&workspace, &filter)
+                    .order((logs::ts.desc(), logs::id.desc()))
+                    .select(LogRow::as_select())
+                    .load_iter::<LogRow, DefaultLoadingMode>(connection)
+                    .map_err(from_diesel)?;
+                return Ok(collect_page(rows, &search, page)?.0);
+            };
+            // The index's candidates (a superset: trigrams of folded text), at most one more
+            // than `dense_hits`. Fewer: read just them, by rowid, whatever the workspace's size.
+            let hits: Vec<Hit> =
+                diesel::sql_query("SELECT rowid AS hit FROM logs_fts WHERE logs_fts MATCH ?1 LIMIT ?2")
+                    .bind::<Text, _>(&expression)
+                    .bind::<BigInt, _>(dense_hits + 1)
+                    .load(connection)
+                    .map_err(from_diesel)?;
+            if hits.len() as i64 <= dense_hits {
+                let ids = format!("[{}]", hits.iter().map(|hit| hit.hit.to_string()).collect::<Vec<_>>().join(","));
+                let rows = diesel::sql_query(SEARCH_HITS_SQL)
+                    .bind::<Text, _>(ids)
+                    .bind::<Binary, _>(workspace.as_bytes().to_vec())
+                    .bind::<Nullable<Text>, _>(filter.level.map(|level| level.as_str()))
+                    .bind::<Nullable<Text>, _>(filter.source.clone())
+                    .bind::<Nullable<Text>, _>(filter.environment.map(|environment| environment.as_str()))
+                    .bind::<Nullable<Text>, _>(filter.dataset.clone())
+                    .bind::<Nullable<BigInt>, _>(filter.from)
+                    .bind::<Nullable<BigInt>, _>(filter.to)
+                    .load_iter::<LogRow, DefaultLoadingMode>(connection)
+                    .map_err(from_diesel)?;
+                return Ok(collect_page(rows, &search, page)?.0);
+            }
+            // A common needle: look in the newest logs first, for a bounded number of rows.
+            {
+                let rows = filtered(&workspace, &filter)
+                    .order((logs::ts.desc(), logs::id.desc()))
+                    .limit(walk_rows)
+                    .select(LogRow::as_select())
+                    .load_iter::<LogRow, DefaultLoadingMode>(connection)
+                    .map_err(from_diesel)?;
+                let (found, walked) = collect_page(rows, &search, page)?;
+                // Conclusive when the page is full and more follow, or when the walk saw
+                // every filtered log.
+                if found.has_more || walked < walk_rows as usize {
+                    return Ok(found);
+                }
+            }
+            // Common elsewhere, rare here: every candidate, read by rowid.
+            let rows = diesel::sql_query(SEARCH_SQL)
+                .bind::<Text, _>(expression)
+                .bind::<Binary, _>(workspace.as_bytes().to_vec())
+                .bind::<Nullable<Text>, _>(filter.level.map(|level| level.as_str()))
+                .bind::<Nullable<Text>, _>(filter.source)
+                .bind::<Nullable<Text>, _>(filter.environment.map(|environment| environment.as_str()))
+                .bind::<Nullable<Text>, _>(filter.dataset)
+                .bind::<Nullable<BigInt>, _>(filter.from)
+                .bind::<Nullable<BigInt>, _>(filter.to)
+                .load_iter::<LogRow, DefaultLoadingMode>(connection)
+                .map_err(from_diesel)?;
+            Ok(collect_page(rows, &search, page)?.0)
+        })
+        .await
+    }
+
+    async fn level_counts(
+        &self,
+        workspace: WorkspaceId,
+        from_ms: i64,
+        to_ms: i64,
+        filter: &RollupFilter,
+        by: CountBy,
+    ) -> Result<Vec<LevelCount>, StoreError> {
+        let filter = filter.clone();
+        self.with(move |connection| {
+            let rows: Vec<CountRow> = diesel::sql_query(counts_sql(by, from_ms, to_ms))
+                .bind::<Binary, _>(workspace.as_bytes().to_vec())
+                .bind::<BigInt, _>(from_ms)
+                .bind::<BigInt, _>(to_ms)
+                .bind::<Nullable<Text>, _>(filter.source)
+                .bind::<Nullable<Text>, _>(filter.environment.map(|environment| environment.as_str()))
+                .bind::<Nullable<Text>, _>(filter.dataset)
+                .load(connection)
+                .map_err(from_diesel)?;
+            rows.into_iter()
+                .map(|row| {
+                    let level = row.level.parse().map_err(|_| backend("corrupt rollup level in the database"))?;
+                    let bucket = match by {
+                        CountBy::Hour => Bucket::Hour(row.hour),
+                        CountBy::Day => Bucket::Day(row.hour),
+                        CountBy::Source => Bucket::Source(row.source),
+                    };
+                    Ok(LevelCount { bucket, level, count: u64::try_from(row.total).unwrap_or_default() })
+                })
+                .collect()
+        })
+        .await
+    }
+
+    async fn delete_logs_before(&self, workspace: WorkspaceId, cutoff_ms: i64) -> Result<u64, StoreError> {
+        let mut deleted = 0;
+        loop {
+            let batch = self
+                .with(move |connection| {
+                    connection
+                        .immediate_transaction(|connection| {
+                            let victims: Vec<(i64, i64, String, String, String, String)> = logs::table
+                                .filter(logs::workspace_id.eq(workspace.as_bytes().to_vec()))
+                                .filter(logs::ts.lt(cutoff_ms))
+                                .select((
+                                    logs::seq,
+                                    logs::ts,
+                                    logs::source,
+                                    logs::environment,
+                                    logs::dataset,
+                                    logs::level,
+                                ))
+                                .limit(DELETE_BATCH)
+                                .load(connection)?;
+                            let seqs: Vec<i64> = victims.iter().map(|victim| victim.0).collect();
+                            diesel::delete(logs_fts::table.filter(logs_fts::rowid.eq_any(&seqs)))
+                                .execute(connection)?;
+                            diesel::delete(logs::table.filter(logs::seq.eq_any(&seqs))).execute(connection)?;
+                            let keys =
+                                victims.into_iter().map(|(_, ts, source, environment, dataset, level)| RollupKey {
+                                    workspace_id: workspace.as_bytes().to_vec(),
+                                    hour: sluice_query::stats::hour_start(ts),
+                                    source,
+                                    environment,
+                                    dataset,
+                                    level,
+                                });
+                            for (key, count) in rollup_deltas(keys) {
+                                add_to_rollup(connection, &key, -count)?;
+                            }
+                            Ok::<_, DieselError>(seqs.len() as u64)
+                        })
+                        .map_err(from_diesel)
+                })
+                .await?;
+            deleted += batch;
+            if batch < DELETE_BATCH as u64 {
+                return Ok(deleted);
+            }
+        }
     }
 }
 
@@ -356,5 +723,122 @@ impl Store for SqliteStore {
         // Readiness means "ingest would work": take the write lock and give it back, so a file
         // another process keeps locked fails the check instead of passing a trivial SELECT.
         self.with(|connection| connection.batch_execute("BEGIN IMMEDIATE; ROLLBACK;").map_err(from_diesel)).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use sluice_query::stats::MS_PER_HOUR;
+
+    use super::*;
+
+    #[derive(QueryableByName)]
+    struct PlanStep {
+        #[diesel(sql_type = Text)]
+        detail: String,
+    }
+
+    fn migrated() -> (tempfile::TempDir, SqliteConnection) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("plan.db");
+        let mut connection = SqliteConnection::establish(path.to_str().expect("utf-8")).expect("connect");
+        connection.run_pending_migrations(MIGRATIONS).expect("migrations");
+        (dir, connection)
+    }
+
+    /// An indexed search reads the index's hits by rowid: it never walks a workspace's logs,
+    /// with or without filters.
+    #[test]
+    fn indexed_search_is_driven_by_the_index() {
+        let (_dir, mut connection) = migrated();
+        let steps: Vec<String> = diesel::sql_query(format!("EXPLAIN QUERY PLAN {SEARCH_SQL}"))
+            .bind::<Text, _>("{message} : (\"timeout\")")
+            .bind::<Binary, _>(vec![0_u8; 16])
+            .bind::<Nullable<Text>, _>(Some("error"))
+            .bind::<Nullable<Text>, _>(None::<String>)
+            .bind::<Nullable<Text>, _>(None::<String>)
+            .bind::<Nullable<Text>, _>(None::<String>)
+            .bind::<Nullable<BigInt>, _>(Some(0_i64))
+            .bind::<Nullable<BigInt>, _>(None::<i64>)
+            .load::<PlanStep>(&mut connection)
+            .expect("plan")
+            .into_iter()
+            .map(|step| step.detail)
+            .collect();
+        assert!(steps.iter().any(|step| step.contains("VIRTUAL TABLE INDEX")), "{steps:?}");
+        assert!(steps.iter().any(|step| step.starts_with("SEARCH logs USING INTEGER PRIMARY KEY")), "{steps:?}");
+        assert!(!steps.iter().any(|step| step == "SCAN logs" || step.starts_with("SCAN logs ")), "{steps:?}");
+    }
+
+    /// Candidates from the index are read by rowid, driven by their list.
+    #[test]
+    fn search_by_hits_reads_only_the_hits() {
+        let (_dir, mut connection) = migrated();
+        let steps: Vec<String> = diesel::sql_query(format!("EXPLAIN QUERY PLAN {SEARCH_HITS_SQL}"))
+            .bind::<Text, _>("[1,2,3]")
+            .bind::<Binary, _>(vec![0_u8; 16])
+            .bind::<Nullable<Text>, _>(Some("error"))
+            .bind::<Nullable<Text>, _>(Some("api"))
+            .bind::<Nullable<Text>, _>(None::<String>)
+            .bind::<Nullable<Text>, _>(None::<String>)
+            .bind::<Nullable<BigInt>, _>(Some(0_i64))
+            .bind::<Nullable<BigInt>, _>(None::<i64>)
+            .load::<PlanStep>(&mut connection)
+            .expect("plan")
+            .into_iter()
+            .map(|step| step.detail)
+            .collect();
+        assert!(steps.iter().any(|step| step.starts_with("SCAN hits VIRTUAL TABLE")), "{steps:?}");
+        assert!(steps.iter().any(|step| step.starts_with("SEARCH logs USING INTEGER PRIMARY KEY")), "{steps:?}");
+        assert!(!steps.iter().any(|step| step == "SCAN logs" || step.starts_with("SCAN logs ")), "{steps:?}");
+    }
+
+    /// Counts read a range of one counter table's primary key, never the logs: the daily
+    /// counters for whole days, the hourly ones otherwise.
+    #[test]
+    fn counts_read_a_range_of_rollups() {
+        let (_dir, mut connection) = migrated();
+        let day = 20_000 * MS_PER_DAY;
+        let cases = [
+            (CountBy::Hour, day, day + MS_PER_DAY, "log_rollups", "hour"),
+            (CountBy::Day, day, day + MS_PER_DAY, "log_rollups_daily", "day"),
+            (CountBy::Source, day, day + MS_PER_DAY, "log_rollups_daily", "day"),
+            (CountBy::Day, day + MS_PER_HOUR, day + MS_PER_DAY, "log_rollups", "hour"),
+            (CountBy::Source, day, day + MS_PER_HOUR, "log_rollups", "hour"),
+        ];
+        for (by, from, to, table, at) in cases {
+            let steps: Vec<String> = diesel::sql_query(format!("EXPLAIN QUERY PLAN {}", counts_sql(by, from, to)))
+                .bind::<Binary, _>(vec![0_u8; 16])
+                .bind::<BigInt, _>(from)
+                .bind::<BigInt, _>(to)
+                .bind::<Nullable<Text>, _>(Some("api"))
+                .bind::<Nullable<Text>, _>(None::<String>)
+                .bind::<Nullable<Text>, _>(None::<String>)
+                .load::<PlanStep>(&mut connection)
+                .expect("plan")
+                .into_iter()
+                .map(|step| step.detail)
+                .collect();
+            let range = format!("SEARCH {table} USING PRIMARY KEY (workspace_id=? AND {at}>? AND {at}<?)");
+            assert!(steps.iter().any(|step| step.starts_with(&range)), "{by:?}: {steps:?}");
+            assert!(!steps.iter().any(|step| step.contains("logs ")), "{steps:?}");
+        }
+    }
+
+    #[test]
+    fn fts_expressions_quote_and_group() {
+        let search = |raw: &str, fields: &[SearchField]| Search {
+            query: sluice_query::Query::parse(raw).expect("query"),
+            fields: fields.to_vec(),
+        };
+        assert_eq!(
+            fts_expression(&search(
+                r#"Timeout "Say Hi" abc OR bcd OR efg -zzz x OR yyy"#,
+                &[SearchField::Message, SearchField::Data]
+            )),
+            Some(r#"{message data} : (("timeout") AND ("say hi") AND ("abc" OR "bcd" OR "efg"))"#.to_owned())
+        );
+        assert_eq!(fts_string(r#"a"b"#), r#""a""b""#);
+        assert_eq!(fts_expression(&search("ab -cdef", &[SearchField::Message])), None);
     }
 }

@@ -2,9 +2,11 @@
 
 use diesel::prelude::*;
 use sluice_model::{ApiKeyRecord, JsonObject, KeyId, Log, LogEntry, LogId, Workspace, WorkspaceId};
-use sluice_store::{NewApiKey, StoreError};
+use sluice_query::fold;
+use sluice_query::stats::hour_start;
+use sluice_store::{NewApiKey, Search, StoreError};
 
-use crate::schema::{api_keys, logs, workspaces};
+use crate::schema::{api_keys, logs, logs_fts, workspaces};
 
 fn corrupt(what: &str) -> StoreError {
     StoreError::Backend(format!("corrupt {what} in the database"))
@@ -18,6 +20,7 @@ fn parse<T: std::str::FromStr>(text: &str, what: &str) -> Result<T, StoreError> 
 #[derive(Insertable)]
 #[diesel(table_name = logs, treat_none_as_default_value = false)]
 pub(crate) struct NewLogRow<'a> {
+    seq: i64,
     workspace_id: &'a [u8],
     id: &'a [u8],
     ts: i64,
@@ -41,9 +44,10 @@ pub(crate) struct NewLogRow<'a> {
 }
 
 impl<'a> NewLogRow<'a> {
-    pub(crate) fn new(workspace: &'a WorkspaceId, log: &'a Log) -> Self {
+    pub(crate) fn new(seq: i64, workspace: &'a WorkspaceId, log: &'a Log) -> Self {
         let entry = &log.entry;
         Self {
+            seq,
             workspace_id: workspace.as_bytes(),
             id: log.id.as_bytes(),
             ts: entry.timestamp,
@@ -68,8 +72,73 @@ impl<'a> NewLogRow<'a> {
     }
 }
 
+/// A log's searchable text, folded as `sluice_query::fold` does, for the FTS5 table.
+#[derive(Insertable)]
+#[diesel(table_name = logs_fts, treat_none_as_default_value = false)]
+pub(crate) struct NewFtsRow {
+    rowid: i64,
+    message: String,
+    error_name: Option<String>,
+    error_stack: Option<String>,
+    data: Option<String>,
+}
+
+impl NewFtsRow {
+    /// The folded text of `log`; its rowid is set once the log's `seq` is known.
+    pub(crate) fn new(log: &Log) -> Self {
+        let entry = &log.entry;
+        Self {
+            rowid: 0,
+            message: fold(&entry.message),
+            error_name: entry.error_name.as_deref().map(fold),
+            error_stack: entry.error_stack.as_deref().map(fold),
+            data: entry.data.as_ref().map(|data| fold(data.as_str())),
+        }
+    }
+
+    pub(crate) fn at(mut self, seq: i64) -> Self {
+        self.rowid = seq;
+        self
+    }
+}
+
+/// What a rollup counter counts: one workspace, hour, source, environment, dataset and level.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct RollupKey {
+    pub(crate) workspace_id: Vec<u8>,
+    pub(crate) hour: i64,
+    pub(crate) source: String,
+    pub(crate) environment: String,
+    pub(crate) dataset: String,
+    pub(crate) level: String,
+}
+
+impl RollupKey {
+    pub(crate) fn of(workspace: &WorkspaceId, log: &Log) -> Self {
+        let entry = &log.entry;
+        Self {
+            workspace_id: workspace.as_bytes().to_vec(),
+            hour: hour_start(entry.timestamp),
+            source: entry.source.clone(),
+            environment: entry.environment.as_str().to_owned(),
+            dataset: entry.dataset.clone(),
+            level: entry.level.as_str().to_owned(),
+        }
+    }
+}
+
+/// How many logs of a batch fall under each rollup counter, in key order (so concurrent
+/// writers would take row locks in one order).
+pub(crate) fn rollup_deltas(keys: impl Iterator<Item = RollupKey>) -> std::collections::BTreeMap<RollupKey, i64> {
+    let mut deltas = std::collections::BTreeMap::new();
+    for key in keys {
+        *deltas.entry(key).or_insert(0) += 1;
+    }
+    deltas
+}
+
 /// A log as read back.
-#[derive(Queryable, Selectable)]
+#[derive(Queryable, QueryableByName, Selectable)]
 #[diesel(table_name = logs, check_for_backend(diesel::sqlite::Sqlite))]
 pub(crate) struct LogRow {
     id: Vec<u8>,
@@ -91,6 +160,13 @@ pub(crate) struct LogRow {
     step_index: Option<i32>,
     country: Option<String>,
     ip_address: Option<String>,
+}
+
+impl LogRow {
+    /// The exact check of a search on this row.
+    pub(crate) fn matches(&self, search: &Search) -> bool {
+        search.matches(&self.message, self.error_name.as_deref(), self.error_stack.as_deref(), self.data.as_deref())
+    }
 }
 
 impl TryFrom<LogRow> for Log {

@@ -50,5 +50,40 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    log_rollups (workspace_id, hour, source, environment, dataset, level) {
+        workspace_id -> Binary,
+        hour -> BigInt,
+        source -> Text,
+        environment -> Text,
+        dataset -> Text,
+        level -> Text,
+        count -> BigInt,
+    }
+}
+
+diesel::table! {
+    log_rollups_daily (workspace_id, day, source, environment, dataset, level) {
+        workspace_id -> Binary,
+        day -> BigInt,
+        source -> Text,
+        environment -> Text,
+        dataset -> Text,
+        level -> Text,
+        count -> BigInt,
+    }
+}
+
+// The FTS5 table; `rowid` is `logs.seq`. Its text is folded by `sluice_query::fold`.
+diesel::table! {
+    logs_fts (rowid) {
+        rowid -> BigInt,
+        message -> Text,
+        error_name -> Nullable<Text>,
+        error_stack -> Nullable<Text>,
+        data -> Nullable<Text>,
+    }
+}
+
 diesel::joinable!(api_keys -> workspaces (workspace_id));
-diesel::allow_tables_to_appear_in_same_query!(workspaces, api_keys, logs);
+diesel::allow_tables_to_appear_in_same_query!(workspaces, api_keys, logs, log_rollups, log_rollups_daily, logs_fts);

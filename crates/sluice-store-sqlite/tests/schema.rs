@@ -39,6 +39,31 @@ async fn schema_matches_migrations() {
         ("logs", diesel::debug_query::<diesel::sqlite::Sqlite, _>(&logs_select()).to_string()),
         ("workspaces", diesel::debug_query::<diesel::sqlite::Sqlite, _>(&workspaces_select()).to_string()),
         ("api_keys", diesel::debug_query::<diesel::sqlite::Sqlite, _>(&keys_select()).to_string()),
+        (
+            "log_rollups",
+            diesel::debug_query::<diesel::sqlite::Sqlite, _>(
+                &schema::log_rollups::table.select(schema::log_rollups::all_columns),
+            )
+            .to_string(),
+        ),
+        (
+            "log_rollups_daily",
+            diesel::debug_query::<diesel::sqlite::Sqlite, _>(
+                &schema::log_rollups_daily::table.select(schema::log_rollups_daily::all_columns),
+            )
+            .to_string(),
+        ),
+        // An FTS5 table lists its columns without the rowid diesel addresses it by.
+        (
+            "logs_fts",
+            diesel::debug_query::<diesel::sqlite::Sqlite, _>(&schema::logs_fts::table.select((
+                schema::logs_fts::message,
+                schema::logs_fts::error_name,
+                schema::logs_fts::error_stack,
+                schema::logs_fts::data,
+            )))
+            .to_string(),
+        ),
     ];
     for (table, sql) in cases {
         assert_eq!(diesel_columns(&sql), migrated_columns(&mut connection, table), "table {table}: {sql}");

@@ -7,6 +7,8 @@
 
 use async_trait::async_trait;
 use sluice_model::{ApiKeyRecord, Environment, KeyId, Level, Log, LogId, Plan, Workspace, WorkspaceId};
+use sluice_query::stats::{CountBy, LevelCount, RollupFilter};
+use sluice_query::{Query, SearchField};
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
@@ -66,6 +68,39 @@ pub struct LogPage {
     pub has_more: bool,
 }
 
+/// A search: the query and the fields it looks in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Search {
+    /// The parsed query.
+    pub query: Query,
+    /// Fields searched, at least one.
+    pub fields: Vec<SearchField>,
+}
+
+impl Search {
+    /// The exact check every backend applies to what its index proposes: whether the log's
+    /// searched fields match the query.
+    pub fn matches(
+        &self,
+        message: &str,
+        error_name: Option<&str>,
+        error_stack: Option<&str>,
+        data: Option<&str>,
+    ) -> bool {
+        let texts: Vec<&str> = self
+            .fields
+            .iter()
+            .filter_map(|field| match field {
+                SearchField::Message => Some(message),
+                SearchField::ErrorName => error_name,
+                SearchField::ErrorStack => error_stack,
+                SearchField::Data => data,
+            })
+            .collect();
+        self.query.matches(&texts)
+    }
+}
+
 /// A key to store: its record and the BLAKE3 hash of its secret text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewApiKey {
@@ -87,6 +122,36 @@ pub trait LogStore: Send + Sync {
 
     /// One log of the workspace; `None` when it does not exist or belongs to another one.
     async fn get_log(&self, workspace: WorkspaceId, id: LogId) -> Result<Option<Log>, StoreError>;
+
+    /// One page of the workspace's logs matching `search` and `filter`, newest first. An
+    /// index may propose candidates; only logs for which [`Search::matches`] holds are
+    /// returned. A query with an indexable needle ([`Query::index_groups`]) must not scan the
+    /// workspace's logs.
+    async fn search_logs(
+        &self,
+        workspace: WorkspaceId,
+        search: &Search,
+        filter: &LogFilter,
+        page: Page,
+    ) -> Result<LogPage, StoreError>;
+
+    /// Logs per level of the workspace whose timestamp is in `from_ms..to_ms` (whole UTC
+    /// hours), matching `filter`, grouped by hour or by source. Read from rollup counters
+    /// kept in the same transaction as every insert and delete, so the cost follows the
+    /// number of buckets, not of logs. Buckets with no logs may be left out.
+    async fn level_counts(
+        &self,
+        workspace: WorkspaceId,
+        from_ms: i64,
+        to_ms: i64,
+        filter: &RollupFilter,
+        by: CountBy,
+    ) -> Result<Vec<LevelCount>, StoreError>;
+
+    /// Deletes the workspace's logs with a timestamp before `cutoff_ms` (retention), in
+    /// bounded transactions that keep the search index and the rollups in step; returns how
+    /// many were deleted.
+    async fn delete_logs_before(&self, workspace: WorkspaceId, cutoff_ms: i64) -> Result<u64, StoreError>;
 }
 
 /// Workspaces and API keys: what the admin CLI writes and authentication reads.
