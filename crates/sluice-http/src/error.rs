@@ -21,6 +21,12 @@ pub enum ApiError {
     /// 401, 403 or 404 from authentication (store failures become `Unavailable` or `Internal`).
     #[error(transparent)]
     Auth(AuthError),
+    /// 400 with the given message and nothing more (SPEC's search query message).
+    #[error("{0}")]
+    BadRequest(&'static str),
+    /// 500 `Search failed`: the backend failed while searching; retrying is advised.
+    #[error("Search failed")]
+    SearchFailed,
     /// 404 with the given message.
     #[error("{0}")]
     NotFound(&'static str),
@@ -64,6 +70,17 @@ impl From<StoreError> for ApiError {
     }
 }
 
+impl ApiError {
+    /// A store failure during a search: SPEC's `Search failed` for a backend error (a
+    /// timeout included), the usual 503 while the database is unreachable.
+    pub fn from_search(error: StoreError) -> Self {
+        match ApiError::from(error) {
+            ApiError::Internal => ApiError::SearchFailed,
+            other => other,
+        }
+    }
+}
+
 impl From<AuthError> for ApiError {
     fn from(error: AuthError) -> Self {
         match error {
@@ -94,7 +111,10 @@ struct Envelope<'a> {
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self {
-            ApiError::Validation(_) | ApiError::Parse(_) | ApiError::UnsupportedEncoding(_) => StatusCode::BAD_REQUEST,
+            ApiError::Validation(_)
+            | ApiError::Parse(_)
+            | ApiError::UnsupportedEncoding(_)
+            | ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::Auth(auth) => match auth {
                 AuthError::Missing | AuthError::Invalid | AuthError::Revoked | AuthError::Expired => {
                     StatusCode::UNAUTHORIZED
@@ -108,7 +128,7 @@ impl ResponseError for ApiError {
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
-            ApiError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::Internal | ApiError::SearchFailed => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 

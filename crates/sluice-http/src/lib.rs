@@ -45,6 +45,22 @@ pub fn configure(state: AppState) -> impl FnOnce(&mut web::ServiceConfig) {
                     .route(web::post().to(routes::logs::ingest))
                     .default_service(web::to(routes::method_not_allowed)),
             )
+            // Before `/v1/logs/{id}`, which would otherwise take `search` for an id.
+            .service(
+                web::resource("/v1/logs/search")
+                    .route(web::get().to(routes::logs::search))
+                    .default_service(web::to(routes::method_not_allowed)),
+            )
+            .service(
+                web::resource("/v1/stats")
+                    .route(web::get().to(routes::stats::stats))
+                    .default_service(web::to(routes::method_not_allowed)),
+            )
+            .service(
+                web::resource("/v1/stats/summary")
+                    .route(web::get().to(routes::stats::summary_today))
+                    .default_service(web::to(routes::method_not_allowed)),
+            )
             .service(
                 web::resource("/v1/logs/{id}")
                     .route(web::get().to(routes::logs::get))

@@ -55,6 +55,11 @@ impl Params {
         None
     }
 
+    /// An issue found outside this type (for example by a parameter's own parser).
+    pub(crate) fn push(&mut self, issue: Issue) {
+        self.issues.push(issue);
+    }
+
     /// Every issue found so far, as one validation error.
     pub(crate) fn finish(self) -> Result<(), ApiError> {
         if self.issues.is_empty() { Ok(()) } else { Err(ApiError::Validation(self.issues)) }

@@ -1,11 +1,12 @@
-//! `POST /v1/logs`, `GET /v1/logs`, `GET /v1/logs/{id}`.
+//! `POST /v1/logs`, `GET /v1/logs`, `GET /v1/logs/search`, `GET /v1/logs/{id}`.
 
 use actix_web::http::header::CONTENT_TYPE;
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Serialize;
 use sluice_ingest::{Defaults, Format, Options};
 use sluice_model::{Log, LogId};
-use sluice_store::{LogFilter, Page};
+use sluice_query::{Parsed, Query, QueryError, SearchField};
+use sluice_store::{LogFilter, Page, Search};
 
 use crate::params::Params;
 use crate::{ApiError, AppState, Authed, MAX_BODY_BYTES, body};
@@ -13,6 +14,9 @@ use crate::{ApiError, AppState, Authed, MAX_BODY_BYTES, body};
 /// Default and largest page of `GET /v1/logs`.
 const LIST_DEFAULT_LIMIT: i64 = 100;
 const LIST_MAX_LIMIT: i64 = 1000;
+/// Default and largest page of `GET /v1/logs/search`.
+const SEARCH_DEFAULT_LIMIT: i64 = 50;
+const SEARCH_MAX_LIMIT: i64 = 500;
 
 /// The format of a body: the `format` parameter, else a known `Content-Type`, else a guess.
 fn resolve_format(params: &mut Params, request: &HttpRequest, body: &[u8]) -> Format {
@@ -113,6 +117,70 @@ pub(crate) async fn list(
     let pagination =
         Pagination { limit: page.limit, offset: page.offset, count: found.logs.len(), has_more: found.has_more };
     Ok(HttpResponse::Ok().json(ListResponse { logs: &found.logs, pagination }))
+}
+
+#[derive(Serialize)]
+struct SearchResponse<'a> {
+    logs: &'a [Log],
+    query: QueryEcho<'a>,
+    pagination: Pagination,
+}
+
+#[derive(Serialize)]
+struct QueryEcho<'a> {
+    raw: &'a str,
+    parsed: Parsed,
+    fields: Vec<&'static str>,
+}
+
+/// A page of the workspace's logs matching a search query, newest first.
+pub(crate) async fn search(
+    Authed(principal): Authed,
+    request: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let mut params = Params::parse(request.query_string())?;
+    // A missing `q` is an empty one; SPEC's own message comes before any other complaint.
+    let raw = params.text("q").unwrap_or_default();
+    let query = match Query::parse(&raw) {
+        Ok(query) => Some(query),
+        Err(QueryError::TooShort) => return Err(ApiError::BadRequest(sluice_query::TOO_SHORT)),
+        Err(error) => {
+            params.push(error.issue().unwrap_or_else(|| sluice_model::Issue::at("q", error.to_string())));
+            None
+        }
+    };
+    let fields = SearchField::parse_list(params.text("fields").as_deref()).unwrap_or_else(|issue| {
+        params.push(issue);
+        Vec::new()
+    });
+    let limit = params.integer("limit", 1).unwrap_or(SEARCH_DEFAULT_LIMIT).min(SEARCH_MAX_LIMIT);
+    let offset = params.integer("offset", 0).unwrap_or(0);
+    let filter = LogFilter {
+        level: params.vocabulary("level"),
+        source: params.text("source"),
+        environment: params.vocabulary("environment"),
+        dataset: params.text("dataset"),
+        from: params.integer("from", 0),
+        to: params.integer("to", 0),
+        ..LogFilter::default()
+    };
+    params.finish()?;
+    // A refused query pushed its issue above, so `finish` has already answered for it.
+    let query = query.ok_or(ApiError::Internal)?;
+
+    let page = Page { limit: u32::try_from(limit).unwrap_or(1), offset: u64::try_from(offset).unwrap_or(0) };
+    let search = Search { query, fields };
+    let found =
+        state.store.search_logs(principal.workspace.id, &search, &filter, page).await.map_err(ApiError::from_search)?;
+    let pagination =
+        Pagination { limit: page.limit, offset: page.offset, count: found.logs.len(), has_more: found.has_more };
+    let query = QueryEcho {
+        raw: search.query.raw(),
+        parsed: search.query.parsed(),
+        fields: search.fields.iter().map(|field| field.as_str()).collect(),
+    };
+    Ok(HttpResponse::Ok().json(SearchResponse { logs: &found.logs, query, pagination }))
 }
 
 /// One log of the workspace.

@@ -2,6 +2,7 @@
 
 pub(crate) mod health;
 pub(crate) mod logs;
+pub(crate) mod stats;
 
 use actix_web::{HttpResponse, ResponseError};
 

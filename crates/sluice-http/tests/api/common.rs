@@ -4,6 +4,7 @@
 
 use std::net::TcpListener;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 use actix_web::dev::ServerHandle;
 use actix_web::{App, HttpServer};
@@ -16,6 +17,9 @@ use sluice_store_sqlite::{SqliteOptions, SqliteStore};
 
 pub const NOW: i64 = 1_700_000_000_000;
 
+/// The clock value meaning "follow the wall clock".
+const WALL_CLOCK: i64 = i64::MIN;
+
 pub struct TestServer {
     pub base: String,
     /// The SQLite file behind the server.
@@ -23,6 +27,8 @@ pub struct TestServer {
     pub store: Arc<dyn Store>,
     pub workspace: Workspace,
     pub key: String,
+    /// The server's clock, in Unix ms, once set; until then the wall clock.
+    pub now: Arc<AtomicI64>,
     handle: ServerHandle,
     _dir: tempfile::TempDir,
 }
@@ -72,7 +78,13 @@ pub async fn start_with(options: &SqliteOptions) -> TestServer {
 
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
     let base = format!("http://{}", listener.local_addr().expect("address"));
-    let state = AppState::new(store.clone());
+    let now = Arc::new(AtomicI64::new(WALL_CLOCK));
+    let mut state = AppState::new(store.clone());
+    let clock = now.clone();
+    state.clock = Arc::new(move || match clock.load(Ordering::SeqCst) {
+        WALL_CLOCK => sluice_http::unix_now_ms(),
+        set => set,
+    });
     let server = HttpServer::new(move || App::new().configure(sluice_http::configure(state.clone())))
         .workers(1)
         .disable_signals()
@@ -81,7 +93,7 @@ pub async fn start_with(options: &SqliteOptions) -> TestServer {
         .run();
     let handle = server.handle();
     actix_web::rt::spawn(server);
-    TestServer { base, path, store, workspace, key, handle, _dir: dir }
+    TestServer { base, path, store, workspace, key, now, handle, _dir: dir }
 }
 
 pub async fn new_workspace(store: &Arc<dyn Store>, name: &str) -> Workspace {
@@ -118,6 +130,11 @@ pub fn entry(message: &str) -> Value {
 }
 
 impl TestServer {
+    /// Sets the server's clock.
+    pub fn set_now(&self, ms: i64) {
+        self.now.store(ms, Ordering::SeqCst);
+    }
+
     pub async fn stop(self) {
         self.handle.stop(true).await;
     }

@@ -6,3 +6,5 @@ mod common;
 mod ingest;
 mod read;
 mod routes;
+mod search;
+mod stats;
