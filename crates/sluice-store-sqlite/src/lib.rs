@@ -260,7 +260,7 @@ impl Default for SqliteOptions {
             pool_size: 8,
             busy_timeout: Duration::from_secs(5),
             wait_timeout: Duration::from_secs(5),
-            search_dense_hits: 20_000,
+            search_dense_hits: 5_000,
             search_walk_rows: 100_000,
         }
     }
