@@ -176,29 +176,43 @@ struct CountRow {
 }
 
 /// The rollup query of one grouping: `{table}`/`{at}` name the hourly or daily counters,
-/// `{group}` the bucket expression and `{source}` the source column or `''`. Each filter
-/// applies only when bound non-null, so one statement serves every combination.
+/// `{group}` the bucket expression, `{source}` the source column or `''` and `{scope}` the
+/// environment and dataset conditions. Each filter applies only when bound non-null, so one
+/// statement serves every combination.
 const COUNTS_SQL: &str = "SELECT {group} AS hour, {source} AS source, level, SUM(count) AS total \
      FROM {table} WHERE workspace_id = ?1 AND {at} >= ?2 AND {at} < ?3 \
-     AND (?4 IS NULL OR source = ?4) AND (?5 IS NULL OR environment = ?5) AND (?6 IS NULL OR dataset = ?6) \
+     AND (?4 IS NULL OR source = ?4) AND {scope} \
      GROUP BY 1, 2, level";
+
+/// `{scope}` for the tables that keep environment and dataset.
+const SCOPE_FILTERS: &str = "(?5 IS NULL OR environment = ?5) AND (?6 IS NULL OR dataset = ?6)";
 
 /// The midnight at or before a Unix ms, in SQL (also before 1970).
 const DAY_OF_HOUR: &str = "(hour - (((hour % 86400000) + 86400000) % 86400000))";
 
-/// The statement for `by` over `from_ms..to_ms`: whole UTC days read the daily counters,
-/// anything else the hourly ones.
-fn counts_sql(by: CountBy, from_ms: i64, to_ms: i64) -> String {
+/// The statement for `by` over `from_ms..to_ms`: whole UTC days read the daily counters (the
+/// ones without environment and dataset when `narrow`, i.e. neither is filtered on), anything
+/// else the hourly ones.
+fn counts_sql(by: CountBy, from_ms: i64, to_ms: i64, narrow: bool) -> String {
     let whole_days = from_ms.rem_euclid(MS_PER_DAY) == 0 && to_ms.rem_euclid(MS_PER_DAY) == 0;
-    let (table, at) =
-        if whole_days && by != CountBy::Hour { ("log_rollups_daily", "day") } else { ("log_rollups", "hour") };
+    let (table, at, scope) = match (whole_days && by != CountBy::Hour, narrow) {
+        // The narrow table has neither column; both parameters are bound as NULL.
+        (true, true) => ("log_rollups_daily_sources", "day", "?5 IS NULL AND ?6 IS NULL"),
+        (true, false) => ("log_rollups_daily", "day", SCOPE_FILTERS),
+        (false, _) => ("log_rollups", "hour", SCOPE_FILTERS),
+    };
     let (group, source) = match by {
         CountBy::Hour => ("hour", "''"),
         CountBy::Day if whole_days => ("day", "''"),
         CountBy::Day => (DAY_OF_HOUR, "''"),
         CountBy::Source => ("0", "source"),
     };
-    COUNTS_SQL.replace("{table}", table).replace("{at}", at).replace("{group}", group).replace("{source}", source)
+    COUNTS_SQL
+        .replace("{table}", table)
+        .replace("{at}", at)
+        .replace("{group}", group)
+        .replace("{source}", source)
+        .replace("{scope}", scope)
 }
 
 /// Adds `delta` (negative on delete) to the hourly and the daily counter of `key`, removing a
@@ -232,6 +246,28 @@ fn add_to_rollup(connection: &mut SqliteConnection, key: &RollupKey, delta: i64)
             .bind::<Text, _>(&key.level)
             .execute(connection)?;
         }
+    }
+    let day = day_start_ms(key.hour);
+    diesel::sql_query(
+        "INSERT INTO log_rollups_daily_sources (workspace_id, day, source, level, count) VALUES (?, ?, ?, ?, ?) \
+         ON CONFLICT (workspace_id, day, source, level) DO UPDATE SET count = count + excluded.count",
+    )
+    .bind::<Binary, _>(&key.workspace_id)
+    .bind::<BigInt, _>(day)
+    .bind::<Text, _>(&key.source)
+    .bind::<Text, _>(&key.level)
+    .bind::<BigInt, _>(delta)
+    .execute(connection)?;
+    if delta < 0 {
+        diesel::sql_query(
+            "DELETE FROM log_rollups_daily_sources WHERE workspace_id = ? AND day = ? AND source = ? AND level = ? \
+             AND count <= 0",
+        )
+        .bind::<Binary, _>(&key.workspace_id)
+        .bind::<BigInt, _>(day)
+        .bind::<Text, _>(&key.source)
+        .bind::<Text, _>(&key.level)
+        .execute(connection)?;
     }
     Ok(())
 }
@@ -519,15 +555,20 @@ impl LogStore for SqliteStore {
     ) -> Result<Vec<LevelCount>, StoreError> {
         let filter = filter.clone();
         self.with(move |connection| {
-            let rows: Vec<CountRow> = diesel::sql_query(counts_sql(by, from_ms, to_ms))
-                .bind::<Binary, _>(workspace.as_bytes().to_vec())
-                .bind::<BigInt, _>(from_ms)
-                .bind::<BigInt, _>(to_ms)
-                .bind::<Nullable<Text>, _>(filter.source)
-                .bind::<Nullable<Text>, _>(filter.environment.map(|environment| environment.as_str()))
-                .bind::<Nullable<Text>, _>(filter.dataset)
-                .load(connection)
-                .map_err(from_diesel)?;
+            let rows: Vec<CountRow> = diesel::sql_query(counts_sql(
+                by,
+                from_ms,
+                to_ms,
+                filter.environment.is_none() && filter.dataset.is_none(),
+            ))
+            .bind::<Binary, _>(workspace.as_bytes().to_vec())
+            .bind::<BigInt, _>(from_ms)
+            .bind::<BigInt, _>(to_ms)
+            .bind::<Nullable<Text>, _>(filter.source)
+            .bind::<Nullable<Text>, _>(filter.environment.map(|environment| environment.as_str()))
+            .bind::<Nullable<Text>, _>(filter.dataset)
+            .load(connection)
+            .map_err(from_diesel)?;
             rows.into_iter()
                 .map(|row| {
                     let level = row.level.parse().map_err(|_| backend("corrupt rollup level in the database"))?;
@@ -794,31 +835,36 @@ mod tests {
     }
 
     /// Counts read a range of one counter table's primary key, never the logs: the daily
-    /// counters for whole days, the hourly ones otherwise.
+    /// counters for whole days (without environment and dataset when neither is filtered on),
+    /// the hourly ones otherwise.
     #[test]
     fn counts_read_a_range_of_rollups() {
         let (_dir, mut connection) = migrated();
         let day = 20_000 * MS_PER_DAY;
         let cases = [
-            (CountBy::Hour, day, day + MS_PER_DAY, "log_rollups", "hour"),
-            (CountBy::Day, day, day + MS_PER_DAY, "log_rollups_daily", "day"),
-            (CountBy::Source, day, day + MS_PER_DAY, "log_rollups_daily", "day"),
-            (CountBy::Day, day + MS_PER_HOUR, day + MS_PER_DAY, "log_rollups", "hour"),
-            (CountBy::Source, day, day + MS_PER_HOUR, "log_rollups", "hour"),
+            (CountBy::Hour, day, day + MS_PER_DAY, false, "log_rollups", "hour"),
+            (CountBy::Hour, day, day + MS_PER_DAY, true, "log_rollups", "hour"),
+            (CountBy::Day, day, day + MS_PER_DAY, false, "log_rollups_daily", "day"),
+            (CountBy::Source, day, day + MS_PER_DAY, false, "log_rollups_daily", "day"),
+            (CountBy::Day, day, day + MS_PER_DAY, true, "log_rollups_daily_sources", "day"),
+            (CountBy::Source, day, day + MS_PER_DAY, true, "log_rollups_daily_sources", "day"),
+            (CountBy::Day, day + MS_PER_HOUR, day + MS_PER_DAY, true, "log_rollups", "hour"),
+            (CountBy::Source, day, day + MS_PER_HOUR, false, "log_rollups", "hour"),
         ];
-        for (by, from, to, table, at) in cases {
-            let steps: Vec<String> = diesel::sql_query(format!("EXPLAIN QUERY PLAN {}", counts_sql(by, from, to)))
-                .bind::<Binary, _>(vec![0_u8; 16])
-                .bind::<BigInt, _>(from)
-                .bind::<BigInt, _>(to)
-                .bind::<Nullable<Text>, _>(Some("api"))
-                .bind::<Nullable<Text>, _>(None::<String>)
-                .bind::<Nullable<Text>, _>(None::<String>)
-                .load::<PlanStep>(&mut connection)
-                .expect("plan")
-                .into_iter()
-                .map(|step| step.detail)
-                .collect();
+        for (by, from, to, narrow, table, at) in cases {
+            let steps: Vec<String> =
+                diesel::sql_query(format!("EXPLAIN QUERY PLAN {}", counts_sql(by, from, to, narrow)))
+                    .bind::<Binary, _>(vec![0_u8; 16])
+                    .bind::<BigInt, _>(from)
+                    .bind::<BigInt, _>(to)
+                    .bind::<Nullable<Text>, _>(Some("api"))
+                    .bind::<Nullable<Text>, _>(None::<String>)
+                    .bind::<Nullable<Text>, _>(None::<String>)
+                    .load::<PlanStep>(&mut connection)
+                    .expect("plan")
+                    .into_iter()
+                    .map(|step| step.detail)
+                    .collect();
             let range = format!("SEARCH {table} USING PRIMARY KEY (workspace_id=? AND {at}>? AND {at}<?)");
             assert!(steps.iter().any(|step| step.starts_with(&range)), "{by:?}: {steps:?}");
             assert!(!steps.iter().any(|step| step.contains("logs ")), "{steps:?}");

@@ -74,6 +74,16 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    log_rollups_daily_sources (workspace_id, day, source, level) {
+        workspace_id -> Binary,
+        day -> BigInt,
+        source -> Text,
+        level -> Text,
+        count -> BigInt,
+    }
+}
+
 // The FTS5 table; `rowid` is `logs.seq`. Its text is folded by `sluice_query::fold`.
 diesel::table! {
     logs_fts (rowid) {
@@ -86,4 +96,12 @@ diesel::table! {
 }
 
 diesel::joinable!(api_keys -> workspaces (workspace_id));
-diesel::allow_tables_to_appear_in_same_query!(workspaces, api_keys, logs, log_rollups, log_rollups_daily, logs_fts);
+diesel::allow_tables_to_appear_in_same_query!(
+    workspaces,
+    api_keys,
+    logs,
+    log_rollups,
+    log_rollups_daily,
+    log_rollups_daily_sources,
+    logs_fts
+);

@@ -53,6 +53,13 @@ async fn schema_matches_migrations() {
             )
             .to_string(),
         ),
+        (
+            "log_rollups_daily_sources",
+            diesel::debug_query::<diesel::sqlite::Sqlite, _>(
+                &schema::log_rollups_daily_sources::table.select(schema::log_rollups_daily_sources::all_columns),
+            )
+            .to_string(),
+        ),
         // An FTS5 table lists its columns without the rowid diesel addresses it by.
         (
             "logs_fts",

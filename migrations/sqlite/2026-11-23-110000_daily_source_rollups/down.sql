@@ -1,0 +1,1 @@
+DROP TABLE log_rollups_daily_sources;
