@@ -109,22 +109,49 @@ fn to_ms((year, month, day, hour, minute, second, nanos, zone): Stamp) -> Option
     i64::try_from(moment.unix_timestamp_nanos() / 1_000_000).ok()
 }
 
+/// A keyword of up to 8 ASCII lower-case letters as one number, first letter lowest.
+const fn packed(word: &[u8]) -> u64 {
+    let mut number = 0;
+    let mut at = 0;
+    while at < word.len() {
+        number |= (word[at] as u64) << (8 * at);
+        at += 1;
+    }
+    number
+}
+
 /// The level a keyword names, if it is one (any case).
+///
+/// The word's first eight bytes are read as one number with each byte `| 0x20`: that maps an
+/// upper-case letter to its lower-case one and no other byte to a letter, so one comparison
+/// per keyword decides, without copying or lowering the word (a CSV level column asks once
+/// per row, the text format once per line).
 pub(crate) fn keyword_level(word: &str) -> Option<Level> {
-    let mut lower = [0u8; 9];
-    let folded = lower.get_mut(..word.len())?;
-    if folded.len() < 3 {
+    let bytes = word.as_bytes();
+    if !(3..=9).contains(&bytes.len()) {
         return None;
     }
-    folded.copy_from_slice(word.as_bytes());
-    folded.make_ascii_lowercase();
-    match &*folded {
-        b"error" | b"err" | b"fatal" | b"severe" | b"critical" | b"crit" | b"alert" | b"emerg" | b"emergency" => {
-            Some(Level::Error)
-        }
-        b"warn" | b"warning" => Some(Level::Warn),
-        b"info" | b"notice" => Some(Level::Info),
-        b"debug" | b"trace" => Some(Level::Debug),
+    let (head, tail) = bytes.split_at(bytes.len().min(8));
+    let folded =
+        head.iter().enumerate().fold(0_u64, |number, (at, byte)| number | (u64::from(byte | 0x20) << (8 * at)));
+    if let [last] = tail {
+        return (folded == packed(b"emergenc") && last | 0x20 == b'y').then_some(Level::Error);
+    }
+    const ERROR: [u64; 8] = [
+        packed(b"error"),
+        packed(b"err"),
+        packed(b"fatal"),
+        packed(b"severe"),
+        packed(b"critical"),
+        packed(b"crit"),
+        packed(b"alert"),
+        packed(b"emerg"),
+    ];
+    match folded {
+        _ if ERROR.contains(&folded) => Some(Level::Error),
+        number if number == packed(b"warn") || number == packed(b"warning") => Some(Level::Warn),
+        number if number == packed(b"info") || number == packed(b"notice") => Some(Level::Info),
+        number if number == packed(b"debug") || number == packed(b"trace") => Some(Level::Debug),
         _ => None,
     }
 }
@@ -251,4 +278,79 @@ pub fn parse_text(body: &[u8], options: &crate::Options) -> Result<crate::Batch,
         collector.push(draft(parse_line(line), options.defaults.level.as_ref()));
     }
     collector.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// The keywords as a plain lower-cased lookup.
+    fn reference(word: &str) -> Option<Level> {
+        match word.to_ascii_lowercase().as_str() {
+            "error" | "err" | "fatal" | "severe" | "critical" | "crit" | "alert" | "emerg" | "emergency" => {
+                Some(Level::Error)
+            }
+            "warn" | "warning" => Some(Level::Warn),
+            "info" | "notice" => Some(Level::Info),
+            "debug" | "trace" => Some(Level::Debug),
+            _ => None,
+        }
+    }
+
+    const KEYWORDS: [&str; 17] = [
+        "error",
+        "err",
+        "fatal",
+        "severe",
+        "critical",
+        "crit",
+        "alert",
+        "emerg",
+        "emergency",
+        "warn",
+        "warning",
+        "info",
+        "notice",
+        "debug",
+        "trace",
+        "emergencx",
+        "infox",
+    ];
+
+    #[test]
+    fn every_keyword_in_any_case() {
+        for keyword in KEYWORDS {
+            for word in
+                [keyword.to_owned(), keyword.to_ascii_uppercase(), format!("{keyword}\0"), format!("{keyword} ")]
+            {
+                assert_eq!(keyword_level(&word), reference(&word), "{word:?}");
+            }
+        }
+        assert_eq!(keyword_level("EMERGENCY"), Some(Level::Error));
+        assert_eq!(keyword_level("Warning"), Some(Level::Warn));
+        // Bytes that differ from a letter only in bit 0x20 are not that letter.
+        assert_eq!(keyword_level("\u{9}nfo"), None);
+        assert_eq!(keyword_level("inf\u{f}"), None);
+    }
+
+    proptest! {
+        /// Any word, near-keywords included (case flips, bit 0x20 flips, cut or grown).
+        #[test]
+        fn matches_the_plain_lookup(
+            keyword in proptest::sample::select(&KEYWORDS[..]),
+            flips in proptest::collection::vec(any::<bool>(), 9),
+            raw in proptest::collection::vec(any::<u8>(), 0..10),
+            cut in 0_usize..10,
+        ) {
+            let mut bytes: Vec<u8> = keyword.bytes().zip(&flips).map(|(byte, flip)| if *flip { byte ^ 0x20 } else { byte }).collect();
+            bytes.truncate(cut.max(3));
+            if let Ok(word) = std::str::from_utf8(&bytes) {
+                prop_assert_eq!(keyword_level(word), reference(word), "{:?}", word);
+            }
+            let noise = String::from_utf8_lossy(&raw);
+            prop_assert_eq!(keyword_level(&noise), reference(&noise), "{:?}", noise);
+        }
+    }
 }
