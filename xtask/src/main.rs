@@ -1,13 +1,19 @@
 //! Project automation, run as `cargo xtask <task>`:
 //!
 //! - `ci`: exactly what CI runs: formatting, clippy with `-D warnings`, the architecture and
-//!   tidy checks, every test, and cargo-deny (installed when missing).
+//!   tidy checks, every test, and cargo-deny (installed when missing). Tests get a PostgreSQL
+//!   server as `SLUICE_TEST_PG`: the one that variable names, else a throwaway cluster
+//!   (`postgres.rs`).
 //! - `bench [--quick]`: the criterion benchmarks, whose figures go to docs/PERFORMANCE.md.
+//! - `with-pg <command...>`: runs one command with `SLUICE_TEST_PG` set to a throwaway
+//!   cluster (e.g. `cargo xtask with-pg cargo test -p <crate>`), removed afterwards.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, bail};
+
+mod postgres;
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -16,8 +22,9 @@ fn main() -> anyhow::Result<()> {
     match args.first().map(String::as_str) {
         Some("ci") => ci(&root),
         Some("bench") => bench(&args[1..]),
+        Some("with-pg") => with_pg(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask ci | cargo xtask bench [--quick]");
+            eprintln!("usage: cargo xtask ci | cargo xtask bench [--quick] | cargo xtask with-pg <command...>");
             bail!("unknown task {:?}", args.first())
         }
     }
@@ -25,8 +32,17 @@ fn main() -> anyhow::Result<()> {
 
 /// Runs a command, echoing it, and fails when it fails.
 fn run(program: &str, args: &[&str]) -> anyhow::Result<()> {
+    run_with(program, args, &[])
+}
+
+/// [`run`] with extra environment variables.
+fn run_with(program: &str, args: &[&str], env: &[(&str, &str)]) -> anyhow::Result<()> {
     eprintln!("\n$ {program} {}", args.join(" "));
-    let status = Command::new(program).args(args).status().with_context(|| format!("cannot run {program}"))?;
+    let status = Command::new(program)
+        .args(args)
+        .envs(env.iter().copied())
+        .status()
+        .with_context(|| format!("cannot run {program}"))?;
     if !status.success() {
         bail!("`{program} {}` failed ({status})", args.join(" "));
     }
@@ -49,12 +65,23 @@ fn ci(root: &Path) -> anyhow::Result<()> {
             corpus.display()
         );
     }
+    // The server the PostgreSQL tests use: the given one, else a throwaway cluster that lives
+    // until the tests are done.
+    let (pg_url, cluster) = match std::env::var("SLUICE_TEST_PG") {
+        Ok(url) if !url.is_empty() => (url, None),
+        _ => {
+            let cluster = postgres::Cluster::start()?;
+            (cluster.url(), Some(cluster))
+        }
+    };
+    let env = [("SLUICE_TEST_PG", pg_url.as_str())];
     if succeeds("cargo", &["nextest", "--version"]) {
-        run("cargo", &["nextest", "run", "--workspace", "--locked", "--no-fail-fast"])?;
+        run_with("cargo", &["nextest", "run", "--workspace", "--locked", "--no-fail-fast"], &env)?;
     } else {
-        run("cargo", &["test", "--workspace", "--locked", "--lib", "--bins", "--tests"])?;
+        run_with("cargo", &["test", "--workspace", "--locked", "--lib", "--bins", "--tests"], &env)?;
     }
-    run("cargo", &["test", "--workspace", "--locked", "--doc"])?;
+    run_with("cargo", &["test", "--workspace", "--locked", "--doc"], &env)?;
+    drop(cluster);
     deny()?;
     eprintln!("\nci: every check passed");
     Ok(())
@@ -128,4 +155,17 @@ fn bench(args: &[String]) -> anyhow::Result<()> {
         cargo_args.extend(["--", "--quick"]);
     }
     run("cargo", &cargo_args)
+}
+
+/// Runs `command` with a throwaway cluster as `SLUICE_TEST_PG`.
+fn with_pg(command: &[String]) -> anyhow::Result<()> {
+    let Some((program, args)) = command.split_first() else {
+        bail!("usage: cargo xtask with-pg <command...>");
+    };
+    let cluster = postgres::Cluster::start()?;
+    let url = cluster.url();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let result = run_with(program, &args, &[("SLUICE_TEST_PG", &url)]);
+    drop(cluster);
+    result
 }

@@ -1,0 +1,144 @@
+//! A throwaway PostgreSQL cluster for a test run, made with the system's `initdb` and `pg_ctl`
+//! in a temporary folder on a free loopback port, stopped and removed when dropped.
+//!
+//! `cargo xtask ci` uses it where `SLUICE_TEST_PG` is not set, and hands its URL to the tests
+//! as `SLUICE_TEST_PG`. PostgreSQL refuses to run as root, so under root the cluster belongs to
+//! the `postgres` user (Debian's package creates it), else to `nobody`.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use anyhow::{Context, bail};
+
+/// What to install when the binaries are missing, in one line.
+const INSTALL: &str = "PostgreSQL's initdb and pg_ctl were not found: install them (Debian: apt-get install postgresql) \
+                       or point SLUICE_TEST_PG at a server (postgres://user@host:port/database)";
+
+/// A running cluster; dropping it stops the server and removes its folder.
+pub struct Cluster {
+    bin: PathBuf,
+    dir: PathBuf,
+    data: PathBuf,
+    port: u16,
+    owner: Option<String>,
+}
+
+impl Cluster {
+    /// Creates and starts a cluster with trust authentication for the `postgres` role.
+    pub fn start() -> anyhow::Result<Cluster> {
+        let bin = binaries().context(INSTALL)?;
+        let dir = std::env::temp_dir().join(format!("sluice-pg-{}", std::process::id()));
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).with_context(|| format!("cannot clear {}", dir.display()))?;
+        }
+        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let owner = if is_root() { Some(unprivileged_user()) } else { None };
+        if let Some(user) = &owner {
+            checked(Command::new("chown").arg(user).arg(&dir), "chown the cluster folder")?;
+        }
+        let port = free_port()?;
+        let cluster = Cluster { data: dir.join("data"), bin, dir, port, owner };
+        let data = cluster.data.display().to_string();
+        cluster
+            .tool("initdb", &["--auth=trust", "--username=postgres", "--encoding=UTF8", "--no-sync", "-D", &data])?;
+        let options = format!(
+            "-p {port} -h 127.0.0.1 -k {} -c fsync=off -c synchronous_commit=off -c full_page_writes=off",
+            cluster.dir.display()
+        );
+        let log = cluster.dir.join("server.log").display().to_string();
+        cluster.tool("pg_ctl", &["start", "-w", "-t", "60", "-D", &data, "-l", &log, "-o", &options])?;
+        let psql = cluster.bin.join("psql");
+        let psql = if psql.is_file() { psql } else { PathBuf::from("psql") };
+        let version = checked(Command::new(psql).args([&cluster.url(), "-Atc", "SHOW server_version"]), "psql")?;
+        eprintln!(
+            "postgres: throwaway cluster (PostgreSQL {}) on 127.0.0.1:{port} in {}",
+            String::from_utf8_lossy(&version.stdout).trim(),
+            cluster.dir.display()
+        );
+        Ok(cluster)
+    }
+
+    /// The URL of the cluster's `postgres` database.
+    pub fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+
+    /// Runs one of the cluster's binaries as the cluster's owner.
+    fn tool(&self, name: &str, args: &[&str]) -> anyhow::Result<Output> {
+        let program = self.bin.join(name);
+        let mut command = match &self.owner {
+            Some(user) => {
+                let mut command = Command::new("runuser");
+                command.args(["-u", user, "--"]).arg(&program);
+                command
+            }
+            None => Command::new(&program),
+        };
+        command.args(args).current_dir(&self.dir);
+        checked(&mut command, name)
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let data = self.data.display().to_string();
+        if let Err(error) = self.tool("pg_ctl", &["stop", "-m", "immediate", "-w", "-D", &data]) {
+            eprintln!("postgres: {error:#}");
+        }
+        if let Err(error) = std::fs::remove_dir_all(&self.dir) {
+            eprintln!("postgres: cannot remove {}: {error}", self.dir.display());
+        }
+    }
+}
+
+/// Runs a command and fails with its output when it fails.
+fn checked(command: &mut Command, what: &str) -> anyhow::Result<Output> {
+    let output = command.output().with_context(|| format!("cannot run {what}"))?;
+    if !output.status.success() {
+        bail!(
+            "{what} failed ({}): {}{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    Ok(output)
+}
+
+/// The folder holding `initdb` and `pg_ctl`: on the PATH, else Debian's versioned folder
+/// (`/usr/lib/postgresql/<major>/bin`, not on the PATH), the newest major first.
+fn binaries() -> Option<PathBuf> {
+    let has_both = |dir: &Path| dir.join("initdb").is_file() && dir.join("pg_ctl").is_file();
+    let on_path = std::env::var_os("PATH")
+        .map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .find(|dir| has_both(dir));
+    on_path.or_else(|| {
+        let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+            .ok()?
+            .filter_map(Result::ok)
+            .filter_map(|entry| Some((entry.file_name().to_str()?.parse().ok()?, entry.path().join("bin"))))
+            .filter(|(_, dir)| has_both(dir))
+            .collect();
+        versions.sort();
+        versions.pop().map(|(_, dir)| dir)
+    })
+}
+
+fn is_root() -> bool {
+    Command::new("id").arg("-u").output().is_ok_and(|output| output.stdout.trim_ascii() == b"0")
+}
+
+/// The user a root-run cluster belongs to.
+fn unprivileged_user() -> String {
+    let exists = |user: &str| Command::new("id").arg(user).output().is_ok_and(|output| output.status.success());
+    if exists("postgres") { "postgres" } else { "nobody" }.to_owned()
+}
+
+/// A loopback port nobody listens on right now.
+fn free_port() -> anyhow::Result<u16> {
+    let listener = TcpListener::bind("127.0.0.1:0").context("cannot find a free port")?;
+    Ok(listener.local_addr()?.port())
+}
