@@ -15,6 +15,9 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use sluice_store::StoreError;
 
+#[cfg(feature = "testing")]
+pub mod testing;
+
 /// The schema, applied in order on connect.
 pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/postgres");
 

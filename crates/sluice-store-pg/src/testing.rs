@@ -1,0 +1,90 @@
+//! Databases for tests (feature `testing`): each test gets a database of its own, cloned from
+//! a template that holds the current migrations, so tests run in parallel without sharing
+//! rows and without migrating each database again.
+//!
+//! The server is `SLUICE_TEST_PG` (set by `cargo xtask ci` and `cargo xtask with-pg`).
+
+use diesel::QueryableByName;
+use diesel::migration::MigrationSource;
+use diesel::pg::Pg;
+use diesel::sql_types::{BigInt, Text};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
+
+use crate::{MIGRATIONS, migrate};
+
+#[derive(QueryableByName)]
+struct Count {
+    #[diesel(sql_type = BigInt)]
+    count: i64,
+}
+
+/// The test server's URL.
+///
+/// # Panics
+/// When `SLUICE_TEST_PG` is unset: a test that needs PostgreSQL must not pass without one.
+pub fn server() -> String {
+    std::env::var("SLUICE_TEST_PG")
+        .ok()
+        .filter(|url| !url.is_empty())
+        .expect("SLUICE_TEST_PG names no server: run the tests with `cargo xtask with-pg cargo test ...`")
+}
+
+/// `url` with its database replaced by `database`.
+pub fn with_database(url: &str, database: &str) -> String {
+    let (base, query) = url.split_once('?').map_or((url, None), |(base, query)| (base, Some(query)));
+    let server = base.rsplit_once('/').map_or(base, |(server, _)| server);
+    match query {
+        Some(query) => format!("{server}/{database}?{query}"),
+        None => format!("{server}/{database}"),
+    }
+}
+
+/// The template's name: it changes with the migrations, so a template of an older schema is
+/// never cloned.
+fn template_name() -> String {
+    let versions: Vec<String> = MigrationSource::<Pg>::migrations(&MIGRATIONS)
+        .unwrap_or_default()
+        .iter()
+        .map(|migration| migration.name().version().to_string())
+        .collect();
+    let digest = versions.iter().fold(0xcbf2_9ce4_8422_2325_u64, |hash, version| {
+        version.bytes().fold(hash, |hash, byte| (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3))
+    });
+    format!("sluice_template_{digest:016x}")
+}
+
+/// A test database `name` (dropped first if a previous run left it), cloned from the migrated
+/// template, and its URL.
+///
+/// # Panics
+/// When the server cannot be reached or refuses: a test cannot go on without its database.
+pub async fn fresh_database(name: &str) -> String {
+    let server = server();
+    let mut admin = AsyncPgConnection::establish(&server).await.expect("connect to SLUICE_TEST_PG");
+    let template = template_name();
+    // One process builds the template; the others wait for it.
+    admin.batch_execute("SELECT pg_advisory_lock(7355909)").await.expect("lock");
+    let found: Vec<Count> = diesel::sql_query("SELECT count(*) AS count FROM pg_database WHERE datname = $1")
+        .bind::<Text, _>(&template)
+        .load(&mut admin)
+        .await
+        .expect("look for the template");
+    let exists = found.as_slice().first().is_some_and(|row| row.count == 1);
+    if !exists {
+        admin.batch_execute(&format!("CREATE DATABASE {template}")).await.expect("create the template");
+        migrate(&with_database(&server, &template)).await.expect("migrate the template");
+    }
+    admin.batch_execute("SELECT pg_advisory_unlock(7355909)").await.expect("unlock");
+    admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await.expect("drop");
+    admin.batch_execute(&format!("CREATE DATABASE {name} TEMPLATE {template}")).await.expect("clone the template");
+    with_database(&server, name)
+}
+
+/// Removes a test database, closing what still uses it.
+///
+/// # Panics
+/// When the server refuses.
+pub async fn drop_database(name: &str) {
+    let mut admin = AsyncPgConnection::establish(&server()).await.expect("connect to SLUICE_TEST_PG");
+    admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await.expect("drop");
+}
