@@ -215,14 +215,25 @@ fn counts_sql(by: CountBy, from_ms: i64, to_ms: i64, narrow: bool) -> String {
         .replace("{scope}", scope)
 }
 
-/// Adds `delta` (negative on delete) to the hourly and the daily counter of `key`, removing a
-/// counter that reaches 0.
+/// The counter tables: name, time column, and whether they keep environment and dataset.
+const ROLLUP_TABLES: [(&str, &str, bool); 3] =
+    [("log_rollups", "hour", true), ("log_rollups_daily", "day", true), ("log_rollups_daily_sources", "day", false)];
+
+/// Adds `delta` (negative on delete) to every counter of `key` (hourly, daily, daily without
+/// environment and dataset), removing a counter that reaches 0.
 fn add_to_rollup(connection: &mut SqliteConnection, key: &RollupKey, delta: i64) -> Result<(), DieselError> {
-    for (table, at, start) in [("log_rollups", "hour", key.hour), ("log_rollups_daily", "day", day_start_ms(key.hour))]
-    {
-        let columns = format!("workspace_id, {at}, source, environment, dataset, level");
+    for (table, at, scoped) in ROLLUP_TABLES {
+        let start = if at == "hour" { key.hour } else { day_start_ms(key.hour) };
+        // Numbered parameters: every statement binds the same values; a table without
+        // environment and dataset leaves ?4 and ?5 unused.
+        let (columns, values) = if scoped {
+            (format!("workspace_id, {at}, source, environment, dataset, level"), "?1, ?2, ?3, ?4, ?5, ?6")
+        } else {
+            (format!("workspace_id, {at}, source, level"), "?1, ?2, ?3, ?6")
+        };
+        let scope = if scoped { "AND environment = ?4 AND dataset = ?5" } else { "" };
         diesel::sql_query(format!(
-            "INSERT INTO {table} ({columns}, count) VALUES (?, ?, ?, ?, ?, ?, ?) \
+            "INSERT INTO {table} ({columns}, count) VALUES ({values}, ?7) \
              ON CONFLICT ({columns}) DO UPDATE SET count = count + excluded.count"
         ))
         .bind::<Binary, _>(&key.workspace_id)
@@ -235,8 +246,8 @@ fn add_to_rollup(connection: &mut SqliteConnection, key: &RollupKey, delta: i64)
         .execute(connection)?;
         if delta < 0 {
             diesel::sql_query(format!(
-                "DELETE FROM {table} WHERE workspace_id = ? AND {at} = ? AND source = ? AND environment = ? \
-                 AND dataset = ? AND level = ? AND count <= 0"
+                "DELETE FROM {table} WHERE workspace_id = ?1 AND {at} = ?2 AND source = ?3 {scope} \
+                 AND level = ?6 AND count <= 0"
             ))
             .bind::<Binary, _>(&key.workspace_id)
             .bind::<BigInt, _>(start)
@@ -246,28 +257,6 @@ fn add_to_rollup(connection: &mut SqliteConnection, key: &RollupKey, delta: i64)
             .bind::<Text, _>(&key.level)
             .execute(connection)?;
         }
-    }
-    let day = day_start_ms(key.hour);
-    diesel::sql_query(
-        "INSERT INTO log_rollups_daily_sources (workspace_id, day, source, level, count) VALUES (?, ?, ?, ?, ?) \
-         ON CONFLICT (workspace_id, day, source, level) DO UPDATE SET count = count + excluded.count",
-    )
-    .bind::<Binary, _>(&key.workspace_id)
-    .bind::<BigInt, _>(day)
-    .bind::<Text, _>(&key.source)
-    .bind::<Text, _>(&key.level)
-    .bind::<BigInt, _>(delta)
-    .execute(connection)?;
-    if delta < 0 {
-        diesel::sql_query(
-            "DELETE FROM log_rollups_daily_sources WHERE workspace_id = ? AND day = ? AND source = ? AND level = ? \
-             AND count <= 0",
-        )
-        .bind::<Binary, _>(&key.workspace_id)
-        .bind::<BigInt, _>(day)
-        .bind::<Text, _>(&key.source)
-        .bind::<Text, _>(&key.level)
-        .execute(connection)?;
     }
     Ok(())
 }
