@@ -137,24 +137,26 @@ pub(crate) fn keyword_level(word: &str) -> Option<Level> {
     if let [last] = tail {
         return (folded == packed(b"emergenc") && last | 0x20 == b'y').then_some(Level::Error);
     }
-    const ERROR: [u64; 8] = [
-        packed(b"error"),
-        packed(b"err"),
-        packed(b"fatal"),
-        packed(b"severe"),
-        packed(b"critical"),
-        packed(b"crit"),
-        packed(b"alert"),
-        packed(b"emerg"),
-    ];
-    match folded {
-        _ if ERROR.contains(&folded) => Some(Level::Error),
-        number if number == packed(b"warn") || number == packed(b"warning") => Some(Level::Warn),
-        number if number == packed(b"info") || number == packed(b"notice") => Some(Level::Info),
-        number if number == packed(b"debug") || number == packed(b"trace") => Some(Level::Debug),
-        _ => None,
-    }
+    KEYWORDS.iter().find(|(keyword, _)| *keyword == folded).map(|(_, level)| *level)
 }
+
+/// The level keywords of up to eight letters, packed (`emergency` is read apart).
+const KEYWORDS: [(u64, Level); 14] = [
+    (packed(b"error"), Level::Error),
+    (packed(b"err"), Level::Error),
+    (packed(b"fatal"), Level::Error),
+    (packed(b"severe"), Level::Error),
+    (packed(b"critical"), Level::Error),
+    (packed(b"crit"), Level::Error),
+    (packed(b"alert"), Level::Error),
+    (packed(b"emerg"), Level::Error),
+    (packed(b"warn"), Level::Warn),
+    (packed(b"warning"), Level::Warn),
+    (packed(b"info"), Level::Info),
+    (packed(b"notice"), Level::Info),
+    (packed(b"debug"), Level::Debug),
+    (packed(b"trace"), Level::Debug),
+];
 
 /// A word that carries a level: `[LEVEL]`, `LEVEL:`, `LEVEL,`, `level=LEVEL`, or bare. A bare
 /// keyword must be upper or title case (`INFO`, `Info`) unless it directly follows the
@@ -299,7 +301,7 @@ mod tests {
         }
     }
 
-    const KEYWORDS: [&str; 17] = [
+    const KEYWORDS: [&str; 18] = [
         "error",
         "err",
         "fatal",
@@ -316,6 +318,7 @@ mod tests {
         "debug",
         "trace",
         "emergencx",
+        "emergenc",
         "infox",
     ];
 

@@ -425,7 +425,7 @@ mod tests {
     #[test]
     fn escape_check_matches_the_plain_definition() {
         // Every length around the eight-byte steps, every position, every byte, on clean
-        // backgrounds of plain and of high bytes (borrows and the overlapping tail).
+        // backgrounds of plain and of high bytes (borrows and the byte-wise tail).
         for len in 0..26 {
             for background in [b'a', 0x21, 0xff, 0x80] {
                 assert!(!needs_escape(&vec![background; len]), "clean {background:#x} x {len}");
