@@ -24,7 +24,7 @@ struct Count {
     count: i64,
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn connect_applies_the_migrations_once() {
     let name = format!("sluice_test_migrations_{}", std::process::id());
     let url = fresh_database(&name).await;
@@ -57,7 +57,7 @@ async fn connect_applies_the_migrations_once() {
     drop_database(&name).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn an_unreachable_server_is_unavailable() {
     // A port nobody listens on.
     let port = std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port();
