@@ -55,9 +55,9 @@ fn synthetic_log(random: &mut Lcg, index: u64) -> Log {
                 random.next() % 900,
                 random.next() % 5000
             ),
-            source: format!("svc-{}", random.next() % 20),
+            source: format!("svc-{}", random.next() % 20).into(),
             environment,
-            dataset: format!("ds-{}", random.next() % 5),
+            dataset: format!("ds-{}", random.next() % 5).into(),
             version: Some("2.4.1".into()),
             user_id: Some(format!("u-{}", random.next() % 10_000)),
             session_id: Some(format!("s-{}", random.next() % 50_000)),

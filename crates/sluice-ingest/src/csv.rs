@@ -16,7 +16,7 @@
 //! A column named exactly `level` stays strict, like JSON.
 
 use serde_json::Value;
-use sluice_model::{Draft, Field, JsonKey, Level, Member, ObjectWriter, Sent};
+use sluice_model::{Draft, EscapeFree, Field, JsonKey, Level, ObjectWriter, Sent};
 
 use crate::{Batch, Format, IngestError, Options, ParseError};
 
@@ -133,6 +133,8 @@ pub fn parse_csv(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
         let mut draft = Draft { level: implied_level.clone(), ..Draft::default() };
         let mut data = (keys_len > 0 && !has_data_column)
             .then(|| ObjectWriter::with_capacity(keys_len + record.as_byte_record().as_slice().len()));
+        // Cells are usually clean: their bytes are checked for JSON escapes once per row.
+        let clean = EscapeFree::check(record.as_byte_record().as_slice());
         for (column, cell) in columns.iter().zip(record.iter()) {
             if cell.is_empty() {
                 continue;
@@ -156,7 +158,7 @@ pub fn parse_csv(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
                 Column::Other(key) => key,
             };
             match data.as_mut() {
-                Some(data) => data.push(&other.json, Member::Str(cell)),
+                Some(data) => data.push_within(&other.json, cell, &clean),
                 None => {
                     if let Ok(raw) = serde_json::value::to_raw_value(cell) {
                         draft.unknown.push((other.name.clone(), raw));

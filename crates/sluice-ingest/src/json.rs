@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use sluice_model::limits::MAX_ENTRIES_PER_REQUEST;
-use sluice_model::{Draft, DraftVisitor, Issue, Key, LogEntry, PathSegment};
+use sluice_model::{Draft, DraftVisitor, Issue, Key, LogEntry, PathSegment, ResolvedDefaults};
 
 use crate::{Batch, Format, IngestError, Options, ParseError};
 
@@ -162,13 +162,22 @@ pub(crate) struct Collector<'o> {
     entries: Vec<LogEntry>,
     issues: Vec<Issue>,
     count: usize,
+    /// `options.defaults`, read once for the batch.
+    defaults: ResolvedDefaults,
 }
 
 impl<'o> Collector<'o> {
     /// `expected` is a guess of the entry count, to allocate once.
     pub(crate) fn new(options: &'o Options, prefix: &'o [PathSegment], expected: usize) -> Self {
         let capacity = expected.min(options.max_entries);
-        Collector { options, prefix, entries: Vec::with_capacity(capacity), issues: Vec::new(), count: 0 }
+        Collector {
+            options,
+            prefix,
+            entries: Vec::with_capacity(capacity),
+            issues: Vec::new(),
+            count: 0,
+            defaults: options.defaults.resolve(),
+        }
     }
 
     /// A collector sized for a line-oriented body: at most one entry per line.
@@ -187,7 +196,7 @@ impl<'o> Collector<'o> {
     pub(crate) fn push(&mut self, draft: Draft) {
         let index = self.count;
         self.count += 1;
-        match draft.finish(&self.options.defaults, self.options.received_at_ms) {
+        match draft.finish_resolved(&self.defaults, self.options.received_at_ms) {
             // Once anything failed, or the batch is too long, the answer is an error: the
             // remaining entries are only checked, not kept.
             Ok(entry) if self.issues.is_empty() && self.count <= self.options.max_entries => self.entries.push(entry),

@@ -23,7 +23,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
-use sluice_model::{Draft, Field, JsonObject, Level, Member, Sent};
+use sluice_model::{Draft, Field, JsonObject, Level, Member, Sent, SmolStr};
 
 use crate::{Batch, Format, IngestError, Options, ParseError};
 
@@ -238,7 +238,7 @@ pub fn parse_obl(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
             let mut draft = Draft {
                 level: default_level.clone(),
                 message: Sent::Value(message),
-                source: Sent::from_option(source.as_deref().map(str::to_owned)),
+                source: Sent::from_option(source.as_deref().map(SmolStr::new)),
                 user_id: Sent::from_option(user_id.as_deref().map(str::to_owned)),
                 session_id: Sent::from_option(session_device.as_deref().map(str::to_owned)),
                 data: Sent::Value(JsonObject::from_members(&members)),

@@ -28,7 +28,7 @@ use nom::character::complete::{char, space1};
 use nom::combinator::opt;
 use nom::{IResult, Parser};
 
-use sluice_model::{Draft, JsonKey, Level, Member, ObjectWriter, Sent};
+use sluice_model::{Draft, JsonKey, Level, Member, ObjectWriter, Sent, SmolStr};
 use time::{Date, Month, OffsetDateTime, PrimitiveDateTime, Time};
 
 /// Where and why a syslog line could not be read.
@@ -579,7 +579,7 @@ pub(crate) fn draft(message: &SyslogMessage<'_>, line: &str, default_level: Opti
     Draft {
         level,
         message: Sent::Value(text.to_owned()),
-        source: Sent::from_option(message.app_name.map(str::to_owned)),
+        source: Sent::from_option(message.app_name.map(SmolStr::new)),
         timestamp: Sent::from_option(message.timestamp),
         data: Sent::from_option(data),
         ..Draft::default()

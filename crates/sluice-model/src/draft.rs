@@ -10,6 +10,7 @@ use std::fmt;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use smol_str::SmolStr;
 
 use crate::entry::{json_type_name, parse_timestamp_text};
 use crate::{Environment, JsonObject, Level};
@@ -139,11 +140,11 @@ pub struct Draft {
     /// `message`.
     pub message: Sent<String>,
     /// `source`.
-    pub source: Sent<String>,
+    pub source: Sent<SmolStr>,
     /// `environment`.
     pub environment: Sent<Environment>,
     /// `dataset`.
-    pub dataset: Sent<String>,
+    pub dataset: Sent<SmolStr>,
     /// `version`.
     pub version: Sent<String>,
     /// `userId`.
@@ -196,6 +197,15 @@ fn string(value: Value) -> Sent<String> {
     }
 }
 
+/// A text field kept as a [`SmolStr`] (inline when short).
+fn smol(sent: Sent<String>) -> Sent<SmolStr> {
+    match sent {
+        Sent::Value(text) => Sent::Value(SmolStr::from(text)),
+        Sent::Absent => Sent::Absent,
+        Sent::Wrong(message) => Sent::Wrong(message),
+    }
+}
+
 /// A vocabulary field from JSON (`level`, `environment`).
 fn vocabulary<T: std::str::FromStr<Err = crate::UnknownValue>>(value: Value) -> Sent<T> {
     match value {
@@ -245,9 +255,9 @@ impl Draft {
         match field {
             Field::Level => self.level = vocabulary(value),
             Field::Message => self.message = string(value),
-            Field::Source => self.source = string(value),
+            Field::Source => self.source = smol(string(value)),
             Field::Environment => self.environment = vocabulary(value),
-            Field::Dataset => self.dataset = string(value),
+            Field::Dataset => self.dataset = smol(string(value)),
             Field::Version => self.version = string(value),
             Field::UserId => self.user_id = string(value),
             Field::SessionId => self.session_id = string(value),

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use smol_str::SmolStr;
 use time::format_description::well_known::{Iso8601, Rfc3339};
 use time::{OffsetDateTime, PrimitiveDateTime};
 use validator::{Validate, ValidationErrorsKind};
@@ -24,13 +25,51 @@ use crate::{Environment, Issue, JsonObject, Level, LogId, Member, PathSegment};
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Defaults {
     /// Default `source`.
-    pub source: Option<String>,
+    pub source: Option<SmolStr>,
     /// Default `environment`.
     pub environment: Option<String>,
     /// Default `level`.
     pub level: Option<String>,
     /// Default `dataset`.
-    pub dataset: Option<String>,
+    pub dataset: Option<SmolStr>,
+}
+
+impl Defaults {
+    /// The defaults read once, as a sent value would be read: what [`Draft::finish_resolved`]
+    /// fills in, so a batch parses its query's `level` and `environment` once, not per entry.
+    ///
+    /// ```
+    /// use sluice_model::{Defaults, Draft, Sent};
+    /// let defaults = Defaults { level: Some("loud".into()), ..Defaults::default() };
+    /// let draft = Draft { message: Sent::Value("hi".into()), ..Draft::default() };
+    /// let issues = draft.finish_resolved(&defaults.resolve(), 0).unwrap_err();
+    /// assert!(issues[0].message.starts_with("Invalid enum value"));
+    /// ```
+    pub fn resolve(&self) -> ResolvedDefaults {
+        fn read<T: std::str::FromStr<Err = crate::UnknownValue>>(text: Option<&str>) -> Sent<T> {
+            match text.map(str::parse) {
+                Some(Ok(value)) => Sent::Value(value),
+                Some(Err(error)) => Sent::Wrong(error.to_string()),
+                None => Sent::Absent,
+            }
+        }
+        ResolvedDefaults {
+            level: read(self.level.as_deref()),
+            source: Sent::from_option(self.source.clone()),
+            environment: read(self.environment.as_deref()),
+            dataset: self.dataset.clone().unwrap_or_else(|| SmolStr::new_static("default")),
+        }
+    }
+}
+
+/// [`Defaults`] after reading: each value, or the issue it raises in an entry that lacks the
+/// field. Made by [`Defaults::resolve`].
+#[derive(Debug, Clone)]
+pub struct ResolvedDefaults {
+    level: Sent<Level>,
+    source: Sent<SmolStr>,
+    environment: Sent<Environment>,
+    dataset: SmolStr,
 }
 
 /// Every field of a log entry as the wire spells it, in SPEC's order (also the order in which
@@ -65,11 +104,11 @@ pub struct LogEntry {
     /// 1 to 10,000 characters.
     pub message: String,
     /// Application or service name, 1 to 100 characters.
-    pub source: String,
+    pub source: SmolStr,
     /// Deployment.
     pub environment: Environment,
     /// Grouping name; `default` when not sent.
-    pub dataset: String,
+    pub dataset: SmolStr,
     /// Application version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
@@ -190,36 +229,23 @@ pub fn entry_from_json(
     Draft::from_map(object).finish(defaults, received_at_ms)
 }
 
-/// A required field: the sent value, else the query default (read like a sent value), else
-/// `Required`.
-fn required<T>(
-    issues: &mut Vec<Issue>,
-    name: &str,
-    sent: Sent<T>,
-    default: Option<&str>,
-    from_default: impl FnOnce(&str) -> Result<T, String>,
-) -> Option<T> {
-    match sent {
-        Sent::Value(value) => Some(value),
-        Sent::Wrong(message) => {
-            issues.push(Issue::at(name, message));
-            None
-        }
-        Sent::Absent => match default.map(from_default) {
-            Some(Ok(value)) => Some(value),
-            Some(Err(message)) => {
-                issues.push(Issue::at(name, message));
-                None
-            }
-            None => {
-                issues.push(Issue::at(name, "Required"));
-                None
-            }
-        },
-    }
+/// A required field: the sent value, else the query default (already read like a sent
+/// value: its value or its issue), else `Required`.
+#[inline(always)]
+fn required<T: Clone>(issues: &mut Vec<Issue>, name: &str, sent: Sent<T>, default: &Sent<T>) -> Option<T> {
+    let issue = match (sent, default) {
+        (Sent::Value(value), _) => return Some(value),
+        (Sent::Absent, Sent::Value(value)) => return Some(value.clone()),
+        (Sent::Wrong(message), _) => message,
+        (Sent::Absent, Sent::Wrong(message)) => message.clone(),
+        (Sent::Absent, Sent::Absent) => "Required".to_owned(),
+    };
+    issues.push(Issue::at(name, issue));
+    None
 }
 
 /// An optional field: its value, nothing, or an issue.
+#[inline(always)]
 fn optional<T>(issues: &mut Vec<Issue>, name: &str, sent: Sent<T>) -> Option<T> {
     match sent {
         Sent::Value(value) => Some(value),
@@ -229,10 +255,6 @@ fn optional<T>(issues: &mut Vec<Issue>, name: &str, sent: Sent<T>) -> Option<T> 
             None
         }
     }
-}
-
-fn vocabulary<T: std::str::FromStr<Err = crate::UnknownValue>>(text: &str) -> Result<T, String> {
-    text.parse().map_err(|error: crate::UnknownValue| error.to_string())
 }
 
 /// The tags that are strings of at most 50 characters; an issue for each other item and for
@@ -276,19 +298,23 @@ impl Draft {
     /// failure every issue is returned, in field order, with paths relative to the entry
     /// (`["level"]`, `["tags", 3]`).
     pub fn finish(self, defaults: &Defaults, received_at_ms: i64) -> Result<LogEntry, Vec<Issue>> {
+        self.finish_resolved(&defaults.resolve(), received_at_ms)
+    }
+
+    /// [`Draft::finish`] with the defaults read beforehand: a caller checking many entries
+    /// against the same query reads them once ([`Defaults::resolve`]).
+    pub fn finish_resolved(self, defaults: &ResolvedDefaults, received_at_ms: i64) -> Result<LogEntry, Vec<Issue>> {
         let mut issues = Vec::new();
-        let level = required(&mut issues, "level", self.level, defaults.level.as_deref(), vocabulary);
-        let message = required(&mut issues, "message", self.message, None, |text| Ok(text.to_owned()));
-        let source =
-            required(&mut issues, "source", self.source, defaults.source.as_deref(), |text| Ok(text.to_owned()));
-        let environment =
-            required(&mut issues, "environment", self.environment, defaults.environment.as_deref(), vocabulary);
+        let level = required(&mut issues, "level", self.level, &defaults.level);
+        let message = required(&mut issues, "message", self.message, &Sent::Absent);
+        let source = required(&mut issues, "source", self.source, &defaults.source);
+        let environment = required(&mut issues, "environment", self.environment, &defaults.environment);
         let dataset = match self.dataset {
             Sent::Value(text) => text,
-            Sent::Absent => defaults.dataset.clone().unwrap_or_else(|| "default".to_owned()),
+            Sent::Absent => defaults.dataset.clone(),
             Sent::Wrong(message) => {
                 issues.push(Issue::at("dataset", message));
-                "default".to_owned()
+                defaults.dataset.clone()
             }
         };
         let version = optional(&mut issues, "version", self.version);

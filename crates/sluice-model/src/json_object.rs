@@ -197,6 +197,36 @@ impl ObjectWriter {
         self.value(value);
     }
 
+    /// Appends a string member whose text lies inside `clean`, bytes checked beforehand to
+    /// need no escape: no check of its own. Text from elsewhere is checked as by
+    /// [`ObjectWriter::push`]. (A CSV row checks its cells' bytes once, not cell by cell.)
+    ///
+    /// ```
+    /// use sluice_model::{EscapeFree, JsonKey, ObjectWriter};
+    /// let row = "eu-west,db-1";
+    /// let clean = EscapeFree::check(row.as_bytes());
+    /// let mut writer = ObjectWriter::with_capacity(64);
+    /// writer.push_within(&JsonKey::new("region"), &row[..7], &clean);
+    /// writer.push_within(&JsonKey::new("quote"), "say \"hi\"", &clean);
+    /// assert_eq!(writer.finish().as_str(), r#"{"region":"eu-west","quote":"say \"hi\""}"#);
+    /// ```
+    #[inline]
+    pub fn push_within(&mut self, key: &JsonKey, text: &str, clean: &EscapeFree<'_>) {
+        if !clean.holds(text.as_bytes()) {
+            return self.push_checked(key, text);
+        }
+        let key = if self.at_start() { &key.0[1..] } else { key.0.as_str() };
+        self.text.push_str(key);
+        self.text.push_str(text);
+        self.text.push('"');
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_checked(&mut self, key: &JsonKey, text: &str) {
+        self.push(key, Member::Str(text));
+    }
+
     /// Appends a member under a key given as text.
     pub fn push_named(&mut self, key: &str, value: Member<'_>) {
         self.separate();
@@ -317,6 +347,52 @@ fn needs_escape(bytes: &[u8]) -> bool {
     chunks.remainder().iter().any(|&byte| ESCAPED[usize::from(byte)])
 }
 
+/// Bytes that hold nothing JSON must escape (no control character, `"` or `\\`), checked
+/// once: [`ObjectWriter::push_within`] writes any string lying inside them without a check.
+#[derive(Debug, Clone, Copy)]
+pub struct EscapeFree<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> EscapeFree<'a> {
+    /// `bytes` if nothing in them needs an escape, else nothing (strings are then checked one
+    /// by one). Sixteen bytes at a time, in a loop the compiler turns into vector compares:
+    /// meant for long runs, such as a CSV row's cells.
+    ///
+    /// ```
+    /// use sluice_model::EscapeFree;
+    /// assert!(EscapeFree::check(b"plain text, 100% clean").is_clean());
+    /// assert!(!EscapeFree::check(b"a \"quote\"").is_clean());
+    /// assert!(!EscapeFree::check(b"tab\there").is_clean());
+    /// ```
+    pub fn check(bytes: &'a [u8]) -> Self {
+        let (blocks, rest) = bytes.as_chunks::<16>();
+        for block in blocks {
+            let mut found = false;
+            for &byte in block {
+                found |= (byte < 0x20) | (byte == b'"') | (byte == b'\\');
+            }
+            if found {
+                return EscapeFree { bytes: &[] };
+            }
+        }
+        EscapeFree { bytes: if needs_escape(rest) { &[] } else { bytes } }
+    }
+
+    /// Whether the bytes checked were all clean (else they are not covered at all).
+    pub fn is_clean(&self) -> bool {
+        !self.bytes.is_empty()
+    }
+
+    /// Whether `text` is a part of the checked bytes (the same memory, not equal content).
+    #[inline]
+    fn holds(&self, text: &[u8]) -> bool {
+        // One subtraction: text before the checked bytes wraps to a huge offset.
+        let offset = (text.as_ptr() as usize).wrapping_sub(self.bytes.as_ptr() as usize);
+        offset <= self.bytes.len() && text.len() <= self.bytes.len() - offset
+    }
+}
+
 impl PartialEq for JsonObject {
     fn eq(&self, other: &Self) -> bool {
         self.0 == other.0 || self.to_map() == other.to_map()
@@ -426,19 +502,49 @@ mod tests {
     fn escape_check_matches_the_plain_definition() {
         // Every length around the eight-byte steps, every position, every byte, on clean
         // backgrounds of plain and of high bytes (borrows and the byte-wise tail).
-        for len in 0..26 {
+        // The row check the same, around its sixteen-byte blocks.
+        for len in 0..42 {
             for background in [b'a', 0x21, 0xff, 0x80] {
                 assert!(!needs_escape(&vec![background; len]), "clean {background:#x} x {len}");
+                assert_eq!(EscapeFree::check(&vec![background; len]).is_clean(), len > 0);
                 for position in 0..len {
                     for byte in 0..=255u8 {
                         let mut text = vec![background; len];
                         text[position] = byte;
                         let plain = text.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\');
                         assert_eq!(needs_escape(&text), plain, "byte {byte:#x} at {position} of {len}");
+                        assert_eq!(
+                            !EscapeFree::check(&text).is_clean(),
+                            plain,
+                            "row: {byte:#x} at {position} of {len}"
+                        );
                     }
                 }
             }
         }
+    }
+
+    #[test]
+    fn only_text_inside_the_checked_bytes_skips_its_own_check() {
+        let row = "clean cells, all of them";
+        let clean = EscapeFree::check(row.as_bytes());
+        let dirty = String::from("a \"quoted\" cell");
+        let key = JsonKey::new("k");
+        // Inside the row; elsewhere in memory; and the dirty text when the row was not clean.
+        for (text, clean) in [
+            (&row[6..11], clean),
+            (row, clean),
+            (&row[24..], clean),
+            (dirty.as_str(), clean),
+            (&dirty[2..], EscapeFree::check(dirty.as_bytes())),
+        ] {
+            let mut within = ObjectWriter::with_capacity(0);
+            within.push_within(&key, text, &clean);
+            let mut checked = ObjectWriter::with_capacity(0);
+            checked.push(&key, Member::Str(text));
+            assert_eq!(within.finish().as_str(), checked.finish().as_str(), "{text:?}");
+        }
+        assert!(!EscapeFree::check(dirty.as_bytes()).holds(dirty.as_bytes()));
     }
 
     #[test]

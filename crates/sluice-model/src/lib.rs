@@ -13,10 +13,13 @@ mod tenancy;
 mod values;
 
 pub use draft::{Draft, DraftVisitor, Field, Key, Sent, timestamp_text};
-pub use entry::{Defaults, ENTRY_FIELDS, Log, LogEntry, entry_from_json, json_type_name};
+pub use entry::{Defaults, ENTRY_FIELDS, Log, LogEntry, ResolvedDefaults, entry_from_json, json_type_name};
 pub use ids::{IdParseError, KeyId, LogId, WorkspaceId};
 pub use issue::{Issue, PathSegment};
-pub use json_object::{JsonKey, JsonObject, Member, NotAnObject, ObjectWriter};
+pub use json_object::{EscapeFree, JsonKey, JsonObject, Member, NotAnObject, ObjectWriter};
+/// The inline-when-short string of an entry's `source` and `dataset` (re-exported so users of
+/// these types need no dependency of their own).
+pub use smol_str::SmolStr;
 pub use tenancy::{ApiKeyRecord, KeyEnv, KeyState, Plan, Scope, Scopes, Workspace};
 pub use values::{Environment, Level, UnknownValue};
 

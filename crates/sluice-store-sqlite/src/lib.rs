@@ -238,9 +238,9 @@ fn add_to_rollup(connection: &mut SqliteConnection, key: &RollupKey, delta: i64)
         ))
         .bind::<Binary, _>(&key.workspace_id)
         .bind::<BigInt, _>(start)
-        .bind::<Text, _>(&key.source)
+        .bind::<Text, _>(key.source.as_str())
         .bind::<Text, _>(&key.environment)
-        .bind::<Text, _>(&key.dataset)
+        .bind::<Text, _>(key.dataset.as_str())
         .bind::<Text, _>(&key.level)
         .bind::<BigInt, _>(delta)
         .execute(connection)?;
@@ -251,9 +251,9 @@ fn add_to_rollup(connection: &mut SqliteConnection, key: &RollupKey, delta: i64)
             ))
             .bind::<Binary, _>(&key.workspace_id)
             .bind::<BigInt, _>(start)
-            .bind::<Text, _>(&key.source)
+            .bind::<Text, _>(key.source.as_str())
             .bind::<Text, _>(&key.environment)
-            .bind::<Text, _>(&key.dataset)
+            .bind::<Text, _>(key.dataset.as_str())
             .bind::<Text, _>(&key.level)
             .execute(connection)?;
         }
@@ -601,9 +601,9 @@ impl LogStore for SqliteStore {
                                 victims.into_iter().map(|(_, ts, source, environment, dataset, level)| RollupKey {
                                     workspace_id: workspace.as_bytes().to_vec(),
                                     hour: sluice_query::stats::hour_start(ts),
-                                    source,
+                                    source: source.into(),
                                     environment,
-                                    dataset,
+                                    dataset: dataset.into(),
                                     level,
                                 });
                             for (key, count) in rollup_deltas(keys) {

@@ -1,7 +1,7 @@
 //! Rows as SQLite holds them, and their conversion to and from the model's types.
 
 use diesel::prelude::*;
-use sluice_model::{ApiKeyRecord, JsonObject, KeyId, Log, LogEntry, LogId, Workspace, WorkspaceId};
+use sluice_model::{ApiKeyRecord, JsonObject, KeyId, Log, LogEntry, LogId, SmolStr, Workspace, WorkspaceId};
 use sluice_query::fold;
 use sluice_query::stats::hour_start;
 use sluice_store::{NewApiKey, Search, StoreError};
@@ -107,9 +107,9 @@ impl NewFtsRow {
 pub(crate) struct RollupKey {
     pub(crate) workspace_id: Vec<u8>,
     pub(crate) hour: i64,
-    pub(crate) source: String,
+    pub(crate) source: SmolStr,
     pub(crate) environment: String,
-    pub(crate) dataset: String,
+    pub(crate) dataset: SmolStr,
     pub(crate) level: String,
 }
 
@@ -187,9 +187,9 @@ impl TryFrom<LogRow> for Log {
                 timestamp: row.ts,
                 level: parse(&row.level, "log level")?,
                 message: row.message,
-                source: row.source,
+                source: row.source.into(),
                 environment: parse(&row.environment, "log environment")?,
-                dataset: row.dataset,
+                dataset: row.dataset.into(),
                 version: row.version,
                 user_id: row.user_id,
                 session_id: row.session_id,

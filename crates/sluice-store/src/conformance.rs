@@ -77,9 +77,9 @@ fn log(message: &str, timestamp: i64) -> Log {
             timestamp,
             level: Level::Info,
             message: message.to_owned(),
-            source: "api".to_owned(),
+            source: "api".into(),
             environment: Environment::Production,
-            dataset: "default".to_owned(),
+            dataset: "default".into(),
             version: None,
             user_id: None,
             session_id: None,
@@ -523,7 +523,7 @@ pub async fn level_counts_group_by_hour_and_source_with_filters(store: &dyn Stor
     let at = |message: &str, timestamp: i64, level: Level, source: &str| {
         let mut entry = log(message, timestamp);
         entry.entry.level = level;
-        entry.entry.source = source.to_owned();
+        entry.entry.source = source.into();
         entry
     };
     let mut staging = at("s", hour + 10, Level::Warn, "api");
@@ -671,9 +671,9 @@ pub async fn rollups_equal_the_rows_after_random_ingests_and_deletes(store: &dyn
                     .map(|_| {
                         let mut entry = log("r", start + random.below(8 * MS_PER_HOUR as u64) as i64);
                         entry.entry.level = Level::ALL[random.below(4) as usize];
-                        entry.entry.source = ["api", "web", "db"][random.below(3) as usize].to_owned();
+                        entry.entry.source = ["api", "web", "db"][random.below(3) as usize].into();
                         entry.entry.environment = Environment::ALL[random.below(3) as usize];
-                        entry.entry.dataset = ["default", "audit"][random.below(2) as usize].to_owned();
+                        entry.entry.dataset = ["default", "audit"][random.below(2) as usize].into();
                         entry
                     })
                     .collect();
@@ -684,7 +684,7 @@ pub async fn rollups_equal_the_rows_after_random_ingests_and_deletes(store: &dyn
             let mut by_source = std::collections::BTreeMap::new();
             for log in &alive {
                 *by_hour.entry((Bucket::Hour(hour_start(log.entry.timestamp)), log.entry.level)).or_insert(0) += 1;
-                *by_source.entry((Bucket::Source(log.entry.source.clone()), log.entry.level)).or_insert(0) += 1;
+                *by_source.entry((Bucket::Source(log.entry.source.to_string()), log.entry.level)).or_insert(0) += 1;
             }
             let range = (start - MS_PER_HOUR, start + 9 * MS_PER_HOUR);
             for (by, expected) in [(CountBy::Hour, by_hour), (CountBy::Source, by_source)] {
@@ -712,7 +712,7 @@ pub async fn rollups_equal_the_rows_after_random_ingests_and_deletes(store: &dyn
                 {
                     let bucket = match by {
                         CountBy::Day => Bucket::Day(day_start_ms(log.entry.timestamp)),
-                        _ => Bucket::Source(log.entry.source.clone()),
+                        _ => Bucket::Source(log.entry.source.to_string()),
                     };
                     *expected.entry((bucket, log.entry.level)).or_insert(0) += 1;
                 }

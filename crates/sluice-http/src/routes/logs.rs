@@ -41,10 +41,10 @@ pub(crate) async fn ingest(
 ) -> Result<HttpResponse, ApiError> {
     let mut params = Params::parse(request.query_string())?;
     let defaults = Defaults {
-        source: params.text("source"),
+        source: params.text("source").map(Into::into),
         environment: params.text("environment"),
         level: params.text("level"),
-        dataset: params.text("dataset"),
+        dataset: params.text("dataset").map(Into::into),
     };
     let body = body::read_capped(payload, request.headers(), MAX_BODY_BYTES).await?;
     let format = resolve_format(&mut params, &request, &body);
