@@ -1,19 +1,41 @@
 //! The PostgreSQL store of sluice: diesel-async over tokio-postgres (no libpq), pooled by
 //! deadpool, migrations from `migrations/postgres` embedded and applied on connect.
 //!
-//! Work in progress (issue 5): the pool, its timeouts, the migrations and the readiness check
-//! are here; the store traits are not implemented yet, so the server cannot select it.
+//! The schema is laid out for a database that will outgrow one machine: every key of a
+//! workspace's rows leads with `workspace_id`, and `logs` is range-partitioned by timestamp
+//! ([`partitions`]), so retention drops whole days. Search reads a trigram (pg_trgm) GIN
+//! index of each log's folded text for candidates and checks them exactly, like the SQLite
+//! store; stats read counters kept in the insert and delete transactions.
 
+mod partitions;
+mod rows;
+mod schema;
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use async_trait::async_trait;
 use deadpool::Runtime;
 use diesel::connection::SimpleConnection;
+use diesel::pg::Pg;
+use diesel::prelude::*;
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel::sql_types::{Array, BigInt, Bool, Nullable, Text};
 use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
 use diesel_async::pooled_connection::deadpool::{Object, Pool, PoolError};
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, PoolError as ConnectError};
-use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
-use sluice_store::StoreError;
+use sluice_model::{ApiKeyRecord, KeyId, Log, LogId, Plan, Workspace, WorkspaceId};
+use sluice_query::stats::{Bucket, CountBy, LevelCount, MS_PER_DAY, RollupFilter};
+use sluice_store::{LogFilter, LogPage, LogStore, NewApiKey, Page, Search, Store, StoreError, TenantStore};
+use uuid::Uuid;
+
+pub use crate::partitions::{COARSE_DAYS, DAILY_AHEAD, DAILY_BEHIND};
+use crate::partitions::{Partitions, day_of, parse_bounds};
+use crate::rows::{KeyRow, LogRow, NewKeyRow, NewLogRow, RollupDeltas, Scope, WorkspaceRow};
+use crate::schema::{api_keys, logs, workspaces};
 
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -21,7 +43,21 @@ pub mod testing;
 /// The schema, applied in order on connect.
 pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/postgres");
 
-/// How the pool behaves.
+/// Advisory lock held while migrating.
+const MIGRATION_LOCK: i64 = 7_355_908;
+/// Advisory lock held while creating or dropping partitions (one process at a time).
+const PARTITION_LOCK: i64 = 7_355_910;
+
+/// Rows per multi-row `INSERT`: 21 bound values each stays far below PostgreSQL's 65,535.
+const ROWS_PER_INSERT: usize = 1_000;
+
+/// Logs deleted per retention transaction.
+const DELETE_BATCH: i64 = 5_000;
+
+/// Rows read per step of a newest-first walk.
+const WALK_STEP: i64 = 500;
+
+/// How the store behaves.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PgOptions {
     /// Connections in the pool.
@@ -32,6 +68,11 @@ pub struct PgOptions {
     pub create_timeout: Duration,
     /// How long checking an idle connection before reuse may take.
     pub recycle_timeout: Duration,
+    /// A search whose index proposes more candidates than this (in the workspace) first walks
+    /// the workspace's newest logs instead, as the SQLite store does.
+    pub search_dense_hits: u32,
+    /// How many logs such a walk reads at most before it reads every candidate instead.
+    pub search_walk_rows: u32,
 }
 
 impl Default for PgOptions {
@@ -41,6 +82,8 @@ impl Default for PgOptions {
             wait_timeout: Duration::from_secs(5),
             create_timeout: Duration::from_secs(5),
             recycle_timeout: Duration::from_secs(2),
+            search_dense_hits: 5_000,
+            search_walk_rows: 100_000,
         }
     }
 }
@@ -49,6 +92,11 @@ impl Default for PgOptions {
 #[derive(Clone)]
 pub struct PgStore {
     pool: Pool<AsyncPgConnection>,
+    /// The partitions of `logs` this process knows of (reloaded under the partition lock
+    /// before any change, and whenever an insert finds one missing).
+    partitions: Arc<Mutex<Partitions>>,
+    dense_hits: i64,
+    walk_rows: i64,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -68,14 +116,339 @@ fn backend(error: impl std::fmt::Display) -> StoreError {
 /// A pool error as the store's: anything about reaching the server is "unavailable".
 fn from_pool(error: PoolError) -> StoreError {
     match error {
-        PoolError::Backend(ConnectError::QueryError(error)) => backend(error),
+        PoolError::Backend(ConnectError::QueryError(error)) => from_diesel(error),
         other => unavailable(other),
     }
 }
 
+/// Diesel's error in our terms: a lost connection or a server shutting down or starting is
+/// "unavailable" (a retry may work); anything else is a backend error.
+fn from_diesel(error: DieselError) -> StoreError {
+    const GONE: [&str; 5] =
+        ["terminating connection", "shutting down", "starting up", "connection closed", "in recovery mode"];
+    match &error {
+        DieselError::DatabaseError(DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand, _) => {
+            unavailable(error)
+        }
+        DieselError::DatabaseError(_, info) if GONE.iter().any(|gone| info.message().contains(gone)) => {
+            unavailable(error)
+        }
+        _ => backend(error),
+    }
+}
+
+/// Whether an insert failed for want of a partition (another process dropped one we knew).
+fn missing_partition(error: &DieselError) -> bool {
+    matches!(error, DieselError::DatabaseError(_, info) if info.message().contains("no partition of relation"))
+}
+
+/// The day today is, by the clock.
+fn today() -> i64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    day_of(i64::try_from(now.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// A needle as a `LIKE` pattern matching it anywhere (`\`, `%` and `_` escaped).
+fn like_anywhere(needle: &str) -> String {
+    let mut pattern = String::with_capacity(needle.len() + 2);
+    pattern.push('%');
+    for character in needle.chars() {
+        if matches!(character, '\\' | '%' | '_') {
+            pattern.push('\\');
+        }
+        pattern.push(character);
+    }
+    pattern.push('%');
+    pattern
+}
+
+type Condition = Box<dyn BoxableExpression<logs::table, Pg, SqlType = Bool>>;
+
+/// What the trigram index can narrow `search` to: for every index group, one of its needles
+/// in the folded text. `None` when the query gives the index nothing.
+fn index_condition(search: &Search) -> Option<Condition> {
+    let groups = search.query.index_groups();
+    let mut all: Option<Condition> = None;
+    for group in groups {
+        let mut any: Option<Condition> = None;
+        for needle in group {
+            let like: Condition = Box::new(logs::search_text.like(like_anywhere(needle)));
+            any = Some(match any {
+                Some(before) => Box::new(before.or(like)),
+                None => like,
+            });
+        }
+        if let Some(any) = any {
+            all = Some(match all {
+                Some(before) => Box::new(before.and(any)),
+                None => any,
+            });
+        }
+    }
+    all
+}
+
+/// The workspace's logs matching `filter`, as a query still open to more conditions.
+fn filtered(workspace: &WorkspaceId, filter: &LogFilter) -> logs::BoxedQuery<'static, Pg> {
+    let mut query = logs::table.filter(logs::workspace_id.eq(*workspace.as_uuid())).into_boxed();
+    if let Some(level) = filter.level {
+        query = query.filter(logs::level.eq(level.as_str()));
+    }
+    if let Some(environment) = filter.environment {
+        query = query.filter(logs::environment.eq(environment.as_str()));
+    }
+    if let Some(source) = filter.source.clone() {
+        query = query.filter(logs::source.eq(source));
+    }
+    if let Some(dataset) = filter.dataset.clone() {
+        query = query.filter(logs::dataset.eq(dataset));
+    }
+    if let Some(user_id) = filter.user_id.clone() {
+        query = query.filter(logs::user_id.eq(user_id));
+    }
+    if let Some(session_id) = filter.session_id.clone() {
+        query = query.filter(logs::session_id.eq(session_id));
+    }
+    if let Some(flow_id) = filter.flow_id.clone() {
+        query = query.filter(logs::flow_id.eq(flow_id));
+    }
+    if let Some(from) = filter.from {
+        query = query.filter(logs::ts.ge(from));
+    }
+    if let Some(to) = filter.to {
+        query = query.filter(logs::ts.le(to));
+    }
+    query
+}
+
+/// Collects the page of `search` from rows given newest first: skips `offset` matches, keeps
+/// `limit`, and notes a match after them (`has_more`).
+struct PageBuilder<'a> {
+    search: &'a Search,
+    page: Page,
+    skipped: u64,
+    logs: Vec<Log>,
+    has_more: bool,
+}
+
+impl<'a> PageBuilder<'a> {
+    fn new(search: &'a Search, page: Page) -> Self {
+        PageBuilder { search, page, skipped: 0, logs: Vec::new(), has_more: false }
+    }
+
+    /// Takes rows; false once the page is decided (full and one more match seen).
+    fn take(&mut self, rows: Vec<LogRow>) -> Result<bool, StoreError> {
+        for row in rows {
+            if !row.matches(self.search) {
+                continue;
+            }
+            if self.skipped < self.page.offset {
+                self.skipped += 1;
+            } else if self.logs.len() == self.page.limit as usize {
+                self.has_more = true;
+                return Ok(false);
+            } else {
+                self.logs.push(Log::try_from(row)?);
+            }
+        }
+        Ok(true)
+    }
+
+    fn finish(self) -> LogPage {
+        LogPage { logs: self.logs, has_more: self.has_more }
+    }
+}
+
+/// One summed counter, as `level_counts` reads it.
+#[derive(QueryableByName)]
+struct CountRow {
+    #[diesel(sql_type = BigInt)]
+    hour: i64,
+    #[diesel(sql_type = Text)]
+    source: String,
+    #[diesel(sql_type = Text)]
+    level: String,
+    #[diesel(sql_type = BigInt)]
+    total: i64,
+}
+
+/// The counters query of one grouping, as the SQLite store's: `{table}`/`{at}` name the
+/// hourly or daily counters, `{group}` the bucket, `{source}` the source column or `''`,
+/// `{scope}` the environment and dataset conditions. A filter bound as NULL does not apply.
+const COUNTS_SQL: &str = "SELECT {group} AS hour, {source} AS source, level, SUM(count)::int8 AS total \
+     FROM {table} WHERE workspace_id = $1 AND {at} >= $2 AND {at} < $3 \
+     AND ($4::text IS NULL OR source = $4) AND {scope} \
+     GROUP BY 1, 2, level";
+
+const SCOPE_FILTERS: &str = "($5::text IS NULL OR environment = $5) AND ($6::text IS NULL OR dataset = $6)";
+
+/// The midnight at or before an hour, in SQL.
+const DAY_OF_HOUR: &str = "(hour - (((hour % 86400000) + 86400000) % 86400000))";
+
+/// The statement for `by` over `from_ms..to_ms`: whole UTC days read the daily counters (the
+/// narrow ones when neither environment nor dataset is filtered on), anything else the hourly.
+fn counts_sql(by: CountBy, from_ms: i64, to_ms: i64, narrow: bool) -> String {
+    let whole_days = from_ms.rem_euclid(MS_PER_DAY) == 0 && to_ms.rem_euclid(MS_PER_DAY) == 0;
+    let (table, at, scope) = match (whole_days && by != CountBy::Hour, narrow) {
+        (true, true) => ("log_rollups_daily_sources", "day", "$5::text IS NULL AND $6::text IS NULL"),
+        (true, false) => ("log_rollups_daily", "day", SCOPE_FILTERS),
+        (false, _) => ("log_rollups", "hour", SCOPE_FILTERS),
+    };
+    let (group, source) = match by {
+        CountBy::Hour => ("hour", "''"),
+        CountBy::Day if whole_days => ("day", "''"),
+        CountBy::Day => (DAY_OF_HOUR, "''"),
+        CountBy::Source => ("0::int8", "source"),
+    };
+    COUNTS_SQL
+        .replace("{table}", table)
+        .replace("{at}", at)
+        .replace("{group}", group)
+        .replace("{source}", source)
+        .replace("{scope}", scope)
+}
+
+/// Adds the deltas to the three counter tables (one statement each, keys in order), then,
+/// when subtracting, removes the counters that reached 0.
+async fn apply_deltas(
+    connection: &mut AsyncPgConnection,
+    workspace: Uuid,
+    deltas: &RollupDeltas,
+    subtract: bool,
+) -> Result<(), DieselError> {
+    let scoped = [("log_rollups", "hour", &deltas.hourly), ("log_rollups_daily", "day", &deltas.daily)];
+    for (table, at, counts) in scoped {
+        if counts.is_empty() {
+            continue;
+        }
+        let times: Vec<i64> = counts.keys().map(|(at, _)| *at).collect();
+        let column =
+            |get: fn(&Scope) -> &String| counts.keys().map(|(_, scope)| get(scope).clone()).collect::<Vec<_>>();
+        let (sources, environments) = (column(|scope| &scope.source), column(|scope| &scope.environment));
+        let (datasets, levels) = (column(|scope| &scope.dataset), column(|scope| &scope.level));
+        let values: Vec<i64> = counts.values().copied().collect();
+        diesel::sql_query(format!(
+            "INSERT INTO {table} (workspace_id, {at}, source, environment, dataset, level, count) \
+             SELECT $1, * FROM unnest($2::int8[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int8[]) \
+             ON CONFLICT (workspace_id, {at}, source, environment, dataset, level) \
+             DO UPDATE SET count = {table}.count + excluded.count"
+        ))
+        .bind::<diesel::sql_types::Uuid, _>(workspace)
+        .bind::<Array<BigInt>, _>(&times)
+        .bind::<Array<Text>, _>(&sources)
+        .bind::<Array<Text>, _>(&environments)
+        .bind::<Array<Text>, _>(&datasets)
+        .bind::<Array<Text>, _>(&levels)
+        .bind::<Array<BigInt>, _>(&values)
+        .execute(connection)
+        .await?;
+        if subtract {
+            diesel::sql_query(format!(
+                "DELETE FROM {table} AS r USING unnest($2::int8[], $3::text[], $4::text[], $5::text[], $6::text[]) \
+                 AS k(at, source, environment, dataset, level) \
+                 WHERE r.workspace_id = $1 AND r.{at} = k.at AND r.source = k.source \
+                 AND r.environment = k.environment AND r.dataset = k.dataset AND r.level = k.level AND r.count <= 0"
+            ))
+            .bind::<diesel::sql_types::Uuid, _>(workspace)
+            .bind::<Array<BigInt>, _>(&times)
+            .bind::<Array<Text>, _>(&sources)
+            .bind::<Array<Text>, _>(&environments)
+            .bind::<Array<Text>, _>(&datasets)
+            .bind::<Array<Text>, _>(&levels)
+            .execute(connection)
+            .await?;
+        }
+    }
+    if !deltas.daily_sources.is_empty() {
+        let days: Vec<i64> = deltas.daily_sources.keys().map(|(day, _, _)| *day).collect();
+        let sources: Vec<String> = deltas.daily_sources.keys().map(|(_, source, _)| source.clone()).collect();
+        let levels: Vec<String> = deltas.daily_sources.keys().map(|(_, _, level)| level.clone()).collect();
+        let values: Vec<i64> = deltas.daily_sources.values().copied().collect();
+        diesel::sql_query(
+            "INSERT INTO log_rollups_daily_sources (workspace_id, day, source, level, count) \
+             SELECT $1, * FROM unnest($2::int8[], $3::text[], $4::text[], $5::int8[]) \
+             ON CONFLICT (workspace_id, day, source, level) \
+             DO UPDATE SET count = log_rollups_daily_sources.count + excluded.count",
+        )
+        .bind::<diesel::sql_types::Uuid, _>(workspace)
+        .bind::<Array<BigInt>, _>(&days)
+        .bind::<Array<Text>, _>(&sources)
+        .bind::<Array<Text>, _>(&levels)
+        .bind::<Array<BigInt>, _>(&values)
+        .execute(connection)
+        .await?;
+        if subtract {
+            diesel::sql_query(
+                "DELETE FROM log_rollups_daily_sources AS r USING unnest($2::int8[], $3::text[], $4::text[]) \
+                 AS k(day, source, level) \
+                 WHERE r.workspace_id = $1 AND r.day = k.day AND r.source = k.source AND r.level = k.level \
+                 AND r.count <= 0",
+            )
+            .bind::<diesel::sql_types::Uuid, _>(workspace)
+            .bind::<Array<BigInt>, _>(&days)
+            .bind::<Array<Text>, _>(&sources)
+            .bind::<Array<Text>, _>(&levels)
+            .execute(connection)
+            .await?;
+        }
+    }
+    Ok(())
+}
+
+/// The UTC month a log was accepted in (its id is a UUID v7, stamped at ingest), as the Unix
+/// ms the month starts at.
+fn accepted_month(log: &Log) -> i64 {
+    let seconds = log.id.as_uuid().get_timestamp().map_or(0, |stamp| stamp.to_unix().0);
+    let seconds = i64::try_from(seconds).unwrap_or(i64::MAX);
+    time::OffsetDateTime::from_unix_timestamp(seconds)
+        .ok()
+        .and_then(|moment| moment.date().replace_day(1).ok())
+        .map_or(0, |first| first.midnight().assume_utc().unix_timestamp() * 1000)
+}
+
+/// One row of a partition listing.
+#[derive(QueryableByName)]
+struct PartitionRow {
+    #[diesel(sql_type = Text)]
+    bound: String,
+}
+
+/// One log removed by retention, for the counters.
+#[derive(QueryableByName)]
+struct Removed {
+    #[diesel(sql_type = BigInt)]
+    ts: i64,
+    #[diesel(sql_type = Text)]
+    source: String,
+    #[diesel(sql_type = Text)]
+    environment: String,
+    #[diesel(sql_type = Text)]
+    dataset: String,
+    #[diesel(sql_type = Text)]
+    level: String,
+}
+
+#[derive(QueryableByName)]
+struct Total {
+    #[diesel(sql_type = Nullable<BigInt>)]
+    total: Option<i64>,
+}
+
+/// The partitions `logs` has now.
+async fn load_partitions(connection: &mut AsyncPgConnection) -> Result<Partitions, DieselError> {
+    let rows: Vec<PartitionRow> = diesel::sql_query(
+        "SELECT pg_get_expr(c.relpartbound, c.oid) AS bound FROM pg_inherits i \
+         JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'logs'::regclass",
+    )
+    .load(connection)
+    .await?;
+    Ok(Partitions::new(rows.iter().filter_map(|row| parse_bounds(&row.bound))))
+}
+
 impl PgStore {
     /// Applies the pending migrations to the database at `url`
-    /// (`postgres://user:password@host:port/database`), then opens the pool.
+    /// (`postgres://user:password@host:port/database`), opens the pool and creates the
+    /// partitions of the days around today.
     pub async fn connect(url: &str, options: &PgOptions) -> Result<PgStore, StoreError> {
         migrate(url).await?;
         let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new(url);
@@ -87,7 +460,14 @@ impl PgStore {
             .runtime(Runtime::Tokio1)
             .build()
             .map_err(backend)?;
-        Ok(PgStore { pool })
+        let store = PgStore {
+            pool,
+            partitions: Arc::new(Mutex::new(Partitions::default())),
+            dense_hits: i64::from(options.search_dense_hits),
+            walk_rows: i64::from(options.search_walk_rows),
+        };
+        store.create_partitions_ahead().await?;
+        Ok(store)
     }
 
     /// A connection from the pool.
@@ -98,7 +478,529 @@ impl PgStore {
     /// Whether the database answers (readiness).
     pub async fn ping(&self) -> Result<(), StoreError> {
         let mut connection = self.connection().await?;
-        connection.batch_execute("SELECT 1").await.map_err(unavailable)
+        connection.batch_execute("SELECT 1").await.map_err(from_diesel)
+    }
+
+    /// Creates the partitions of yesterday, today and the next [`DAILY_AHEAD`] days where
+    /// missing, so logs of the present never wait for one. Run at start and by the
+    /// retention sweep.
+    pub async fn create_partitions_ahead(&self) -> Result<(), StoreError> {
+        let today = today();
+        self.ensure_partitions((today - 1..=today + DAILY_AHEAD).collect(), today).await
+    }
+
+    /// Every partition of `logs`, oldest first, as the Unix ms ranges they hold.
+    pub async fn partitions(&self) -> Result<Vec<(i64, i64)>, StoreError> {
+        let mut connection = self.connection().await?;
+        let partitions = load_partitions(&mut connection).await.map_err(from_diesel)?;
+        Ok(partitions.iter().map(|range| (range.first_ms(), range.end_ms())).collect())
+    }
+
+    /// Makes sure a partition holds each of `days`, creating what is missing under the
+    /// partition lock (after reading the catalogue again, since another process may have
+    /// made some).
+    async fn ensure_partitions(&self, days: BTreeSet<i64>, today: i64) -> Result<(), StoreError> {
+        let missing = {
+            let known = self.partitions.lock().unwrap_or_else(PoisonError::into_inner);
+            days.iter().any(|day| !known.covers(*day))
+        };
+        if !missing {
+            return Ok(());
+        }
+        let mut connection = self.connection().await?;
+        let partitions = (*connection)
+            .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+                diesel::sql_query("SELECT pg_advisory_xact_lock($1)")
+                    .bind::<BigInt, _>(PARTITION_LOCK)
+                    .execute(connection)
+                    .await?;
+                let mut partitions = load_partitions(connection).await?;
+                for day in days {
+                    if let Some(range) = partitions.needed(day, today) {
+                        connection
+                            .batch_execute(&format!(
+                                "CREATE TABLE IF NOT EXISTS {} PARTITION OF logs FOR VALUES FROM ({}) TO ({})",
+                                range.table_name(),
+                                range.lower_sql(),
+                                range.upper_sql()
+                            ))
+                            .await?;
+                        partitions.insert(range);
+                    }
+                }
+                Ok(partitions)
+            })
+            .await
+            .map_err(from_diesel)?;
+        *self.partitions.lock().unwrap_or_else(PoisonError::into_inner) = partitions;
+        Ok(())
+    }
+
+    /// Forgets what this process knows of the partitions (after an insert found one gone).
+    fn forget_partitions(&self) {
+        *self.partitions.lock().unwrap_or_else(PoisonError::into_inner) = Partitions::default();
+    }
+
+    /// One insert transaction: the rows, the counters, the monthly usage.
+    async fn insert_once(
+        &self,
+        workspace: WorkspaceId,
+        batch: &[Log],
+        deltas: &RollupDeltas,
+    ) -> Result<(), DieselError> {
+        let mut connection = self.pool.get().await.map_err(|error| {
+            DieselError::DatabaseError(DatabaseErrorKind::UnableToSendCommand, Box::new(error.to_string()))
+        })?;
+        let mut months: std::collections::BTreeMap<i64, i64> = std::collections::BTreeMap::new();
+        for log in batch {
+            *months.entry(accepted_month(log)).or_insert(0) += 1;
+        }
+        (*connection)
+            .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+                let rows: Vec<NewLogRow<'_>> = batch.iter().map(|log| NewLogRow::new(&workspace, log)).collect();
+                for chunk in rows.chunks(ROWS_PER_INSERT) {
+                    diesel::insert_into(logs::table).values(chunk).execute(connection).await?;
+                }
+                apply_deltas(connection, *workspace.as_uuid(), deltas, false).await?;
+                let (month_starts, counts): (Vec<i64>, Vec<i64>) = months.into_iter().unzip();
+                diesel::sql_query(
+                    "INSERT INTO usage_monthly (workspace_id, month, logs) \
+                         SELECT $1, * FROM unnest($2::int8[], $3::int8[]) \
+                         ON CONFLICT (workspace_id, month) DO UPDATE SET logs = usage_monthly.logs + excluded.logs",
+                )
+                .bind::<diesel::sql_types::Uuid, _>(*workspace.as_uuid())
+                .bind::<Array<BigInt>, _>(&month_starts)
+                .bind::<Array<BigInt>, _>(&counts)
+                .execute(connection)
+                .await?;
+                Ok(())
+            })
+            .await
+    }
+
+    /// Drops the partitions whose every log is older than `cutoff_ms`, with their counters;
+    /// returns how many logs they held.
+    async fn drop_partitions_before(&self, cutoff_ms: i64) -> Result<u64, StoreError> {
+        let mut connection = self.connection().await?;
+        let (dropped, partitions) = (*connection)
+            .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+                diesel::sql_query("SELECT pg_advisory_xact_lock($1)")
+                    .bind::<BigInt, _>(PARTITION_LOCK)
+                    .execute(connection)
+                    .await?;
+                let mut partitions = load_partitions(connection).await?;
+                let mut dropped = 0_u64;
+                for range in partitions.before(cutoff_ms) {
+                    let (first, end) = (range.first_ms(), range.end_ms());
+                    // The hourly counters of the range are exactly its logs: every
+                    // workspace's logs of those hours are in this partition.
+                    let total: Vec<Total> = diesel::sql_query(
+                        "SELECT SUM(count)::int8 AS total FROM log_rollups WHERE hour >= $1 AND hour < $2",
+                    )
+                    .bind::<BigInt, _>(first)
+                    .bind::<BigInt, _>(end)
+                    .load(connection)
+                    .await?;
+                    dropped +=
+                        total.as_slice().first().and_then(|row| row.total).map_or(0, |total| total.max(0) as u64);
+                    for (table, at) in
+                        [("log_rollups", "hour"), ("log_rollups_daily", "day"), ("log_rollups_daily_sources", "day")]
+                    {
+                        diesel::sql_query(format!("DELETE FROM {table} WHERE {at} >= $1 AND {at} < $2"))
+                            .bind::<BigInt, _>(first)
+                            .bind::<BigInt, _>(end)
+                            .execute(connection)
+                            .await?;
+                    }
+                    let name: Vec<PartitionRow> = diesel::sql_query(
+                        "SELECT c.relname::text AS bound FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
+                             WHERE i.inhparent = 'logs'::regclass AND pg_get_expr(c.relpartbound, c.oid) = $1",
+                    )
+                    .bind::<Text, _>(format!("FOR VALUES FROM ('{}') TO ('{}')", range.lower_sql(), range.upper_sql()))
+                    .load(connection)
+                    .await?;
+                    for table in name {
+                        connection.batch_execute(&format!("DROP TABLE \"{}\"", table.bound)).await?;
+                    }
+                    partitions.remove(range);
+                }
+                Ok((dropped, partitions))
+            })
+            .await
+            .map_err(from_diesel)?;
+        *self.partitions.lock().unwrap_or_else(PoisonError::into_inner) = partitions;
+        Ok(dropped)
+    }
+
+    /// Reads, newest first, the rows of `query` in steps (keyset paging on `(ts, id)`), with
+    /// bitmap scans off so each step walks the ordered index, handing them to `page` until it
+    /// has decided or `max_rows` were read. Returns how many rows were read.
+    async fn walk(
+        &self,
+        workspace: WorkspaceId,
+        filter: &LogFilter,
+        page: &mut PageBuilder<'_>,
+        max_rows: Option<i64>,
+    ) -> Result<i64, StoreError> {
+        let mut connection = self.connection().await?;
+        let mut read = 0_i64;
+        let mut after: Option<(i64, Uuid)> = None;
+        loop {
+            let step = max_rows.map_or(WALK_STEP, |max| WALK_STEP.min(max - read));
+            if step <= 0 {
+                return Ok(read);
+            }
+            let mut query = filtered(&workspace, filter);
+            if let Some((ts, id)) = after {
+                query = query.filter(logs::ts.lt(ts).or(logs::ts.eq(ts).and(logs::id.lt(id))));
+            }
+            let query = query.order((logs::ts.desc(), logs::id.desc())).limit(step).select(LogRow::as_select());
+            let rows: Vec<LogRow> = (*connection)
+                .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+                    connection.batch_execute("SET LOCAL enable_bitmapscan = off").await?;
+                    query.load(connection).await
+                })
+                .await
+                .map_err(from_diesel)?;
+            let got = rows.len() as i64;
+            read += got;
+            after = rows.last().map(|row| (row.ts, row.id));
+            if !page.take(rows)? || got < step {
+                return Ok(read);
+            }
+        }
+    }
+
+    /// Reads every candidate the index proposes (bitmap scan of the GIN index, plain index
+    /// scans off), filtered and newest first. With `limit`, at most that many.
+    async fn candidates(
+        &self,
+        workspace: WorkspaceId,
+        search: &Search,
+        filter: &LogFilter,
+        limit: Option<i64>,
+    ) -> Result<Vec<LogRow>, StoreError> {
+        let Some(condition) = index_condition(search) else { return Ok(Vec::new()) };
+        let mut query = filtered(&workspace, filter).filter(condition).select(LogRow::as_select());
+        query = match limit {
+            Some(limit) => query.limit(limit),
+            None => query.order((logs::ts.desc(), logs::id.desc())),
+        };
+        let mut connection = self.connection().await?;
+        (*connection)
+            .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+                connection.batch_execute("SET LOCAL enable_indexscan = off; SET LOCAL enable_seqscan = off").await?;
+                query.load(connection).await
+            })
+            .await
+            .map_err(from_diesel)
+    }
+}
+
+#[async_trait]
+impl LogStore for PgStore {
+    async fn insert_logs(&self, workspace: WorkspaceId, batch: &[Log]) -> Result<(), StoreError> {
+        let today = today();
+        let days: BTreeSet<i64> = batch.iter().map(|log| day_of(log.entry.timestamp)).collect();
+        let deltas = RollupDeltas::of(batch);
+        self.ensure_partitions(days.clone(), today).await?;
+        match self.insert_once(workspace, batch, &deltas).await {
+            // Another process dropped a partition this one knew: learn again, retry once.
+            Err(error) if missing_partition(&error) => {
+                self.forget_partitions();
+                self.ensure_partitions(days, today).await?;
+                self.insert_once(workspace, batch, &deltas).await.map_err(from_diesel)
+            }
+            other => other.map_err(from_diesel),
+        }
+    }
+
+    async fn list_logs(&self, workspace: WorkspaceId, filter: &LogFilter, page: Page) -> Result<LogPage, StoreError> {
+        let offset = i64::try_from(page.offset).unwrap_or(i64::MAX);
+        let query = filtered(&workspace, filter)
+            .order((logs::ts.desc(), logs::id.desc()))
+            .limit(i64::from(page.limit) + 1)
+            .offset(offset)
+            .select(LogRow::as_select());
+        let mut connection = self.connection().await?;
+        let rows: Vec<LogRow> = query.load(&mut connection).await.map_err(from_diesel)?;
+        let has_more = rows.len() > page.limit as usize;
+        let logs = rows.into_iter().take(page.limit as usize).map(Log::try_from).collect::<Result<_, _>>()?;
+        Ok(LogPage { logs, has_more })
+    }
+
+    async fn get_log(&self, workspace: WorkspaceId, id: LogId) -> Result<Option<Log>, StoreError> {
+        let mut connection = self.connection().await?;
+        logs::table
+            .filter(logs::workspace_id.eq(*workspace.as_uuid()))
+            .filter(logs::id.eq(*id.as_uuid()))
+            .select(LogRow::as_select())
+            .first(&mut connection)
+            .await
+            .optional()
+            .map_err(from_diesel)?
+            .map(Log::try_from)
+            .transpose()
+    }
+
+    async fn search_logs(
+        &self,
+        workspace: WorkspaceId,
+        search: &Search,
+        filter: &LogFilter,
+        page: Page,
+    ) -> Result<LogPage, StoreError> {
+        let mut builder = PageBuilder::new(search, page);
+        // Without an indexable needle: walk the filtered logs newest first.
+        if index_condition(search).is_none() {
+            self.walk(workspace, filter, &mut builder, None).await?;
+            return Ok(builder.finish());
+        }
+        // Few candidates in the workspace: read them all, newest first.
+        let probe = self.candidates(workspace, search, filter, Some(self.dense_hits + 1)).await?;
+        if (probe.len() as i64) <= self.dense_hits {
+            let mut rows = probe;
+            rows.sort_by_key(|row| std::cmp::Reverse((row.ts, row.id)));
+            builder.take(rows)?;
+            return Ok(builder.finish());
+        }
+        // A common needle: look in the newest logs first, for a bounded number of rows.
+        let walked = self.walk(workspace, filter, &mut builder, Some(self.walk_rows)).await?;
+        if builder.has_more || walked < self.walk_rows {
+            return Ok(builder.finish());
+        }
+        // Common, but not among the newest: every candidate, newest first.
+        let mut builder = PageBuilder::new(search, page);
+        builder.take(self.candidates(workspace, search, filter, None).await?)?;
+        Ok(builder.finish())
+    }
+
+    async fn level_counts(
+        &self,
+        workspace: WorkspaceId,
+        from_ms: i64,
+        to_ms: i64,
+        filter: &RollupFilter,
+        by: CountBy,
+    ) -> Result<Vec<LevelCount>, StoreError> {
+        let narrow = filter.environment.is_none() && filter.dataset.is_none();
+        let mut connection = self.connection().await?;
+        let rows: Vec<CountRow> = diesel::sql_query(counts_sql(by, from_ms, to_ms, narrow))
+            .bind::<diesel::sql_types::Uuid, _>(*workspace.as_uuid())
+            .bind::<BigInt, _>(from_ms)
+            .bind::<BigInt, _>(to_ms)
+            .bind::<Nullable<Text>, _>(filter.source.clone())
+            .bind::<Nullable<Text>, _>(filter.environment.map(|environment| environment.as_str()))
+            .bind::<Nullable<Text>, _>(filter.dataset.clone())
+            .load(&mut connection)
+            .await
+            .map_err(from_diesel)?;
+        rows.into_iter()
+            .map(|row| {
+                let level = row.level.parse().map_err(|_| backend("corrupt rollup level in the database"))?;
+                let bucket = match by {
+                    CountBy::Hour => Bucket::Hour(row.hour),
+                    CountBy::Day => Bucket::Day(row.hour),
+                    CountBy::Source => Bucket::Source(row.source),
+                };
+                Ok(LevelCount { bucket, level, count: u64::try_from(row.total).unwrap_or_default() })
+            })
+            .collect()
+    }
+
+    async fn delete_logs_before(&self, workspace: WorkspaceId, cutoff_ms: i64) -> Result<u64, StoreError> {
+        let mut deleted = 0;
+        loop {
+            let mut connection = self.connection().await?;
+            let batch = (*connection)
+                .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+                    let removed: Vec<Removed> = diesel::sql_query(
+                        "WITH victims AS (SELECT ts, id FROM logs WHERE workspace_id = $1 AND ts < $2 \
+                             ORDER BY ts LIMIT $3) \
+                             DELETE FROM logs USING victims \
+                             WHERE logs.workspace_id = $1 AND logs.ts = victims.ts AND logs.id = victims.id \
+                             RETURNING logs.ts, logs.source, logs.environment, logs.dataset, logs.level",
+                    )
+                    .bind::<diesel::sql_types::Uuid, _>(*workspace.as_uuid())
+                    .bind::<BigInt, _>(cutoff_ms)
+                    .bind::<BigInt, _>(DELETE_BATCH)
+                    .load(connection)
+                    .await?;
+                    let mut deltas = RollupDeltas::default();
+                    let count = removed.len() as u64;
+                    for row in removed {
+                        let scope = Scope {
+                            source: row.source,
+                            environment: row.environment,
+                            dataset: row.dataset,
+                            level: row.level,
+                        };
+                        deltas.add(row.ts, scope, -1);
+                    }
+                    apply_deltas(connection, *workspace.as_uuid(), &deltas, true).await?;
+                    Ok(count)
+                })
+                .await
+                .map_err(from_diesel)?;
+            deleted += batch;
+            if batch < DELETE_BATCH as u64 {
+                return Ok(deleted);
+            }
+        }
+    }
+
+    async fn sweep(&self, cutoffs: &[(WorkspaceId, i64)]) -> Result<u64, StoreError> {
+        // Whole partitions go when every workspace's retention has passed them; a workspace
+        // without a cutoff here keeps everything, so nothing is dropped then.
+        let everyone: BTreeSet<WorkspaceId> =
+            self.list_workspaces().await?.iter().map(|workspace| workspace.id).collect();
+        let named: BTreeSet<WorkspaceId> = cutoffs.iter().map(|(workspace, _)| *workspace).collect();
+        let mut deleted = 0;
+        if everyone.is_subset(&named)
+            && let Some(oldest) = cutoffs.iter().map(|(_, cutoff)| *cutoff).min()
+        {
+            deleted += self.drop_partitions_before(oldest).await?;
+        }
+        for (workspace, cutoff) in cutoffs {
+            deleted += self.delete_logs_before(*workspace, *cutoff).await?;
+        }
+        self.create_partitions_ahead().await?;
+        Ok(deleted)
+    }
+}
+
+#[async_trait]
+impl TenantStore for PgStore {
+    async fn create_workspace(&self, workspace: &Workspace) -> Result<(), StoreError> {
+        let mut connection = self.connection().await?;
+        diesel::insert_into(workspaces::table)
+            .values(&WorkspaceRow::from(workspace))
+            .execute(&mut connection)
+            .await
+            .map_err(from_diesel)?;
+        Ok(())
+    }
+
+    async fn list_workspaces(&self) -> Result<Vec<Workspace>, StoreError> {
+        let mut connection = self.connection().await?;
+        let rows: Vec<WorkspaceRow> = workspaces::table
+            .order((workspaces::created_at.asc(), workspaces::id.asc()))
+            .select(WorkspaceRow::as_select())
+            .load(&mut connection)
+            .await
+            .map_err(from_diesel)?;
+        rows.into_iter().map(Workspace::try_from).collect()
+    }
+
+    async fn get_workspace(&self, id: WorkspaceId) -> Result<Option<Workspace>, StoreError> {
+        let mut connection = self.connection().await?;
+        workspaces::table
+            .find(*id.as_uuid())
+            .select(WorkspaceRow::as_select())
+            .first(&mut connection)
+            .await
+            .optional()
+            .map_err(from_diesel)?
+            .map(Workspace::try_from)
+            .transpose()
+    }
+
+    async fn set_plan(&self, id: WorkspaceId, plan: Plan) -> Result<(), StoreError> {
+        let mut connection = self.connection().await?;
+        let changed = diesel::update(workspaces::table.find(*id.as_uuid()))
+            .set(workspaces::plan.eq(plan.as_str()))
+            .execute(&mut connection)
+            .await
+            .map_err(from_diesel)?;
+        if changed == 0 { Err(StoreError::NotFound("workspace")) } else { Ok(()) }
+    }
+
+    async fn create_key(&self, key: &NewApiKey) -> Result<(), StoreError> {
+        let mut connection = self.connection().await?;
+        diesel::insert_into(api_keys::table)
+            .values(&NewKeyRow::from(key))
+            .execute(&mut connection)
+            .await
+            .map_err(from_diesel)?;
+        Ok(())
+    }
+
+    async fn list_keys(&self, workspace: WorkspaceId) -> Result<Vec<ApiKeyRecord>, StoreError> {
+        let mut connection = self.connection().await?;
+        let rows: Vec<KeyRow> = api_keys::table
+            .filter(api_keys::workspace_id.eq(*workspace.as_uuid()))
+            .order((api_keys::created_at.asc(), api_keys::id.asc()))
+            .select(KeyRow::as_select())
+            .load(&mut connection)
+            .await
+            .map_err(from_diesel)?;
+        rows.into_iter().map(ApiKeyRecord::try_from).collect()
+    }
+
+    async fn revoke_key(&self, id: KeyId, now_ms: i64) -> Result<(), StoreError> {
+        let mut connection = self.connection().await?;
+        // A key is found by id alone (the caller may not know its workspace).
+        let existing: Option<Option<i64>> = api_keys::table
+            .filter(api_keys::id.eq(*id.as_uuid()))
+            .select(api_keys::revoked_at)
+            .first(&mut connection)
+            .await
+            .optional()
+            .map_err(from_diesel)?;
+        match existing {
+            None => Err(StoreError::NotFound("key")),
+            Some(Some(_)) => Ok(()),
+            Some(None) => {
+                diesel::update(
+                    api_keys::table.filter(api_keys::id.eq(*id.as_uuid())).filter(api_keys::revoked_at.is_null()),
+                )
+                .set(api_keys::revoked_at.eq(now_ms))
+                .execute(&mut connection)
+                .await
+                .map_err(from_diesel)?;
+                Ok(())
+            }
+        }
+    }
+
+    async fn find_key(&self, hash: &[u8; 32]) -> Result<Option<(ApiKeyRecord, Workspace)>, StoreError> {
+        let mut connection = self.connection().await?;
+        let found: Option<(KeyRow, WorkspaceRow)> = api_keys::table
+            .inner_join(workspaces::table)
+            .filter(api_keys::hash.eq(hash.to_vec()))
+            .select((KeyRow::as_select(), WorkspaceRow::as_select()))
+            .first(&mut connection)
+            .await
+            .optional()
+            .map_err(from_diesel)?;
+        found.map(|(key, workspace)| Ok((key.try_into()?, workspace.try_into()?))).transpose()
+    }
+
+    async fn bootstrap(&self, workspace: &Workspace, key: &NewApiKey) -> Result<bool, StoreError> {
+        let workspace = WorkspaceRow::from(workspace);
+        let key = NewKeyRow::from(key);
+        let mut connection = self.connection().await?;
+        (*connection)
+            .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+                // Two servers starting together: the second waits here, then sees one.
+                diesel::sql_query("LOCK TABLE workspaces IN EXCLUSIVE MODE").execute(connection).await?;
+                let existing: i64 = workspaces::table.count().get_result(connection).await?;
+                if existing > 0 {
+                    return Ok(false);
+                }
+                diesel::insert_into(workspaces::table).values(&workspace).execute(connection).await?;
+                diesel::insert_into(api_keys::table).values(&key).execute(connection).await?;
+                Ok(true)
+            })
+            .await
+            .map_err(from_diesel)
+    }
+}
+
+#[async_trait]
+impl Store for PgStore {
+    async fn ping(&self) -> Result<(), StoreError> {
+        PgStore::ping(self).await
     }
 }
 
@@ -109,13 +1011,15 @@ pub async fn migrate(url: &str) -> Result<(), StoreError> {
     tokio::task::spawn_blocking(move || {
         let mut connection: AsyncConnectionWrapper<AsyncPgConnection> = AsyncConnectionWrapper::from(connection);
         // One server at a time: two starting together must not both apply a migration.
-        SimpleConnection::batch_execute(&mut connection, "SELECT pg_advisory_lock(7355908)").map_err(backend)?;
+        SimpleConnection::batch_execute(&mut connection, &format!("SELECT pg_advisory_lock({MIGRATION_LOCK})"))
+            .map_err(backend)?;
         let applied = connection
             .run_pending_migrations(MIGRATIONS)
             .map(|_| ())
             .map_err(|error| backend(format!("migrations: {error}")));
         let unlocked =
-            SimpleConnection::batch_execute(&mut connection, "SELECT pg_advisory_unlock(7355908)").map_err(backend);
+            SimpleConnection::batch_execute(&mut connection, &format!("SELECT pg_advisory_unlock({MIGRATION_LOCK})"))
+                .map_err(backend);
         applied.and(unlocked)
     })
     .await

@@ -36,7 +36,8 @@ async fn connect_applies_the_migrations_once() {
 
     let mut connection = AsyncPgConnection::establish(&url).await.expect("connect");
     let tables: Vec<String> = diesel::sql_query(
-        "SELECT table_name::text AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1",
+        "SELECT relname::text AS name FROM pg_class WHERE relnamespace = 'public'::regnamespace \
+         AND relkind IN ('r', 'p') AND NOT relispartition ORDER BY 1",
     )
     .load::<Name>(&mut connection)
     .await
@@ -44,7 +45,22 @@ async fn connect_applies_the_migrations_once() {
     .into_iter()
     .map(|row| row.name)
     .collect();
-    assert_eq!(tables, ["__diesel_schema_migrations", "api_keys", "workspaces"]);
+    assert_eq!(
+        tables,
+        [
+            "__diesel_schema_migrations",
+            "api_keys",
+            "log_rollups",
+            "log_rollups_daily",
+            "log_rollups_daily_sources",
+            "logs",
+            "usage_monthly",
+            "workspaces"
+        ]
+    );
+    // The partitions of the days around today exist from the start.
+    let partitions = store.partitions().await.expect("partitions");
+    assert_eq!(partitions.len() as i64, sluice_store_pg::DAILY_AHEAD + 2, "{partitions:?}");
     let applied: Vec<Count> = diesel::sql_query("SELECT count(*) AS count FROM __diesel_schema_migrations")
         .load(&mut connection)
         .await

@@ -43,6 +43,7 @@ macro_rules! conformance_suite {
             level_counts_group_by_hour_and_source_with_filters,
             level_counts_are_scoped_to_the_workspace,
             delete_before_removes_logs_everywhere,
+            sweep_applies_each_workspace_cutoff,
             rollups_equal_the_rows_after_random_ingests_and_deletes
         );
     };
@@ -237,13 +238,17 @@ pub async fn list_is_scoped_to_the_workspace(store: &dyn Store) {
     assert_eq!(messages(&page.logs), vec!["theirs"]);
 }
 
-/// A batch that fails part-way (here: a duplicate id) leaves nothing behind.
+/// A batch that fails part-way (here: its last log repeats the first, id and timestamp,
+/// after more rows than one insert statement takes) leaves nothing behind.
 pub async fn failed_batch_stores_nothing(store: &dyn Store) {
     let workspace = new_workspace(store, "w").await;
     let first = log("first", T0);
-    let mut twin = log("twin", T0 + 1);
+    let mut twin = log("twin", T0);
     twin.id = first.id;
-    assert!(store.insert_logs(workspace, &[log("before", T0 + 2), first, twin]).await.is_err());
+    let mut batch = vec![log("before", T0 + 2), first];
+    batch.extend((0..1_200).map(|index| log("filler", T0 + 3 + index)));
+    batch.push(twin);
+    assert!(store.insert_logs(workspace, &batch).await.is_err());
     let page = store.list_logs(workspace, &LogFilter::default(), EVERYTHING).await.expect("list");
     assert!(page.logs.is_empty(), "a failed batch stored {:?}", messages(&page.logs));
 }
@@ -635,6 +640,51 @@ pub async fn delete_before_removes_logs_everywhere(store: &dyn Store) {
     assert_eq!(counts.iter().map(|count| count.count).sum::<u64>(), 1);
     assert_eq!(found(store, other, "needle", &[SearchField::Message]).await, ["their old needle"]);
     assert_eq!(store.delete_logs_before(workspace, T0).await.expect("delete"), 0);
+}
+
+/// Retention over every workspace at once, with logs spread over months so a partitioned
+/// store drops whole stretches: each workspace keeps exactly its logs at or after its cutoff,
+/// search and counters included; a workspace left out keeps everything.
+pub async fn sweep_applies_each_workspace_cutoff(store: &dyn Store) {
+    let short = new_workspace(store, "short").await;
+    let long = new_workspace(store, "long").await;
+    let spared = new_workspace(store, "spared").await;
+    let days = [-400_i64, -100, -40, -3, 0, 1, 30];
+    let at = |day: i64| T0 + day * MS_PER_DAY;
+    for workspace in [short, long, spared] {
+        let logs: Vec<Log> = days.iter().map(|day| log(&format!("needle day {day}"), at(*day))).collect();
+        store.insert_logs(workspace, &logs).await.expect("insert");
+    }
+    // Every workspace but `spared` named: nothing may be dropped wholesale.
+    let deleted = store.sweep(&[(short, at(0)), (long, at(-40))]).await.expect("sweep");
+    assert_eq!(deleted, 4 + 2);
+    let kept = |workspace| async move {
+        let page = store.list_logs(workspace, &LogFilter::default(), EVERYTHING).await.expect("list");
+        page.logs.iter().map(|log| log.entry.timestamp).rev().collect::<Vec<_>>()
+    };
+    assert_eq!(kept(short).await, [at(0), at(1), at(30)]);
+    assert_eq!(kept(long).await, [at(-40), at(-3), at(0), at(1), at(30)]);
+    assert_eq!(kept(spared).await.len(), days.len());
+
+    // Now every workspace named: the oldest stretches go for all of them.
+    let deleted = store.sweep(&[(short, at(1)), (long, at(-3)), (spared, at(-100))]).await.expect("sweep everyone");
+    assert_eq!(deleted, 1 + 1 + 1);
+    assert_eq!(kept(short).await, [at(1), at(30)]);
+    assert_eq!(kept(long).await, [at(-3), at(0), at(1), at(30)]);
+    assert_eq!(kept(spared).await, [at(-100), at(-40), at(-3), at(0), at(1), at(30)]);
+    assert_eq!(found(store, spared, "needle", &[SearchField::Message]).await.len(), 6);
+    assert_eq!(found(store, short, "needle", &[SearchField::Message]).await, ["needle day 30", "needle day 1"]);
+
+    // The counters agree with the rows, per day over the whole span.
+    for (workspace, alive) in [(short, 2_u64), (long, 4), (spared, 6)] {
+        let from = day_start_ms(at(-500));
+        let counts = store
+            .level_counts(workspace, from, day_start_ms(at(60)), &RollupFilter::default(), CountBy::Day)
+            .await
+            .expect("counts");
+        assert_eq!(counts.iter().map(|count| count.count).sum::<u64>(), alive);
+    }
+    assert_eq!(store.sweep(&[(short, at(1)), (long, at(-3)), (spared, at(-100))]).await.expect("again"), 0);
 }
 
 /// A small deterministic generator (xorshift), so a failure names its seed and replays.

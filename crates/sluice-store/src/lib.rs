@@ -152,6 +152,18 @@ pub trait LogStore: Send + Sync {
     /// bounded transactions that keep the search index and the rollups in step; returns how
     /// many were deleted.
     async fn delete_logs_before(&self, workspace: WorkspaceId, cutoff_ms: i64) -> Result<u64, StoreError>;
+
+    /// Retention for every workspace at once: deletes each named workspace's logs older than
+    /// its cutoff and returns how many went. A store may drop whole stretches of time (a
+    /// partition) that every workspace's cutoff has passed; a workspace left out of
+    /// `cutoffs` keeps all its logs. By default, [`LogStore::delete_logs_before`] per workspace.
+    async fn sweep(&self, cutoffs: &[(WorkspaceId, i64)]) -> Result<u64, StoreError> {
+        let mut deleted = 0;
+        for (workspace, cutoff) in cutoffs {
+            deleted += self.delete_logs_before(*workspace, *cutoff).await?;
+        }
+        Ok(deleted)
+    }
 }
 
 /// Workspaces and API keys: what the admin CLI writes and authentication reads.

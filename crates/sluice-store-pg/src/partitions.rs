@@ -1,0 +1,238 @@
+//! Which partitions `logs` has and which it needs.
+//!
+//! `logs` is range-partitioned by `ts` with no default partition, so every timestamp needs a
+//! partition before its row can be written. Days near the present (from [`DAILY_BEHIND`]
+//! days ago to [`DAILY_AHEAD`] days ahead) get one partition each: retention then drops a day
+//! at a time, and a newest-first read walks the days in order. Timestamps far from the
+//! present (DECISIONS accepts any) share coarse partitions of [`COARSE_DAYS`] days, so a
+//! client sending scattered dates cannot make thousands of tables. A new partition never
+//! overlaps an existing one: it is cut short at its neighbours.
+//!
+//! Everything here is in whole UTC days (day 0 = 1970-01-01); bounds are day-aligned.
+
+use std::collections::BTreeMap;
+
+use sluice_query::stats::MS_PER_DAY;
+
+/// Days before today that get a partition of their own.
+pub const DAILY_BEHIND: i64 = 120;
+/// Days after today that get a partition of their own (also how far ahead the server creates
+/// them, so the present never waits for DDL).
+pub const DAILY_AHEAD: i64 = 7;
+/// Width of a partition for timestamps outside the daily window.
+pub const COARSE_DAYS: i64 = 32;
+
+/// The UTC day of a timestamp.
+pub fn day_of(timestamp_ms: i64) -> i64 {
+    timestamp_ms.div_euclid(MS_PER_DAY)
+}
+
+/// Days `first..last` (end exclusive) of one partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct DayRange {
+    /// First day in the partition.
+    pub first: i64,
+    /// First day after it.
+    pub end: i64,
+}
+
+impl DayRange {
+    /// The partition's lower bound in SQL: Unix ms, or `MINVALUE` past the range of `BIGINT`.
+    pub fn lower_sql(&self) -> String {
+        self.first.checked_mul(MS_PER_DAY).map_or_else(|| "MINVALUE".to_owned(), |ms| ms.to_string())
+    }
+
+    /// The partition's upper bound in SQL: Unix ms, or `MAXVALUE`.
+    pub fn upper_sql(&self) -> String {
+        self.end.checked_mul(MS_PER_DAY).map_or_else(|| "MAXVALUE".to_owned(), |ms| ms.to_string())
+    }
+
+    /// The first Unix ms after the range, saturating.
+    pub fn end_ms(&self) -> i64 {
+        self.end.saturating_mul(MS_PER_DAY)
+    }
+
+    /// The first Unix ms of the range, saturating.
+    pub fn first_ms(&self) -> i64 {
+        self.first.saturating_mul(MS_PER_DAY)
+    }
+
+    /// The table name: `logs_20261123` for one day, `logs_20250101_20250202` for a range
+    /// (first day and first day after), days far outside the calendar as day numbers.
+    pub fn table_name(&self) -> String {
+        let date = |day: i64| {
+            i32::try_from(day + 2_440_588)
+                .ok()
+                .and_then(|julian| time::Date::from_julian_day(julian).ok())
+                .filter(|date| (0..=9999).contains(&date.year()))
+                .map_or_else(
+                    || if day < 0 { format!("m{}", day.unsigned_abs()) } else { format!("d{day}") },
+                    |date| format!("{:04}{:02}{:02}", date.year(), u8::from(date.month()), date.day()),
+                )
+        };
+        if self.end - self.first == 1 {
+            format!("logs_{}", date(self.first))
+        } else {
+            format!("logs_{}_{}", date(self.first), date(self.end))
+        }
+    }
+}
+
+/// The partitions that exist, by first day.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Partitions {
+    ranges: BTreeMap<i64, i64>,
+}
+
+impl Partitions {
+    /// The partitions of `ranges`.
+    pub fn new(ranges: impl IntoIterator<Item = DayRange>) -> Self {
+        Partitions { ranges: ranges.into_iter().map(|range| (range.first, range.end)).collect() }
+    }
+
+    /// Records a partition that now exists.
+    pub fn insert(&mut self, range: DayRange) {
+        self.ranges.insert(range.first, range.end);
+    }
+
+    /// Forgets a dropped partition.
+    pub fn remove(&mut self, range: DayRange) {
+        self.ranges.remove(&range.first);
+    }
+
+    /// Every partition, oldest first.
+    pub fn iter(&self) -> impl Iterator<Item = DayRange> + '_ {
+        self.ranges.iter().map(|(&first, &end)| DayRange { first, end })
+    }
+
+    /// Whether a partition holds `day`.
+    pub fn covers(&self, day: i64) -> bool {
+        self.ranges.range(..=day).next_back().is_some_and(|(_, &end)| day < end)
+    }
+
+    /// The partition to create so that `day` has one (`today` decides daily or coarse), or
+    /// `None` when one exists.
+    pub fn needed(&self, day: i64, today: i64) -> Option<DayRange> {
+        if self.covers(day) {
+            return None;
+        }
+        let daily = (today.saturating_sub(DAILY_BEHIND)..=today.saturating_add(DAILY_AHEAD)).contains(&day);
+        let (mut first, mut end) = if daily {
+            (day, day + 1)
+        } else {
+            let start = day.div_euclid(COARSE_DAYS) * COARSE_DAYS;
+            (start, start + COARSE_DAYS)
+        };
+        // Cut short at the neighbours: the partition ending before `day` and the one after.
+        if let Some((_, &before_end)) = self.ranges.range(..day).next_back() {
+            first = first.max(before_end);
+        }
+        if let Some((&after_first, _)) = self.ranges.range(day + 1..).next() {
+            end = end.min(after_first);
+        }
+        Some(DayRange { first, end })
+    }
+
+    /// The partitions whose every timestamp is before `cutoff_ms`.
+    pub fn before(&self, cutoff_ms: i64) -> Vec<DayRange> {
+        self.iter().filter(|range| range.end_ms() <= cutoff_ms).collect()
+    }
+}
+
+/// Reads a partition's bounds from PostgreSQL's description of them
+/// (`FOR VALUES FROM ('1700006400000') TO ('1700092800000')`, `MINVALUE`, `MAXVALUE`).
+pub fn parse_bounds(description: &str) -> Option<DayRange> {
+    let value = |after: &str| -> Option<i64> {
+        let rest = description.split_once(after)?.1;
+        let inner = rest.split_once(')')?.0.trim().trim_matches('\'');
+        match inner {
+            "MINVALUE" => Some(i64::MIN),
+            "MAXVALUE" => Some(i64::MAX),
+            number => number.parse().ok(),
+        }
+    };
+    let (low, high) = (value("FROM (")?, value("TO (")?);
+    let first = if low == i64::MIN { i64::MIN / MS_PER_DAY - 1 } else { day_of(low) };
+    let end = if high == i64::MAX { i64::MAX / MS_PER_DAY + 1 } else { day_of(high) };
+    Some(DayRange { first, end })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TODAY: i64 = 20_415; // 2025-11-23
+
+    #[test]
+    fn days_near_today_get_their_own_partition() {
+        let partitions = Partitions::default();
+        assert_eq!(partitions.needed(TODAY, TODAY), Some(DayRange { first: TODAY, end: TODAY + 1 }));
+        let behind = TODAY - DAILY_BEHIND;
+        assert_eq!(partitions.needed(behind, TODAY), Some(DayRange { first: behind, end: behind + 1 }));
+        let ahead = TODAY + DAILY_AHEAD;
+        assert_eq!(partitions.needed(ahead, TODAY), Some(DayRange { first: ahead, end: ahead + 1 }));
+    }
+
+    #[test]
+    fn far_days_share_coarse_partitions_cut_at_their_neighbours() {
+        let mut partitions = Partitions::default();
+        let far = 100;
+        let coarse = partitions.needed(far, TODAY).expect("needed");
+        assert_eq!(coarse, DayRange { first: 96, end: 128 });
+        partitions.insert(coarse);
+        assert_eq!(partitions.needed(127, TODAY), None);
+        // A coarse block reaching into the daily window stops at the daily partitions there.
+        let edge = TODAY - DAILY_BEHIND;
+        partitions.insert(DayRange { first: edge, end: edge + 1 });
+        let before = partitions.needed(edge - 1, TODAY).expect("needed");
+        assert!(before.end <= edge && before.first < edge, "{before:?}");
+        partitions.insert(before);
+        // A day inside the window already covered by a coarse block uses it.
+        assert_eq!(partitions.needed(edge - 1, TODAY), None);
+    }
+
+    #[test]
+    fn needed_ranges_never_overlap_whatever_the_order() {
+        // Scattered days, near and far, in a fixed pseudo-random order.
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut partitions = Partitions::default();
+        for _ in 0..2_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let day = TODAY - 400 + (state % 800) as i64;
+            if let Some(range) = partitions.needed(day, TODAY) {
+                assert!(range.first <= day && day < range.end, "{range:?} misses {day}");
+                let overlapping = partitions.iter().any(|other| other.first < range.end && range.first < other.end);
+                assert!(!overlapping, "{range:?} overlaps");
+                partitions.insert(range);
+            }
+            assert!(partitions.covers(day));
+        }
+    }
+
+    #[test]
+    fn extreme_timestamps_have_partitions_and_sql_bounds() {
+        let partitions = Partitions::default();
+        for timestamp in [i64::MIN, i64::MAX, 0, -1] {
+            let day = day_of(timestamp);
+            let range = partitions.needed(day, TODAY).expect("needed");
+            assert!(range.first <= day && day < range.end);
+            let (low, high) = (range.lower_sql(), range.upper_sql());
+            assert!(low == "MINVALUE" || low.parse::<i64>().is_ok_and(|ms| ms <= timestamp), "{low}");
+            assert!(high == "MAXVALUE" || high.parse::<i64>().is_ok_and(|ms| ms > timestamp), "{high}");
+        }
+    }
+
+    #[test]
+    fn names_and_bounds_read_back() {
+        let day = DayRange { first: TODAY, end: TODAY + 1 };
+        assert_eq!(day.table_name(), "logs_20251123");
+        assert_eq!(DayRange { first: 96, end: 128 }.table_name(), "logs_19700407_19700509");
+        assert_eq!(DayRange { first: -800_000_000, end: -799_999_968 }.table_name(), "logs_m800000000_m799999968");
+        let description = format!("FOR VALUES FROM ('{}') TO ('{}')", day.lower_sql(), day.upper_sql());
+        assert_eq!(parse_bounds(&description), Some(day));
+        let open = parse_bounds("FOR VALUES FROM (MINVALUE) TO ('86400000')").expect("bounds");
+        assert_eq!((open.end, open.lower_sql()), (1, "MINVALUE".to_owned()));
+    }
+}

@@ -1,0 +1,308 @@
+//! Rows as PostgreSQL holds them, and their conversion to and from the model's types.
+
+use std::collections::BTreeMap;
+
+use diesel::prelude::*;
+use sluice_model::{ApiKeyRecord, JsonObject, KeyId, Log, LogEntry, LogId, Workspace, WorkspaceId};
+use sluice_query::fold;
+use sluice_query::stats::{day_start_ms, hour_start};
+use sluice_store::{NewApiKey, Search, StoreError};
+use uuid::Uuid;
+
+use crate::schema::{api_keys, logs, workspaces};
+
+fn corrupt(what: &str) -> StoreError {
+    StoreError::Backend(format!("corrupt {what} in the database"))
+}
+
+fn parse<T: std::str::FromStr>(text: &str, what: &str) -> Result<T, StoreError> {
+    text.parse().map_err(|_| corrupt(what))
+}
+
+/// The folded text of a log's searchable fields, one per line, for the trigram index. Only a
+/// candidate filter: the exact check reads the fields themselves, so text spanning two lines
+/// can only add candidates, never lose one.
+fn search_text(log: &Log) -> String {
+    let entry = &log.entry;
+    let mut text = fold(&entry.message);
+    for field in
+        [entry.error_name.as_deref(), entry.error_stack.as_deref(), entry.data.as_ref().map(JsonObject::as_str)]
+            .into_iter()
+            .flatten()
+    {
+        text.push('\n');
+        text.push_str(&fold(field));
+    }
+    text
+}
+
+/// A log as inserted: borrowed from the model where the types allow.
+#[derive(Insertable)]
+#[diesel(table_name = logs, treat_none_as_default_value = false)]
+pub(crate) struct NewLogRow<'a> {
+    workspace_id: Uuid,
+    ts: i64,
+    id: Uuid,
+    level: &'a str,
+    environment: &'a str,
+    source: &'a str,
+    dataset: &'a str,
+    message: &'a str,
+    version: Option<&'a str>,
+    user_id: Option<&'a str>,
+    session_id: Option<&'a str>,
+    request_id: Option<&'a str>,
+    data: Option<&'a str>,
+    error_name: Option<&'a str>,
+    error_stack: Option<&'a str>,
+    tags: Option<String>,
+    flow_id: Option<&'a str>,
+    step_index: Option<i32>,
+    country: Option<&'a str>,
+    ip_address: Option<&'a str>,
+    search_text: String,
+}
+
+impl<'a> NewLogRow<'a> {
+    pub(crate) fn new(workspace: &WorkspaceId, log: &'a Log) -> Self {
+        let entry = &log.entry;
+        Self {
+            workspace_id: *workspace.as_uuid(),
+            ts: entry.timestamp,
+            id: *log.id.as_uuid(),
+            level: entry.level.as_str(),
+            environment: entry.environment.as_str(),
+            source: &entry.source,
+            dataset: &entry.dataset,
+            message: &entry.message,
+            version: entry.version.as_deref(),
+            user_id: entry.user_id.as_deref(),
+            session_id: entry.session_id.as_deref(),
+            request_id: entry.request_id.as_deref(),
+            data: entry.data.as_ref().map(JsonObject::as_str),
+            error_name: entry.error_name.as_deref(),
+            error_stack: entry.error_stack.as_deref(),
+            tags: entry.tags.as_ref().and_then(|tags| serde_json::to_string(tags).ok()),
+            flow_id: entry.flow_id.as_deref(),
+            step_index: entry.step_index.map(i32::from),
+            country: log.country.as_deref(),
+            ip_address: log.ip_address.as_deref(),
+            search_text: search_text(log),
+        }
+    }
+}
+
+/// What a counter counts, apart from its time: source, environment, dataset, level.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Scope {
+    pub(crate) source: String,
+    pub(crate) environment: String,
+    pub(crate) dataset: String,
+    pub(crate) level: String,
+}
+
+/// How many logs each counter of each table gains (or, negative, loses): per hour, per day,
+/// per day without environment and dataset. Keys are sorted, so concurrent writers lock
+/// counter rows in one order.
+#[derive(Debug, Default)]
+pub(crate) struct RollupDeltas {
+    pub(crate) hourly: BTreeMap<(i64, Scope), i64>,
+    pub(crate) daily: BTreeMap<(i64, Scope), i64>,
+    pub(crate) daily_sources: BTreeMap<(i64, String, String), i64>,
+}
+
+impl RollupDeltas {
+    /// Adds `sign` (1 or -1) for a log at `ts` under `scope`.
+    pub(crate) fn add(&mut self, ts: i64, scope: Scope, sign: i64) {
+        let day = day_start_ms(ts);
+        *self.daily_sources.entry((day, scope.source.clone(), scope.level.clone())).or_insert(0) += sign;
+        *self.daily.entry((day, scope.clone())).or_insert(0) += sign;
+        *self.hourly.entry((hour_start(ts), scope)).or_insert(0) += sign;
+    }
+
+    /// The deltas of a batch being inserted.
+    pub(crate) fn of(logs: &[Log]) -> Self {
+        let mut deltas = RollupDeltas::default();
+        for log in logs {
+            let entry = &log.entry;
+            let scope = Scope {
+                source: entry.source.to_string(),
+                environment: entry.environment.as_str().to_owned(),
+                dataset: entry.dataset.to_string(),
+                level: entry.level.as_str().to_owned(),
+            };
+            deltas.add(entry.timestamp, scope, 1);
+        }
+        deltas
+    }
+}
+
+/// A log as read back.
+#[derive(Queryable, QueryableByName, Selectable)]
+#[diesel(table_name = logs, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct LogRow {
+    pub(crate) id: Uuid,
+    pub(crate) ts: i64,
+    level: String,
+    environment: String,
+    source: String,
+    dataset: String,
+    message: String,
+    version: Option<String>,
+    user_id: Option<String>,
+    session_id: Option<String>,
+    request_id: Option<String>,
+    data: Option<String>,
+    error_name: Option<String>,
+    error_stack: Option<String>,
+    tags: Option<String>,
+    flow_id: Option<String>,
+    step_index: Option<i32>,
+    country: Option<String>,
+    ip_address: Option<String>,
+}
+
+impl LogRow {
+    /// The exact check of a search on this row.
+    pub(crate) fn matches(&self, search: &Search) -> bool {
+        search.matches(&self.message, self.error_name.as_deref(), self.error_stack.as_deref(), self.data.as_deref())
+    }
+}
+
+impl TryFrom<LogRow> for Log {
+    type Error = StoreError;
+
+    fn try_from(row: LogRow) -> Result<Self, StoreError> {
+        let data = match row.data {
+            Some(text) => Some(JsonObject::from_text(text).map_err(|_| corrupt("log data"))?),
+            None => None,
+        };
+        let tags = match row.tags {
+            Some(text) => Some(serde_json::from_str(&text).map_err(|_| corrupt("log tags"))?),
+            None => None,
+        };
+        Ok(Log {
+            id: LogId::from_uuid(row.id),
+            entry: LogEntry {
+                timestamp: row.ts,
+                level: parse(&row.level, "log level")?,
+                message: row.message,
+                source: row.source.into(),
+                environment: parse(&row.environment, "log environment")?,
+                dataset: row.dataset.into(),
+                version: row.version,
+                user_id: row.user_id,
+                session_id: row.session_id,
+                request_id: row.request_id,
+                data,
+                error_name: row.error_name,
+                error_stack: row.error_stack,
+                tags,
+                flow_id: row.flow_id,
+                step_index: row
+                    .step_index
+                    .map(|index| u16::try_from(index).map_err(|_| corrupt("step index")))
+                    .transpose()?,
+            },
+            country: row.country,
+            ip_address: row.ip_address,
+        })
+    }
+}
+
+/// A workspace row, both ways.
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = workspaces, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct WorkspaceRow {
+    id: Uuid,
+    name: String,
+    plan: String,
+    created_at: i64,
+}
+
+impl From<&Workspace> for WorkspaceRow {
+    fn from(workspace: &Workspace) -> Self {
+        Self {
+            id: *workspace.id.as_uuid(),
+            name: workspace.name.clone(),
+            plan: workspace.plan.as_str().to_owned(),
+            created_at: workspace.created_at,
+        }
+    }
+}
+
+impl TryFrom<WorkspaceRow> for Workspace {
+    type Error = StoreError;
+
+    fn try_from(row: WorkspaceRow) -> Result<Self, StoreError> {
+        Ok(Workspace {
+            id: WorkspaceId::from_uuid(row.id),
+            name: row.name,
+            plan: parse(&row.plan, "workspace plan")?,
+            created_at: row.created_at,
+        })
+    }
+}
+
+/// A key row as read back (the hash stays in the database).
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = api_keys, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct KeyRow {
+    workspace_id: Uuid,
+    id: Uuid,
+    name: Option<String>,
+    env: String,
+    scopes: String,
+    created_at: i64,
+    expires_at: Option<i64>,
+    revoked_at: Option<i64>,
+}
+
+impl TryFrom<KeyRow> for ApiKeyRecord {
+    type Error = StoreError;
+
+    fn try_from(row: KeyRow) -> Result<Self, StoreError> {
+        Ok(ApiKeyRecord {
+            id: KeyId::from_uuid(row.id),
+            workspace_id: WorkspaceId::from_uuid(row.workspace_id),
+            name: row.name,
+            env: parse(&row.env, "key env")?,
+            scopes: parse(&row.scopes, "key scopes")?,
+            created_at: row.created_at,
+            expires_at: row.expires_at,
+            revoked_at: row.revoked_at,
+        })
+    }
+}
+
+/// A key row as inserted.
+#[derive(Insertable)]
+#[diesel(table_name = api_keys, treat_none_as_default_value = false)]
+pub(crate) struct NewKeyRow {
+    workspace_id: Uuid,
+    id: Uuid,
+    hash: Vec<u8>,
+    name: Option<String>,
+    env: String,
+    scopes: String,
+    created_at: i64,
+    expires_at: Option<i64>,
+    revoked_at: Option<i64>,
+}
+
+impl From<&NewApiKey> for NewKeyRow {
+    fn from(key: &NewApiKey) -> Self {
+        let record = &key.record;
+        Self {
+            workspace_id: *record.workspace_id.as_uuid(),
+            id: *record.id.as_uuid(),
+            hash: key.hash.to_vec(),
+            name: record.name.clone(),
+            env: record.env.as_str().to_owned(),
+            scopes: record.scopes.to_string(),
+            created_at: record.created_at,
+            expires_at: record.expires_at,
+            revoked_at: record.revoked_at,
+        }
+    }
+}

@@ -1,0 +1,104 @@
+// @generated automatically by Diesel CLI.
+
+diesel::table! {
+    api_keys (workspace_id, id) {
+        workspace_id -> Uuid,
+        id -> Uuid,
+        hash -> Bytea,
+        name -> Nullable<Text>,
+        env -> Text,
+        scopes -> Text,
+        created_at -> Int8,
+        expires_at -> Nullable<Int8>,
+        revoked_at -> Nullable<Int8>,
+    }
+}
+
+diesel::table! {
+    log_rollups (workspace_id, hour, source, environment, dataset, level) {
+        workspace_id -> Uuid,
+        hour -> Int8,
+        source -> Text,
+        environment -> Text,
+        dataset -> Text,
+        level -> Text,
+        count -> Int8,
+    }
+}
+
+diesel::table! {
+    log_rollups_daily (workspace_id, day, source, environment, dataset, level) {
+        workspace_id -> Uuid,
+        day -> Int8,
+        source -> Text,
+        environment -> Text,
+        dataset -> Text,
+        level -> Text,
+        count -> Int8,
+    }
+}
+
+diesel::table! {
+    log_rollups_daily_sources (workspace_id, day, source, level) {
+        workspace_id -> Uuid,
+        day -> Int8,
+        source -> Text,
+        level -> Text,
+        count -> Int8,
+    }
+}
+
+diesel::table! {
+    logs (workspace_id, ts, id) {
+        workspace_id -> Uuid,
+        ts -> Int8,
+        id -> Uuid,
+        level -> Text,
+        environment -> Text,
+        source -> Text,
+        dataset -> Text,
+        message -> Text,
+        version -> Nullable<Text>,
+        user_id -> Nullable<Text>,
+        session_id -> Nullable<Text>,
+        request_id -> Nullable<Text>,
+        data -> Nullable<Text>,
+        error_name -> Nullable<Text>,
+        error_stack -> Nullable<Text>,
+        tags -> Nullable<Text>,
+        flow_id -> Nullable<Text>,
+        step_index -> Nullable<Int4>,
+        country -> Nullable<Text>,
+        ip_address -> Nullable<Text>,
+        search_text -> Text,
+    }
+}
+
+diesel::table! {
+    usage_monthly (workspace_id, month) {
+        workspace_id -> Uuid,
+        month -> Int8,
+        logs -> Int8,
+    }
+}
+
+diesel::table! {
+    workspaces (id) {
+        id -> Uuid,
+        name -> Text,
+        plan -> Text,
+        created_at -> Int8,
+    }
+}
+
+diesel::joinable!(api_keys -> workspaces (workspace_id));
+
+diesel::allow_tables_to_appear_in_same_query!(
+    api_keys,
+    log_rollups,
+    log_rollups_daily,
+    log_rollups_daily_sources,
+    logs,
+    usage_monthly,
+    workspaces,
+);
