@@ -7,6 +7,8 @@
 //! - `bench [--quick]`: the criterion benchmarks, whose figures go to docs/PERFORMANCE.md.
 //! - `with-pg <command...>`: runs one command with `SLUICE_TEST_PG` set to a throwaway
 //!   cluster (e.g. `cargo xtask with-pg cargo test -p <crate>`), removed afterwards.
+//! - `pg-schema`: rewrites the PostgreSQL store's `schema.rs` with diesel's `print-schema`
+//!   of `migrations/postgres` (`ci` checks it is current; `schema.rs` in this folder).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,6 +16,7 @@ use std::process::Command;
 use anyhow::{Context, bail};
 
 mod postgres;
+mod schema;
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -23,9 +26,23 @@ fn main() -> anyhow::Result<()> {
         Some("ci") => ci(&root),
         Some("bench") => bench(&args[1..]),
         Some("with-pg") => with_pg(&args[1..]),
+        Some("pg-schema") => pg_schema(&root),
         _ => {
-            eprintln!("usage: cargo xtask ci | cargo xtask bench [--quick] | cargo xtask with-pg <command...>");
+            eprintln!(
+                "usage: cargo xtask ci | cargo xtask bench [--quick] | cargo xtask with-pg <command...> | cargo xtask pg-schema"
+            );
             bail!("unknown task {:?}", args.first())
+        }
+    }
+}
+
+/// Regenerates the PostgreSQL store's schema.rs against a throwaway cluster (or `SLUICE_TEST_PG`).
+fn pg_schema(root: &Path) -> anyhow::Result<()> {
+    match std::env::var("SLUICE_TEST_PG") {
+        Ok(url) if !url.is_empty() => schema::write(root, &url),
+        _ => {
+            let cluster = postgres::Cluster::start()?;
+            schema::write(root, &cluster.url())
         }
     }
 }
@@ -81,6 +98,18 @@ fn ci(root: &Path) -> anyhow::Result<()> {
         run_with("cargo", &["test", "--workspace", "--locked", "--lib", "--bins", "--tests"], &env)?;
     }
     run_with("cargo", &["test", "--workspace", "--locked", "--doc"], &env)?;
+    // The HTTP and command-line suites once more, each server over PostgreSQL instead of SQLite.
+    let env = [("SLUICE_TEST_PG", pg_url.as_str()), ("SLUICE_TEST_BACKEND", "postgres")];
+    if succeeds("cargo", &["nextest", "--version"]) {
+        run_with(
+            "cargo",
+            &["nextest", "run", "--locked", "--no-fail-fast", "-p", "sluice-http", "-p", "sluice"],
+            &env,
+        )?;
+    } else {
+        run_with("cargo", &["test", "--locked", "-p", "sluice-http", "-p", "sluice", "--tests"], &env)?;
+    }
+    schema::check(root, &pg_url)?;
     drop(cluster);
     deny()?;
     eprintln!("\nci: every check passed");
@@ -127,7 +156,8 @@ fn tidy(root: &Path) -> anyhow::Result<()> {
         } else if path.extension().is_some_and(|extension| extension == "rs") {
             let text = std::fs::read_to_string(&path)?;
             let first = text.lines().find(|line| !line.trim().is_empty()).unwrap_or("");
-            if !first.starts_with("//!") {
+            // Generated files (diesel's schema.rs) carry their generator's mark instead.
+            if !first.starts_with("//!") && !first.starts_with("// @generated") {
                 missing.push(path.strip_prefix(root).unwrap_or(&path).display().to_string());
             }
         }

@@ -8,9 +8,19 @@ use sluice_model::{KeyEnv, Plan, Scopes};
 #[derive(Debug, Parser)]
 #[command(name = "sluice", version, about)]
 pub(crate) struct Cli {
-    /// Where data lives: `sqlite://relative/path.db`, `sqlite:///absolute/path.db`.
+    /// Where data lives: `sqlite://relative/path.db`, `sqlite:///absolute/path.db`, or
+    /// `postgres://user:password@host:port/database`.
     #[arg(long, env = "SLUICE_DATABASE_URL", default_value = "sqlite://sluice-data/sluice.db", global = true)]
     pub(crate) database_url: String,
+
+    /// PostgreSQL: connections in the pool.
+    #[arg(long, env = "SLUICE_DB_POOL_SIZE", default_value_t = 16, global = true)]
+    pub(crate) db_pool_size: usize,
+
+    /// PostgreSQL: how long a request waits for a connection (or for a new one to open)
+    /// before it is answered 503, in milliseconds.
+    #[arg(long, env = "SLUICE_DB_TIMEOUT_MS", default_value_t = 5_000, global = true)]
+    pub(crate) db_timeout_ms: u64,
 
     /// Log filter for the process's own diagnostics (tracing syntax, e.g. `info,sluice_http=debug`).
     #[arg(long, env = "SLUICE_LOG", default_value = "info", global = true)]

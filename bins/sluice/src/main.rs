@@ -7,6 +7,7 @@ mod serve;
 
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use clap::Parser;
 use sluice_store::Store;
@@ -19,14 +20,26 @@ use crate::cli::{Cli, Command};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Opens the store a database URL names, creating its schema when needed.
-fn open_store(url: &str) -> anyhow::Result<Arc<dyn Store>> {
+async fn open_store(cli: &Cli) -> anyhow::Result<Arc<dyn Store>> {
+    let url = cli.database_url.as_str();
     if let Some(path) = sluice_store_sqlite::path_from_url(url) {
         let store = sluice_store_sqlite::SqliteStore::open(&path)
             .map_err(|error| anyhow::anyhow!("cannot open the SQLite database {}: {error}", path.display()))?;
         return Ok(Arc::new(store));
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        anyhow::bail!("this build of sluice has no PostgreSQL store yet; use a sqlite:// URL");
+        let timeout = Duration::from_millis(cli.db_timeout_ms);
+        let options = sluice_store_pg::PgOptions {
+            pool_size: cli.db_pool_size,
+            wait_timeout: timeout,
+            create_timeout: timeout,
+            recycle_timeout: timeout,
+            ..sluice_store_pg::PgOptions::default()
+        };
+        let store = sluice_store_pg::PgStore::connect(url, &options)
+            .await
+            .map_err(|error| anyhow::anyhow!("cannot open the PostgreSQL database: {error}"))?;
+        return Ok(Arc::new(store));
     }
     anyhow::bail!("unsupported database URL (expected sqlite://PATH or postgres://...)")
 }
@@ -38,7 +51,7 @@ async fn main() -> ExitCode {
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
 
     let result = async {
-        let store = open_store(&cli.database_url)?;
+        let store = open_store(&cli).await?;
         match cli.command {
             Command::Serve(options) => serve::run(store, options).await,
             Command::Admin(command) => admin::run(store.as_ref(), command).await,

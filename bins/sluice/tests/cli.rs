@@ -1,6 +1,7 @@
 //! The `sluice` binary as an operator uses it: `serve` prints a working key on first start,
 //! `admin` commands print what DECISIONS shows and take effect on a running server, and
-//! SIGTERM lets a request in flight finish.
+//! SIGTERM lets a request in flight finish. On SQLite, or with `SLUICE_TEST_BACKEND=postgres`
+//! (as `cargo xtask ci` runs them a second time) on a PostgreSQL database of each test's own.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -16,8 +17,48 @@ fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
 }
 
+/// The database of the test whose folder is `dir`: a SQLite file in it, or a PostgreSQL
+/// database made on first use (its URL kept in the folder) and dropped with [`Cleanup`].
 fn database_url(dir: &Path) -> String {
-    format!("sqlite://{}", dir.join("data/sluice.db").display())
+    if std::env::var("SLUICE_TEST_BACKEND").map_or(true, |backend| backend != "postgres") {
+        return format!("sqlite://{}", dir.join("data/sluice.db").display());
+    }
+    let saved = dir.join("postgres-url");
+    if let Ok(url) = std::fs::read_to_string(&saved) {
+        return url;
+    }
+    let name = format!("sluice_cli_{}", dir.file_name().and_then(|name| name.to_str()).unwrap_or("x"))
+        .to_ascii_lowercase()
+        .replace(|character: char| !character.is_ascii_alphanumeric(), "_");
+    let url = runtime().block_on(sluice_store_pg::testing::fresh_database(&name));
+    std::fs::write(&saved, &url).expect("keep the database URL");
+    std::fs::write(dir.join("postgres-name"), &name).expect("keep the database name");
+    url
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime")
+}
+
+/// Drops the test's PostgreSQL database, if it made one, when the test ends.
+struct Cleanup(tempfile::TempDir);
+
+impl Cleanup {
+    fn new() -> Cleanup {
+        Cleanup(tempfile::tempdir().expect("temp dir"))
+    }
+
+    fn path(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        if let Ok(name) = std::fs::read_to_string(self.0.path().join("postgres-name")) {
+            runtime().block_on(sluice_store_pg::testing::drop_database(&name));
+        }
+    }
 }
 
 /// Runs `sluice admin ...` and returns its stdout as JSON (the command is given `--json`).
@@ -131,7 +172,7 @@ fn entry(message: &str) -> String {
 
 #[test]
 fn first_start_prints_a_working_key_once() {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = Cleanup::new();
     let mut server = Server::start(dir.path());
     let key = server.first_start_key();
     let (status, body) = server.http("POST", "/v1/logs", Some(&key), &entry("hello"));
@@ -157,7 +198,7 @@ fn first_start_prints_a_working_key_once() {
 
 #[test]
 fn admin_commands_print_what_decisions_show_and_reach_a_running_server() {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = Cleanup::new();
     let created = admin(dir.path(), &["workspace", "create", "--name", "acme", "--plan", "pro"]);
     let workspace = created["workspaceId"].as_str().expect("workspaceId").to_owned();
     assert_eq!(created, json!({"workspaceId": workspace, "name": "acme", "plan": "pro"}));
@@ -231,7 +272,7 @@ fn admin_commands_print_what_decisions_show_and_reach_a_running_server() {
 
 #[test]
 fn sigterm_lets_the_request_in_flight_finish() {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = Cleanup::new();
     let mut server = Server::start(dir.path());
     let key = server.first_start_key();
 

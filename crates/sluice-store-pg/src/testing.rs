@@ -18,6 +18,12 @@ struct Count {
     count: i64,
 }
 
+#[derive(QueryableByName)]
+struct Name {
+    #[diesel(sql_type = Text)]
+    name: String,
+}
+
 /// The test server's URL.
 ///
 /// # Panics
@@ -71,6 +77,17 @@ pub async fn fresh_database(name: &str) -> String {
     if !exists {
         admin.batch_execute(&format!("CREATE DATABASE {template}")).await.expect("create the template");
         migrate(&with_database(&server, &template)).await.expect("migrate the template");
+        // Templates of older schemas are of no more use.
+        let older: Vec<Name> = diesel::sql_query(
+            "SELECT datname::text AS name FROM pg_database WHERE datname LIKE 'sluice\\_template\\_%' AND datname <> $1",
+        )
+        .bind::<Text, _>(&template)
+        .load(&mut admin)
+        .await
+        .expect("list older templates");
+        for old in older {
+            admin.batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", old.name)).await.expect("drop");
+        }
     }
     admin.batch_execute("SELECT pg_advisory_unlock(7355909)").await.expect("unlock");
     admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await.expect("drop");

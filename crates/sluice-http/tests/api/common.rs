@@ -1,10 +1,14 @@
-//! A real sluice HTTP server on a loopback port over a real SQLite file, and a client for it.
+//! A real sluice HTTP server on a loopback port over a real database, and a client for it.
+//!
+//! The database is a SQLite file of the test's own, or, with `SLUICE_TEST_BACKEND=postgres`
+//! (as `cargo xtask ci` runs this suite a second time), a PostgreSQL database of the test's
+//! own on the `SLUICE_TEST_PG` server, cloned from the migrated template and dropped after.
 
 #![allow(dead_code, missing_docs)]
 
 use std::net::TcpListener;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 
 use actix_web::dev::ServerHandle;
 use actix_web::{App, HttpServer};
@@ -20,10 +24,17 @@ pub const NOW: i64 = 1_700_000_000_000;
 /// The clock value meaning "follow the wall clock".
 const WALL_CLOCK: i64 = i64::MIN;
 
+/// Whether this run's servers use SQLite (the default) rather than PostgreSQL.
+pub fn on_sqlite() -> bool {
+    std::env::var("SLUICE_TEST_BACKEND").map_or(true, |backend| backend != "postgres")
+}
+
 pub struct TestServer {
     pub base: String,
-    /// The SQLite file behind the server.
+    /// The SQLite file behind the server (on SQLite runs).
     pub path: std::path::PathBuf,
+    /// The PostgreSQL database behind the server (on PostgreSQL runs), dropped with it.
+    pub database: Option<String>,
     pub store: Arc<dyn Store>,
     pub workspace: Workspace,
     pub key: String,
@@ -69,10 +80,19 @@ pub async fn start() -> TestServer {
     start_with(&SqliteOptions::default()).await
 }
 
+static NEXT_DATABASE: AtomicUsize = AtomicUsize::new(0);
+
 pub async fn start_with(options: &SqliteOptions) -> TestServer {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("sluice.db");
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open_with(&path, options).expect("open store"));
+    let (store, database): (Arc<dyn Store>, _) = if on_sqlite() {
+        (Arc::new(SqliteStore::open_with(&path, options).expect("open store")), None)
+    } else {
+        let name = format!("sluice_http_{}_{}", std::process::id(), NEXT_DATABASE.fetch_add(1, Ordering::Relaxed));
+        let url = sluice_store_pg::testing::fresh_database(&name).await;
+        let options = sluice_store_pg::PgOptions { pool_size: 4, ..Default::default() };
+        (Arc::new(sluice_store_pg::PgStore::connect(&url, &options).await.expect("connect")), Some(name))
+    };
     let workspace = new_workspace(&store, "main").await;
     let key = new_key(&store, workspace.id, Scopes::ALL, None).await.0;
 
@@ -93,7 +113,7 @@ pub async fn start_with(options: &SqliteOptions) -> TestServer {
         .run();
     let handle = server.handle();
     actix_web::rt::spawn(server);
-    TestServer { base, path, store, workspace, key, now, handle, _dir: dir }
+    TestServer { base, path, database, store, workspace, key, now, handle, _dir: dir }
 }
 
 pub async fn new_workspace(store: &Arc<dyn Store>, name: &str) -> Workspace {
@@ -138,7 +158,26 @@ impl TestServer {
     pub async fn stop(self) {
         self.handle.stop(true).await;
     }
+}
 
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        let Some(name) = self.database.take() else { return };
+        // Drop runs inside the test's runtime, which cannot be blocked on: a thread of its own.
+        let dropped = std::thread::spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map(|runtime| runtime.block_on(sluice_store_pg::testing::drop_database(&name)))
+        })
+        .join();
+        if !matches!(dropped, Ok(Ok(()))) {
+            eprintln!("could not drop a test database");
+        }
+    }
+}
+
+impl TestServer {
     pub async fn request(&self, method: &str, path: &str, headers: &[(&str, &str)], body: Vec<u8>) -> Reply {
         let client = awc::Client::builder().timeout(std::time::Duration::from_secs(30)).finish();
         let method = awc::http::Method::from_bytes(method.as_bytes()).expect("method");
