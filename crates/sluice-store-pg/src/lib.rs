@@ -10,6 +10,7 @@
 mod partitions;
 mod rows;
 mod schema;
+mod text;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -172,7 +173,7 @@ fn index_condition(search: &Search) -> Option<Condition> {
     for group in groups {
         let mut any: Option<Condition> = None;
         for needle in group {
-            let like: Condition = Box::new(logs::search_text.like(like_anywhere(needle)));
+            let like: Condition = Box::new(logs::search_text.like(like_anywhere(&text::encode(needle))));
             any = Some(match any {
                 Some(before) => Box::new(before.or(like)),
                 None => like,
@@ -197,19 +198,21 @@ fn filtered(workspace: &WorkspaceId, filter: &LogFilter) -> logs::BoxedQuery<'st
     if let Some(environment) = filter.environment {
         query = query.filter(logs::environment.eq(environment.as_str()));
     }
-    if let Some(source) = filter.source.clone() {
+    // Text is compared as stored ([`text`]).
+    let stored = |value: &Option<String>| value.as_deref().map(|value| text::encode(value).into_owned());
+    if let Some(source) = stored(&filter.source) {
         query = query.filter(logs::source.eq(source));
     }
-    if let Some(dataset) = filter.dataset.clone() {
+    if let Some(dataset) = stored(&filter.dataset) {
         query = query.filter(logs::dataset.eq(dataset));
     }
-    if let Some(user_id) = filter.user_id.clone() {
+    if let Some(user_id) = stored(&filter.user_id) {
         query = query.filter(logs::user_id.eq(user_id));
     }
-    if let Some(session_id) = filter.session_id.clone() {
+    if let Some(session_id) = stored(&filter.session_id) {
         query = query.filter(logs::session_id.eq(session_id));
     }
-    if let Some(flow_id) = filter.flow_id.clone() {
+    if let Some(flow_id) = stored(&filter.flow_id) {
         query = query.filter(logs::flow_id.eq(flow_id));
     }
     if let Some(from) = filter.from {
@@ -789,9 +792,9 @@ impl LogStore for PgStore {
             .bind::<diesel::sql_types::Uuid, _>(*workspace.as_uuid())
             .bind::<BigInt, _>(from_ms)
             .bind::<BigInt, _>(to_ms)
-            .bind::<Nullable<Text>, _>(filter.source.clone())
+            .bind::<Nullable<Text>, _>(filter.source.as_deref().map(|source| text::encode(source).into_owned()))
             .bind::<Nullable<Text>, _>(filter.environment.map(|environment| environment.as_str()))
-            .bind::<Nullable<Text>, _>(filter.dataset.clone())
+            .bind::<Nullable<Text>, _>(filter.dataset.as_deref().map(|dataset| text::encode(dataset).into_owned()))
             .load(&mut connection)
             .await
             .map_err(from_diesel)?;
@@ -801,7 +804,7 @@ impl LogStore for PgStore {
                 let bucket = match by {
                     CountBy::Hour => Bucket::Hour(row.hour),
                     CountBy::Day => Bucket::Day(row.hour),
-                    CountBy::Source => Bucket::Source(row.source),
+                    CountBy::Source => Bucket::Source(text::decode(row.source)),
                 };
                 Ok(LevelCount { bucket, level, count: u64::try_from(row.total).unwrap_or_default() })
             })

@@ -1,5 +1,6 @@
 //! Rows as PostgreSQL holds them, and their conversion to and from the model's types.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use diesel::prelude::*;
@@ -10,6 +11,7 @@ use sluice_store::{NewApiKey, Search, StoreError};
 use uuid::Uuid;
 
 use crate::schema::{api_keys, logs, workspaces};
+use crate::text::{decode, decode_option, decoded, encode, encode_option, encode_owned};
 
 fn corrupt(what: &str) -> StoreError {
     StoreError::Backend(format!("corrupt {what} in the database"))
@@ -45,25 +47,27 @@ pub(crate) struct NewLogRow<'a> {
     id: Uuid,
     level: &'a str,
     environment: &'a str,
-    source: &'a str,
-    dataset: &'a str,
-    message: &'a str,
-    version: Option<&'a str>,
-    user_id: Option<&'a str>,
-    session_id: Option<&'a str>,
-    request_id: Option<&'a str>,
+    source: Cow<'a, str>,
+    dataset: Cow<'a, str>,
+    message: Cow<'a, str>,
+    version: Option<Cow<'a, str>>,
+    user_id: Option<Cow<'a, str>>,
+    session_id: Option<Cow<'a, str>>,
+    request_id: Option<Cow<'a, str>>,
+    // JSON text: a raw U+0000 cannot occur in it, so it is stored as it is.
     data: Option<&'a str>,
-    error_name: Option<&'a str>,
-    error_stack: Option<&'a str>,
+    error_name: Option<Cow<'a, str>>,
+    error_stack: Option<Cow<'a, str>>,
     tags: Option<String>,
-    flow_id: Option<&'a str>,
+    flow_id: Option<Cow<'a, str>>,
     step_index: Option<i32>,
-    country: Option<&'a str>,
-    ip_address: Option<&'a str>,
+    country: Option<Cow<'a, str>>,
+    ip_address: Option<Cow<'a, str>>,
     search_text: String,
 }
 
 impl<'a> NewLogRow<'a> {
+    /// The row of `log`, its text encoded as PostgreSQL can hold it ([`crate::text`]).
     pub(crate) fn new(workspace: &WorkspaceId, log: &'a Log) -> Self {
         let entry = &log.entry;
         Self {
@@ -72,22 +76,22 @@ impl<'a> NewLogRow<'a> {
             id: *log.id.as_uuid(),
             level: entry.level.as_str(),
             environment: entry.environment.as_str(),
-            source: &entry.source,
-            dataset: &entry.dataset,
-            message: &entry.message,
-            version: entry.version.as_deref(),
-            user_id: entry.user_id.as_deref(),
-            session_id: entry.session_id.as_deref(),
-            request_id: entry.request_id.as_deref(),
+            source: encode(&entry.source),
+            dataset: encode(&entry.dataset),
+            message: encode(&entry.message),
+            version: encode_option(entry.version.as_deref()),
+            user_id: encode_option(entry.user_id.as_deref()),
+            session_id: encode_option(entry.session_id.as_deref()),
+            request_id: encode_option(entry.request_id.as_deref()),
             data: entry.data.as_ref().map(JsonObject::as_str),
-            error_name: entry.error_name.as_deref(),
-            error_stack: entry.error_stack.as_deref(),
+            error_name: encode_option(entry.error_name.as_deref()),
+            error_stack: encode_option(entry.error_stack.as_deref()),
             tags: entry.tags.as_ref().and_then(|tags| serde_json::to_string(tags).ok()),
-            flow_id: entry.flow_id.as_deref(),
+            flow_id: encode_option(entry.flow_id.as_deref()),
             step_index: entry.step_index.map(i32::from),
-            country: log.country.as_deref(),
-            ip_address: log.ip_address.as_deref(),
-            search_text: search_text(log),
+            country: encode_option(log.country.as_deref()),
+            ip_address: encode_option(log.ip_address.as_deref()),
+            search_text: encode_owned(search_text(log)),
         }
     }
 }
@@ -126,9 +130,9 @@ impl RollupDeltas {
         for log in logs {
             let entry = &log.entry;
             let scope = Scope {
-                source: entry.source.to_string(),
+                source: encode(&entry.source).into_owned(),
                 environment: entry.environment.as_str().to_owned(),
-                dataset: entry.dataset.to_string(),
+                dataset: encode(&entry.dataset).into_owned(),
                 level: entry.level.as_str().to_owned(),
             };
             deltas.add(entry.timestamp, scope, 1);
@@ -163,9 +167,11 @@ pub(crate) struct LogRow {
 }
 
 impl LogRow {
-    /// The exact check of a search on this row.
+    /// The exact check of a search on this row (on the text as sent).
     pub(crate) fn matches(&self, search: &Search) -> bool {
-        search.matches(&self.message, self.error_name.as_deref(), self.error_stack.as_deref(), self.data.as_deref())
+        let error_name = self.error_name.as_deref().map(decoded);
+        let error_stack = self.error_stack.as_deref().map(decoded);
+        search.matches(&decoded(&self.message), error_name.as_deref(), error_stack.as_deref(), self.data.as_deref())
     }
 }
 
@@ -186,26 +192,26 @@ impl TryFrom<LogRow> for Log {
             entry: LogEntry {
                 timestamp: row.ts,
                 level: parse(&row.level, "log level")?,
-                message: row.message,
-                source: row.source.into(),
+                message: decode(row.message),
+                source: decode(row.source).into(),
                 environment: parse(&row.environment, "log environment")?,
-                dataset: row.dataset.into(),
-                version: row.version,
-                user_id: row.user_id,
-                session_id: row.session_id,
-                request_id: row.request_id,
+                dataset: decode(row.dataset).into(),
+                version: decode_option(row.version),
+                user_id: decode_option(row.user_id),
+                session_id: decode_option(row.session_id),
+                request_id: decode_option(row.request_id),
                 data,
-                error_name: row.error_name,
-                error_stack: row.error_stack,
+                error_name: decode_option(row.error_name),
+                error_stack: decode_option(row.error_stack),
                 tags,
-                flow_id: row.flow_id,
+                flow_id: decode_option(row.flow_id),
                 step_index: row
                     .step_index
                     .map(|index| u16::try_from(index).map_err(|_| corrupt("step index")))
                     .transpose()?,
             },
-            country: row.country,
-            ip_address: row.ip_address,
+            country: decode_option(row.country),
+            ip_address: decode_option(row.ip_address),
         })
     }
 }

@@ -24,6 +24,7 @@ macro_rules! conformance_suite {
     ($make:expr) => {
         $crate::conformance_suite!(@each $make;
             insert_then_get_round_trips_every_field,
+            text_with_nul_and_rare_characters_round_trips,
             get_is_scoped_to_the_workspace,
             list_orders_newest_first_with_id_tiebreak,
             list_pages_report_has_more_exactly,
@@ -128,6 +129,55 @@ pub async fn insert_then_get_round_trips_every_field(store: &dyn Store) {
     assert_eq!(store.get_log(workspace, full.id).await.expect("get"), Some(full));
     assert_eq!(store.get_log(workspace, bare.id).await.expect("get"), Some(bare));
     assert_eq!(store.get_log(workspace, LogId::generate()).await.expect("get"), None);
+}
+
+/// JSON lets a client send U+0000 and U+10FFFF in any string: they are stored, returned,
+/// filtered on, searched and counted like any other character.
+pub async fn text_with_nul_and_rare_characters_round_trips(store: &dyn Store) {
+    let workspace = new_workspace(store, "w").await;
+    let mut odd = log("nul\0inside and \u{10FFFF}0 max", T0);
+    odd.entry.source = "src\0".into();
+    odd.entry.dataset = "\u{10FFFF}E".into();
+    odd.entry.user_id = Some("user\0\u{10FFFF}".into());
+    odd.entry.error_name = Some("Err\0".into());
+    let plain = log("plain", T0 + 1);
+    store.insert_logs(workspace, &[odd.clone(), plain]).await.expect("insert");
+
+    assert_eq!(store.get_log(workspace, odd.id).await.expect("get"), Some(odd.clone()));
+    let filter = LogFilter {
+        source: Some("src\0".into()),
+        dataset: Some("\u{10FFFF}E".into()),
+        user_id: Some("user\0\u{10FFFF}".into()),
+        ..LogFilter::default()
+    };
+    let page = store.list_logs(workspace, &filter, EVERYTHING).await.expect("list");
+    assert_eq!(page.logs, [odd.clone()]);
+    let filter = LogFilter { source: Some("src".into()), ..LogFilter::default() };
+    assert!(store.list_logs(workspace, &filter, EVERYTHING).await.expect("list").logs.is_empty());
+    assert_eq!(
+        found(store, workspace, "\"\u{10FFFF}0 max\"", &[SearchField::Message]).await,
+        [odd.entry.message.clone()]
+    );
+    assert_eq!(found(store, workspace, "inside", &[SearchField::Message]).await, [odd.entry.message.clone()]);
+    let counts = store
+        .level_counts(
+            workspace,
+            hour_start(T0),
+            hour_start(T0) + MS_PER_HOUR,
+            &RollupFilter::default(),
+            CountBy::Source,
+        )
+        .await
+        .expect("counts");
+    let mut sources: Vec<String> = counts
+        .iter()
+        .map(|count| match &count.bucket {
+            Bucket::Source(source) => source.clone(),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    sources.sort();
+    assert_eq!(sources, ["api", "src\0"]);
 }
 
 /// A log is invisible through another workspace.
