@@ -15,6 +15,9 @@ use std::process::Command;
 
 use anyhow::{Context, bail};
 
+/// The throwaway cluster, shared with the store's tests (standard library only).
+#[path = "../../crates/sluice-store-pg/src/cluster.rs"]
+#[allow(dead_code, reason = "xtask starts clusters; only the outage test stops and resumes one")]
 mod postgres;
 mod schema;
 
@@ -41,7 +44,7 @@ fn pg_schema(root: &Path) -> anyhow::Result<()> {
     match std::env::var("SLUICE_TEST_PG") {
         Ok(url) if !url.is_empty() => schema::write(root, &url),
         _ => {
-            let cluster = postgres::Cluster::start()?;
+            let cluster = postgres::Cluster::start("ci").map_err(anyhow::Error::msg)?;
             schema::write(root, &cluster.url())
         }
     }
@@ -87,7 +90,7 @@ fn ci(root: &Path) -> anyhow::Result<()> {
     let (pg_url, cluster) = match std::env::var("SLUICE_TEST_PG") {
         Ok(url) if !url.is_empty() => (url, None),
         _ => {
-            let cluster = postgres::Cluster::start()?;
+            let cluster = postgres::Cluster::start("ci").map_err(anyhow::Error::msg)?;
             (cluster.url(), Some(cluster))
         }
     };
@@ -192,7 +195,7 @@ fn with_pg(command: &[String]) -> anyhow::Result<()> {
     let Some((program, args)) = command.split_first() else {
         bail!("usage: cargo xtask with-pg <command...>");
     };
-    let cluster = postgres::Cluster::start()?;
+    let cluster = postgres::Cluster::start("ci").map_err(anyhow::Error::msg)?;
     let url = cluster.url();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let result = run_with(program, &args, &[("SLUICE_TEST_PG", &url)]);

@@ -39,6 +39,8 @@ use crate::rows::{KeyRow, LogRow, NewKeyRow, NewLogRow, RollupDeltas, Scope, Wor
 use crate::schema::{api_keys, logs, workspaces};
 
 #[cfg(feature = "testing")]
+pub mod cluster;
+#[cfg(feature = "testing")]
 pub mod testing;
 
 /// The schema, applied in order on connect.

@@ -41,7 +41,8 @@ pub struct TestServer {
     /// The server's clock, in Unix ms, once set; until then the wall clock.
     pub now: Arc<AtomicI64>,
     handle: ServerHandle,
-    _dir: tempfile::TempDir,
+    /// The folder of the SQLite file (kept until the server is dropped).
+    pub folder: tempfile::TempDir,
 }
 
 pub struct Reply {
@@ -93,6 +94,16 @@ pub async fn start_with(options: &SqliteOptions) -> TestServer {
         let options = sluice_store_pg::PgOptions { pool_size: 4, ..Default::default() };
         (Arc::new(sluice_store_pg::PgStore::connect(&url, &options).await.expect("connect")), Some(name))
     };
+    let mut server = start_over(store).await;
+    server.path = path;
+    server.database = database;
+    server.folder = dir;
+    server
+}
+
+/// A server over a store the test made itself.
+pub async fn start_over(store: Arc<dyn Store>) -> TestServer {
+    let dir = tempfile::tempdir().expect("temp dir");
     let workspace = new_workspace(&store, "main").await;
     let key = new_key(&store, workspace.id, Scopes::ALL, None).await.0;
 
@@ -113,7 +124,17 @@ pub async fn start_with(options: &SqliteOptions) -> TestServer {
         .run();
     let handle = server.handle();
     actix_web::rt::spawn(server);
-    TestServer { base, path, database, store, workspace, key, now, handle, _dir: dir }
+    TestServer {
+        base,
+        path: std::path::PathBuf::new(),
+        database: None,
+        store,
+        workspace,
+        key,
+        now,
+        handle,
+        folder: dir,
+    }
 }
 
 pub async fn new_workspace(store: &Arc<dyn Store>, name: &str) -> Workspace {

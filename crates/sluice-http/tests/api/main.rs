@@ -4,6 +4,7 @@
 mod auth;
 mod common;
 mod ingest;
+mod outage;
 mod read;
 mod routes;
 mod search;

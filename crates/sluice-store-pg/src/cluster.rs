@@ -2,14 +2,18 @@
 //! in a temporary folder on a free loopback port, stopped and removed when dropped.
 //!
 //! `cargo xtask ci` uses it where `SLUICE_TEST_PG` is not set, and hands its URL to the tests
-//! as `SLUICE_TEST_PG`. PostgreSQL refuses to run as root, so under root the cluster belongs to
-//! the `postgres` user (Debian's package creates it), else to `nobody`.
+//! as `SLUICE_TEST_PG`; the outage test stops and restarts one of its own. PostgreSQL refuses
+//! to run as root, so under root the cluster belongs to the `postgres` user (Debian's package
+//! creates it), else to `nobody`.
+//!
+//! Standard library only: xtask compiles this same file (`#[path]`) without the store.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use anyhow::{Context, bail};
+/// What went wrong, in words.
+pub type Error = String;
 
 /// What to install when the binaries are missing, in one line.
 const INSTALL: &str = "PostgreSQL's initdb and pg_ctl were not found: install them (Debian: apt-get install postgresql) \
@@ -26,13 +30,15 @@ pub struct Cluster {
 
 impl Cluster {
     /// Creates and starts a cluster with trust authentication for the `postgres` role.
-    pub fn start() -> anyhow::Result<Cluster> {
-        let bin = binaries().context(INSTALL)?;
-        let dir = std::env::temp_dir().join(format!("sluice-pg-{}", std::process::id()));
+    ///
+    /// `name` tells clusters of one process apart (its folder is `sluice-pg-<pid>-<name>`).
+    pub fn start(name: &str) -> Result<Cluster, Error> {
+        let bin = binaries().ok_or_else(|| INSTALL.to_owned())?;
+        let dir = std::env::temp_dir().join(format!("sluice-pg-{}-{name}", std::process::id()));
         if dir.exists() {
-            std::fs::remove_dir_all(&dir).with_context(|| format!("cannot clear {}", dir.display()))?;
+            std::fs::remove_dir_all(&dir).map_err(|error| format!("cannot clear {}: {error}", dir.display()))?;
         }
-        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::create_dir_all(&dir).map_err(|error| format!("cannot create {}: {error}", dir.display()))?;
         let owner = if is_root() { Some(unprivileged_user()) } else { None };
         if let Some(user) = &owner {
             checked(Command::new("chown").arg(user).arg(&dir), "chown the cluster folder")?;
@@ -42,12 +48,7 @@ impl Cluster {
         let data = cluster.data.display().to_string();
         cluster
             .tool("initdb", &["--auth=trust", "--username=postgres", "--encoding=UTF8", "--no-sync", "-D", &data])?;
-        let options = format!(
-            "-p {port} -h 127.0.0.1 -k {} -c fsync=off -c synchronous_commit=off -c full_page_writes=off",
-            cluster.dir.display()
-        );
-        let log = cluster.dir.join("server.log").display().to_string();
-        cluster.tool("pg_ctl", &["start", "-w", "-t", "60", "-D", &data, "-l", &log, "-o", &options])?;
+        cluster.resume()?;
         let psql = cluster.bin.join("psql");
         let psql = if psql.is_file() { psql } else { PathBuf::from("psql") };
         let version = checked(Command::new(psql).args([&cluster.url(), "-Atc", "SHOW server_version"]), "psql")?;
@@ -59,13 +60,34 @@ impl Cluster {
         Ok(cluster)
     }
 
+    /// Starts the server again after [`Cluster::stop`] (same folder, same port).
+    pub fn resume(&self) -> Result<(), Error> {
+        let data = self.data.display().to_string();
+        let options = format!(
+            "-p {} -h 127.0.0.1 -k {} -c fsync=off -c synchronous_commit=off -c full_page_writes=off",
+            self.port,
+            self.dir.display()
+        );
+        let log = self.dir.join("server.log").display().to_string();
+        self.tool("pg_ctl", &["start", "-w", "-t", "60", "-D", &data, "-l", &log, "-o", &options])?;
+        Ok(())
+    }
+
+    /// Stops the server as an operator's restart does (`pg_ctl stop -m fast`: sessions are
+    /// ended, transactions in flight rolled back); [`Cluster::resume`] starts it again.
+    pub fn stop(&self) -> Result<(), Error> {
+        let data = self.data.display().to_string();
+        self.tool("pg_ctl", &["stop", "-m", "fast", "-w", "-D", &data])?;
+        Ok(())
+    }
+
     /// The URL of the cluster's `postgres` database.
     pub fn url(&self) -> String {
         format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
     }
 
     /// Runs one of the cluster's binaries as the cluster's owner.
-    fn tool(&self, name: &str, args: &[&str]) -> anyhow::Result<Output> {
+    fn tool(&self, name: &str, args: &[&str]) -> Result<Output, Error> {
         let program = self.bin.join(name);
         let mut command = match &self.owner {
             Some(user) => {
@@ -83,9 +105,8 @@ impl Cluster {
 impl Drop for Cluster {
     fn drop(&mut self) {
         let data = self.data.display().to_string();
-        if let Err(error) = self.tool("pg_ctl", &["stop", "-m", "immediate", "-w", "-D", &data]) {
-            eprintln!("postgres: {error:#}");
-        }
+        // Already stopped is fine: the folder goes either way.
+        let _stopped = self.tool("pg_ctl", &["stop", "-m", "immediate", "-w", "-D", &data]);
         if let Err(error) = std::fs::remove_dir_all(&self.dir) {
             eprintln!("postgres: cannot remove {}: {error}", self.dir.display());
         }
@@ -93,15 +114,15 @@ impl Drop for Cluster {
 }
 
 /// Runs a command and fails with its output when it fails.
-fn checked(command: &mut Command, what: &str) -> anyhow::Result<Output> {
-    let output = command.output().with_context(|| format!("cannot run {what}"))?;
+fn checked(command: &mut Command, what: &str) -> Result<Output, Error> {
+    let output = command.output().map_err(|error| format!("cannot run {what}: {error}"))?;
     if !output.status.success() {
-        bail!(
+        return Err(format!(
             "{what} failed ({}): {}{}",
             output.status,
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr)
-        );
+        ));
     }
     Ok(output)
 }
@@ -138,7 +159,9 @@ fn unprivileged_user() -> String {
 }
 
 /// A loopback port nobody listens on right now.
-fn free_port() -> anyhow::Result<u16> {
-    let listener = TcpListener::bind("127.0.0.1:0").context("cannot find a free port")?;
-    Ok(listener.local_addr()?.port())
+fn free_port() -> Result<u16, Error> {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|address| address.port())
+        .map_err(|error| format!("cannot find a free port: {error}"))
 }
