@@ -4,7 +4,9 @@
 //!   tidy checks, every test, and cargo-deny (installed when missing). Tests get a PostgreSQL
 //!   server as `SLUICE_TEST_PG`: the one that variable names, else a throwaway cluster
 //!   (`postgres.rs`).
-//! - `bench [--quick]`: the criterion benchmarks, whose figures go to docs/PERFORMANCE.md.
+//! - `bench [--quick]`: the criterion benchmarks, whose figures go to docs/PERFORMANCE.md;
+//!   the PostgreSQL ones get `SLUICE_BENCH_PG`, a durable cluster kept in
+//!   `target/bench-data/postgres` unless the variable names a server.
 //! - `with-pg <command...>`: runs one command with `SLUICE_TEST_PG` set to a throwaway
 //!   cluster (e.g. `cargo xtask with-pg cargo test -p <crate>`), removed afterwards.
 //! - `pg-schema`: rewrites the PostgreSQL store's `schema.rs` with diesel's `print-schema`
@@ -187,7 +189,20 @@ fn bench(args: &[String]) -> anyhow::Result<()> {
     if quick {
         cargo_args.extend(["--", "--quick"]);
     }
-    run("cargo", &cargo_args)
+    // The PostgreSQL store's data sets live in a durable cluster kept between runs (building
+    // 5M logs takes a while), unless SLUICE_BENCH_PG names a server.
+    let (url, cluster) = match std::env::var("SLUICE_BENCH_PG") {
+        Ok(url) if !url.is_empty() => (url, None),
+        _ => {
+            let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().context("xtask lives in the workspace")?;
+            let cluster =
+                postgres::Cluster::kept_at(&root.join("target/bench-data/postgres")).map_err(anyhow::Error::msg)?;
+            (cluster.url(), Some(cluster))
+        }
+    };
+    let result = run_with("cargo", &cargo_args, &[("SLUICE_BENCH_PG", &url)]);
+    drop(cluster);
+    result
 }
 
 /// Runs `command` with a throwaway cluster as `SLUICE_TEST_PG`.

@@ -19,13 +19,15 @@ pub type Error = String;
 const INSTALL: &str = "PostgreSQL's initdb and pg_ctl were not found: install them (Debian: apt-get install postgresql) \
                        or point SLUICE_TEST_PG at a server (postgres://user@host:port/database)";
 
-/// A running cluster; dropping it stops the server and removes its folder.
+/// A running cluster; dropping it stops the server and removes its folder (unless it was
+/// made by [`Cluster::kept_at`]).
 pub struct Cluster {
     bin: PathBuf,
     dir: PathBuf,
     data: PathBuf,
     port: u16,
     owner: Option<String>,
+    keep: bool,
 }
 
 impl Cluster {
@@ -33,18 +35,39 @@ impl Cluster {
     ///
     /// `name` tells clusters of one process apart (its folder is `sluice-pg-<pid>-<name>`).
     pub fn start(name: &str) -> Result<Cluster, Error> {
-        let bin = binaries().ok_or_else(|| INSTALL.to_owned())?;
         let dir = std::env::temp_dir().join(format!("sluice-pg-{}-{name}", std::process::id()));
         if dir.exists() {
             std::fs::remove_dir_all(&dir).map_err(|error| format!("cannot clear {}: {error}", dir.display()))?;
         }
+        Cluster::create(dir, false)
+    }
+
+    /// A cluster in `dir` that outlives the process (benchmark data sets): started where it
+    /// exists, made first where it does not; dropping it stops the server and keeps the folder.
+    pub fn kept_at(dir: &Path) -> Result<Cluster, Error> {
+        if dir.join("data/PG_VERSION").is_file() {
+            let bin = binaries().ok_or_else(|| INSTALL.to_owned())?;
+            let owner = if is_root() { Some(unprivileged_user()) } else { None };
+            let cluster =
+                Cluster { data: dir.join("data"), bin, dir: dir.to_path_buf(), port: free_port()?, owner, keep: true };
+            cluster.resume()?;
+            return Ok(cluster);
+        }
+        if dir.exists() {
+            std::fs::remove_dir_all(dir).map_err(|error| format!("cannot clear {}: {error}", dir.display()))?;
+        }
+        Cluster::create(dir.to_path_buf(), true)
+    }
+
+    fn create(dir: PathBuf, keep: bool) -> Result<Cluster, Error> {
+        let bin = binaries().ok_or_else(|| INSTALL.to_owned())?;
         std::fs::create_dir_all(&dir).map_err(|error| format!("cannot create {}: {error}", dir.display()))?;
         let owner = if is_root() { Some(unprivileged_user()) } else { None };
         if let Some(user) = &owner {
             checked(Command::new("chown").arg(user).arg(&dir), "chown the cluster folder")?;
         }
         let port = free_port()?;
-        let cluster = Cluster { data: dir.join("data"), bin, dir, port, owner };
+        let cluster = Cluster { data: dir.join("data"), bin, dir, port, owner, keep };
         let data = cluster.data.display().to_string();
         cluster
             .tool("initdb", &["--auth=trust", "--username=postgres", "--encoding=UTF8", "--no-sync", "-D", &data])?;
@@ -63,11 +86,9 @@ impl Cluster {
     /// Starts the server again after [`Cluster::stop`] (same folder, same port).
     pub fn resume(&self) -> Result<(), Error> {
         let data = self.data.display().to_string();
-        let options = format!(
-            "-p {} -h 127.0.0.1 -k {} -c fsync=off -c synchronous_commit=off -c full_page_writes=off",
-            self.port,
-            self.dir.display()
-        );
+        // Tests trade durability for speed; a kept (benchmark) cluster is durable, as in use.
+        let durability = if self.keep { "" } else { " -c fsync=off -c synchronous_commit=off -c full_page_writes=off" };
+        let options = format!("-p {} -h 127.0.0.1 -k {}{durability}", self.port, self.dir.display());
         let log = self.dir.join("server.log").display().to_string();
         self.tool("pg_ctl", &["start", "-w", "-t", "60", "-D", &data, "-l", &log, "-o", &options])?;
         Ok(())
@@ -105,8 +126,12 @@ impl Cluster {
 impl Drop for Cluster {
     fn drop(&mut self) {
         let data = self.data.display().to_string();
-        // Already stopped is fine: the folder goes either way.
-        let _stopped = self.tool("pg_ctl", &["stop", "-m", "immediate", "-w", "-D", &data]);
+        // Already stopped is fine. A kept cluster stops cleanly, so its data survives.
+        let mode = if self.keep { "fast" } else { "immediate" };
+        let _stopped = self.tool("pg_ctl", &["stop", "-m", mode, "-w", "-D", &data]);
+        if self.keep {
+            return;
+        }
         if let Err(error) = std::fs::remove_dir_all(&self.dir) {
             eprintln!("postgres: cannot remove {}: {error}", self.dir.display());
         }

@@ -13,102 +13,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group};
-use serde_json::json;
-use sluice_model::{Environment, JsonObject, Level, Log, LogEntry, LogId, Plan, Workspace, WorkspaceId};
-use sluice_query::stats::{CountBy, MS_PER_DAY, RollupFilter, StatsRequest, summary_range_ms};
-use sluice_query::{Query, SearchField};
-use sluice_store::{LogFilter, LogStore, Page, Search, TenantStore};
+use sluice_model::{Log, Plan, Workspace, WorkspaceId};
+use sluice_store::bench::{NOW, Random, corpus_lines, fill, make_log, measured, sizes};
+use sluice_store::{LogStore, TenantStore};
 use sluice_store_sqlite::SqliteStore;
-
-/// 2026-03-31 12:00 UTC: "now" for every query; the measured workspace's logs cover the 30
-/// days before it.
-const NOW: i64 = 1_774_958_400_000;
-const SPAN_MS: i64 = 30 * MS_PER_DAY;
-/// One log in this many carries the rare term (0.01%), another the rare phrase.
-const RARE_EVERY: usize = 10_000;
-const RARE_TERM: &str = "zebraquokka";
-const RARE_PHRASE: &str = "quota ledger drift";
-const SOURCES: [&str; 8] = ["api", "web", "worker", "billing", "auth", "search", "mailer", "gateway"];
-const WORKSPACES: usize = 5;
-
-fn quick() -> bool {
-    std::env::args().any(|arg| arg == "--quick")
-}
-
-fn sizes() -> (usize, usize) {
-    if quick() { (500_000, 100_000) } else { (5_000_000, 1_000_000) }
-}
-
-/// Every line of the loghub samples: real messages of 16 systems.
-fn corpus_lines() -> Vec<String> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/loghub");
-    let mut lines = Vec::new();
-    let mut entries: Vec<_> =
-        std::fs::read_dir(&dir).expect("loghub corpus").flatten().map(|entry| entry.path()).collect();
-    entries.sort();
-    for path in entries.into_iter().filter(|path| path.to_string_lossy().ends_with("_2k.log")) {
-        let text = std::fs::read(&path).expect("corpus file");
-        lines.extend(String::from_utf8_lossy(&text).lines().filter(|line| !line.trim().is_empty()).map(str::to_owned));
-    }
-    lines
-}
-
-/// A small deterministic generator, so every build of the data set is the same.
-struct Random(u64);
-
-impl Random {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, bound: u64) -> u64 {
-        self.next() % bound
-    }
-}
-
-/// The `index`-th of `count` logs of a workspace, spread evenly over the 30 days before NOW.
-fn make_log(lines: &[String], random: &mut Random, index: usize, count: usize) -> Log {
-    let mut message = lines[random.below(lines.len() as u64) as usize].clone();
-    if index.is_multiple_of(RARE_EVERY) {
-        message.push_str(&format!(" {RARE_TERM} seen"));
-    } else if index % RARE_EVERY == RARE_EVERY / 2 {
-        message.push_str(&format!(" {RARE_PHRASE} detected"));
-    }
-    let level = match random.below(100) {
-        0..=4 => Level::Error,
-        5..=14 => Level::Warn,
-        15..=29 => Level::Debug,
-        _ => Level::Info,
-    };
-    let user = random.below(5_000);
-    let data = json!({"host": format!("node-{}", random.below(64)), "attempt": random.below(4), "region": "eu-west-1"});
-    Log {
-        id: LogId::generate(),
-        entry: LogEntry {
-            timestamp: NOW - SPAN_MS + (index as i64 * SPAN_MS) / count as i64,
-            level,
-            message,
-            source: SOURCES[random.below(SOURCES.len() as u64) as usize].into(),
-            environment: Environment::ALL[random.below(3) as usize],
-            dataset: if random.below(4) == 0 { "audit".into() } else { "default".into() },
-            version: Some("2.4.1".to_owned()),
-            user_id: Some(format!("u-{user}")),
-            session_id: Some(format!("s-{}", random.below(50_000))),
-            request_id: None,
-            data: data.as_object().map(JsonObject::from_map),
-            error_name: (level == Level::Error).then(|| "TimeoutError".to_owned()),
-            error_stack: None,
-            tags: None,
-            flow_id: (random.below(10) == 0).then(|| format!("f-{}", random.below(10_000))),
-            step_index: None,
-        },
-        country: None,
-        ip_address: Some("10.0.0.7".to_owned()),
-    }
-}
 
 /// Opens the cached data set, building it first when missing. Call inside `runtime`'s
 /// context (the pool needs it, also when dropped).
@@ -121,104 +29,21 @@ fn data_set(runtime: &tokio::runtime::Runtime) -> (Arc<SqliteStore>, WorkspaceId
     if !ready.exists() {
         let _ = std::fs::remove_file(&path);
         let started = Instant::now();
-        runtime.block_on(build(&path, total, main));
+        let store = SqliteStore::open(&path).expect("create data set");
+        runtime.block_on(fill(&store, total, main));
         std::fs::write(&ready, "built\n").expect("marker");
         eprintln!("built {} in {:.0} s", path.display(), started.elapsed().as_secs_f64());
     }
     let store = Arc::new(SqliteStore::open(&path).expect("open data set"));
-    let workspaces = runtime.block_on(store.list_workspaces()).expect("workspaces");
-    let workspace = workspaces.iter().find(|workspace| workspace.name == "measured").expect("measured workspace").id;
+    let workspace = runtime.block_on(measured(store.as_ref()));
     (store, workspace)
-}
-
-async fn build(path: &std::path::Path, total: usize, main: usize) {
-    let store = SqliteStore::open(path).expect("create data set");
-    let lines = corpus_lines();
-    let others = (total - main) / (WORKSPACES - 1);
-    for number in 0..WORKSPACES {
-        let name = if number == 0 { "measured".to_owned() } else { format!("other-{number}") };
-        let workspace = Workspace { id: WorkspaceId::generate(), name, plan: Plan::Pro, created_at: NOW - SPAN_MS };
-        store.create_workspace(&workspace).await.expect("workspace");
-        let count = if number == 0 { main } else { others };
-        let mut random = Random(0x9E37_79B9_7F4A_7C15 ^ (number as u64 + 1));
-        let mut index = 0;
-        while index < count {
-            let batch: Vec<Log> =
-                (index..(index + 5_000).min(count)).map(|i| make_log(&lines, &mut random, i, count)).collect();
-            store.insert_logs(workspace.id, &batch).await.expect("insert");
-            index += batch.len();
-        }
-    }
-}
-
-fn search(raw: &str) -> Search {
-    Search { query: Query::parse(raw).expect("query"), fields: vec![SearchField::Message] }
 }
 
 fn reads(criterion: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let _context = runtime.enter();
     let (store, workspace) = data_set(&runtime);
-    let page = Page { limit: 50, offset: 0 };
-    let mut group = criterion.benchmark_group("sqlite_reads");
-    group.sample_size(30).measurement_time(Duration::from_secs(4)).warm_up_time(Duration::from_secs(1));
-
-    let searches = [
-        ("search_rare_term", search(RARE_TERM)),
-        ("search_rare_phrase", search(&format!("\"{RARE_PHRASE}\""))),
-        ("search_common_phrase", search("\"Received block\"")),
-        ("search_term_and_exclusion", search(&format!("{RARE_TERM} -nothing"))),
-    ];
-    for (name, query) in &searches {
-        let found = runtime.block_on(store.search_logs(workspace, query, &LogFilter::default(), page)).expect("search");
-        eprintln!("{name}: {} logs on the first page, more: {}", found.logs.len(), found.has_more);
-        group.bench_function(*name, |bench| {
-            bench.iter(|| runtime.block_on(store.search_logs(workspace, query, &LogFilter::default(), page)))
-        });
-    }
-
-    let day = |ms: i64| time::OffsetDateTime::from_unix_timestamp(ms / 1000).expect("date").date().to_string();
-    for (name, group_by) in [("stats_30_days_by_day", "day"), ("stats_30_days_by_source", "source")] {
-        let request = StatsRequest::parse(Some(&day(NOW - 29 * MS_PER_DAY)), Some(&day(NOW)), Some(group_by), NOW)
-            .expect("stats");
-        let (from, to) = request.range_ms();
-        group.bench_function(name, |bench| {
-            bench.iter(|| {
-                let counts = runtime
-                    .block_on(store.level_counts(workspace, from, to, &RollupFilter::default(), request.count_by()))
-                    .expect("counts");
-                request.answer(&counts)
-            })
-        });
-    }
-    let (from, to) = summary_range_ms(NOW);
-    group.bench_function("summary", |bench| {
-        bench.iter(|| {
-            let counts = runtime
-                .block_on(store.level_counts(workspace, from, to, &RollupFilter::default(), CountBy::Day))
-                .expect("counts");
-            sluice_query::stats::summary(NOW, &counts)
-        })
-    });
-
-    let filters = [
-        ("list_newest", LogFilter::default()),
-        ("list_level_error", LogFilter { level: Some(Level::Error), ..LogFilter::default() }),
-        ("list_source", LogFilter { source: Some("billing".into()), ..LogFilter::default() }),
-        ("list_environment", LogFilter { environment: Some(Environment::Staging), ..LogFilter::default() }),
-        ("list_dataset", LogFilter { dataset: Some("audit".into()), ..LogFilter::default() }),
-        ("list_user", LogFilter { user_id: Some("u-42".into()), ..LogFilter::default() }),
-        (
-            "list_from_to",
-            LogFilter { from: Some(NOW - 10 * MS_PER_DAY), to: Some(NOW - 9 * MS_PER_DAY), ..LogFilter::default() },
-        ),
-    ];
-    for (name, filter) in &filters {
-        group.bench_function(*name, |bench| {
-            bench.iter(|| runtime.block_on(store.list_logs(workspace, filter, Page { limit: 100, offset: 0 })))
-        });
-    }
-    group.finish();
+    sluice_store::bench::reads(criterion, "sqlite_reads", &runtime, store.as_ref(), workspace);
 }
 
 /// One batch of 100 and of 5,000 logs into a store of 100k logs, with the trigram index and

@@ -10,6 +10,8 @@ use sluice_model::{ApiKeyRecord, Environment, KeyId, Level, Log, LogId, Plan, Wo
 use sluice_query::stats::{CountBy, LevelCount, RollupFilter};
 use sluice_query::{Query, SearchField};
 
+#[cfg(feature = "bench")]
+pub mod bench;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 

@@ -1,0 +1,135 @@
+//! Read latency of the PostgreSQL store at scale (issue 5), and what the trigram index costs
+//! ingest.
+//!
+//! `cargo bench -p sluice-store-pg --bench queries` with a server in `SLUICE_BENCH_PG`
+//! (`cargo xtask bench` gives it a durable cluster kept in `target/bench-data/postgres`). The
+//! first run builds database `sluice_bench_<total>` through the store itself: the data set of
+//! `sluice_store::bench` (5M logs, 1M in the measured workspace; `--quick`: 500k and 100k);
+//! later runs reuse it. Then the same reads as the SQLite store's bench, and a 100- and a
+//! 5,000-log batch insert into a 100k-log store with and without the trigram GIN index.
+
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group};
+use diesel::QueryableByName;
+use diesel::sql_types::Bool;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
+use sluice_model::{Log, Plan, Workspace, WorkspaceId};
+use sluice_store::bench::{NOW, Random, corpus_lines, fill, make_log, measured, sizes};
+use sluice_store::{LogStore, TenantStore};
+use sluice_store_pg::testing::with_database;
+use sluice_store_pg::{PgOptions, PgStore};
+
+#[derive(QueryableByName)]
+struct Flag {
+    #[diesel(sql_type = Bool)]
+    flag: bool,
+}
+
+/// The server the bench uses.
+fn server() -> String {
+    std::env::var("SLUICE_BENCH_PG")
+        .ok()
+        .filter(|url| !url.is_empty())
+        .expect("SLUICE_BENCH_PG names no server: run `cargo xtask bench`, which starts one")
+}
+
+/// A fresh, empty database `name` on the bench server, and its URL.
+async fn recreate(name: &str) -> String {
+    let mut admin = AsyncPgConnection::establish(&server()).await.expect("connect to SLUICE_BENCH_PG");
+    admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await.expect("drop");
+    admin.batch_execute(&format!("CREATE DATABASE {name}")).await.expect("create");
+    with_database(&server(), name)
+}
+
+/// Opens the kept data set, building it first when missing.
+async fn data_set() -> (PgStore, WorkspaceId) {
+    let (total, main) = sizes();
+    let name = format!("sluice_bench_{total}");
+    let url = with_database(&server(), &name);
+    let ready = match AsyncPgConnection::establish(&url).await {
+        Ok(mut connection) => diesel::sql_query("SELECT to_regclass('bench_ready') IS NOT NULL AS flag")
+            .load::<Flag>(&mut connection)
+            .await
+            .is_ok_and(|rows| rows.as_slice().first().is_some_and(|row| row.flag)),
+        Err(_) => false,
+    };
+    if !ready {
+        let started = Instant::now();
+        let url = recreate(&name).await;
+        let store = PgStore::connect(&url, &PgOptions::default()).await.expect("connect");
+        fill(&store, total, main).await;
+        let mut connection = AsyncPgConnection::establish(&url).await.expect("connect");
+        connection.batch_execute("ANALYZE; CREATE TABLE bench_ready ()").await.expect("mark ready");
+        eprintln!("built {name} in {:.0} s", started.elapsed().as_secs_f64());
+    }
+    let store = PgStore::connect(&url, &PgOptions::default()).await.expect("open data set");
+    let workspace = measured(&store).await;
+    (store, workspace)
+}
+
+fn reads(criterion: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let _context = runtime.enter();
+    let (store, workspace) = runtime.block_on(data_set());
+    sluice_store::bench::reads(criterion, "pg_reads", &runtime, &store, workspace);
+}
+
+/// One batch of 100 and of 5,000 logs into a store of 100k logs, with the trigram GIN index
+/// and without it (dropped): the difference is what the search index costs ingest.
+fn ingest(criterion: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let _context = runtime.enter();
+    let lines = corpus_lines();
+    let mut group = criterion.benchmark_group("pg_insert");
+    group.sample_size(20).measurement_time(Duration::from_secs(8));
+    for indexed in [true, false] {
+        let name = format!("sluice_bench_ingest_{}", if indexed { "indexed" } else { "plain" });
+        let url = runtime.block_on(recreate(&name));
+        let store = runtime.block_on(PgStore::connect(&url, &PgOptions::default())).expect("connect");
+        if !indexed {
+            let mut connection = runtime.block_on(AsyncPgConnection::establish(&url)).expect("connect");
+            runtime.block_on(connection.batch_execute("DROP INDEX logs_search")).expect("drop the index");
+        }
+        let workspace = Workspace { id: WorkspaceId::generate(), name: "w".into(), plan: Plan::Pro, created_at: NOW };
+        runtime.block_on(store.create_workspace(&workspace)).expect("workspace");
+        let mut random = Random(7);
+        let mut index = 0;
+        while index < 100_000 {
+            let batch: Vec<Log> = (index..index + 5_000).map(|i| make_log(&lines, &mut random, i, 100_000)).collect();
+            runtime.block_on(store.insert_logs(workspace.id, &batch)).expect("insert");
+            index += 5_000;
+        }
+        for size in [100, 5_000] {
+            let label = format!("{}_batch_{size}", if indexed { "with_trigram_index" } else { "without_index" });
+            group.throughput(criterion::Throughput::Elements(size as u64));
+            group.bench_function(label, |bench| {
+                bench.iter_batched(
+                    // A batch as a shipper sends it: logs of the last few seconds.
+                    || {
+                        (0..size)
+                            .map(|i| {
+                                let mut log = make_log(&lines, &mut random, i, size);
+                                log.entry.timestamp = NOW + i as i64;
+                                log
+                            })
+                            .collect::<Vec<Log>>()
+                    },
+                    |batch| runtime.block_on(store.insert_logs(workspace.id, &batch)).expect("insert"),
+                    criterion::BatchSize::LargeInput,
+                )
+            });
+        }
+        drop(store);
+        let mut admin = runtime.block_on(AsyncPgConnection::establish(&server())).expect("connect");
+        runtime.block_on(admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))).expect("drop");
+    }
+    group.finish();
+}
+
+criterion_group!(benches, ingest, reads);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
