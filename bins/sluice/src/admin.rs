@@ -48,6 +48,11 @@ async fn existing_workspace(store: &dyn Store, id: &str) -> anyhow::Result<Works
 pub(crate) async fn run(store: &dyn Store, command: AdminCommand) -> anyhow::Result<()> {
     let now = unix_now_ms();
     match command {
+        // Opening the store applied the migrations already.
+        AdminCommand::Migrate { json } => {
+            store.maintain().await?;
+            print(json, json!({"migrated": true}), || "the database schema is current".to_owned());
+        }
         AdminCommand::Workspace(WorkspaceCommand::Create { name, plan, json }) => {
             let workspace = Workspace { id: WorkspaceId::generate(), name, plan, created_at: now };
             store.create_workspace(&workspace).await?;

@@ -54,6 +54,13 @@ pub(crate) enum AdminCommand {
     /// API keys.
     #[command(subcommand)]
     Key(KeyCommand),
+    /// Apply the pending schema migrations and make the coming days' partitions (every
+    /// command, and `serve`, does this first; this one does nothing else).
+    Migrate {
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

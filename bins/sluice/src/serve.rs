@@ -40,6 +40,18 @@ async fn bootstrap(store: &dyn Store) -> anyhow::Result<()> {
 /// Runs the server until a shutdown signal.
 pub(crate) async fn run(store: Arc<dyn Store>, options: ServeOptions) -> anyhow::Result<()> {
     bootstrap(store.as_ref()).await?;
+    // Housekeeping (PostgreSQL's coming partitions) every hour; a failure is logged and
+    // tried again next hour (inserts make a missing partition themselves meanwhile).
+    let housekeeping = store.clone();
+    actix_web::rt::spawn(async move {
+        let mut hourly = actix_web::rt::time::interval(std::time::Duration::from_secs(3600));
+        loop {
+            hourly.tick().await;
+            if let Err(error) = housekeeping.maintain().await {
+                tracing::warn!(%error, "housekeeping failed; retrying in an hour");
+            }
+        }
+    });
     let state = AppState::new(store);
     let server = HttpServer::new(move || App::new().configure(sluice_http::configure(state.clone())))
         .shutdown_timeout(30)

@@ -199,6 +199,9 @@ fn first_start_prints_a_working_key_once() {
 #[test]
 fn admin_commands_print_what_decisions_show_and_reach_a_running_server() {
     let dir = Cleanup::new();
+    // On a new database, `migrate` makes the schema (twice is fine).
+    assert_eq!(admin(dir.path(), &["migrate"]), json!({"migrated": true}));
+    assert_eq!(admin(dir.path(), &["migrate"]), json!({"migrated": true}));
     let created = admin(dir.path(), &["workspace", "create", "--name", "acme", "--plan", "pro"]);
     let workspace = created["workspaceId"].as_str().expect("workspaceId").to_owned();
     assert_eq!(created, json!({"workspaceId": workspace, "name": "acme", "plan": "pro"}));

@@ -14,9 +14,8 @@ use criterion::{Criterion, criterion_group};
 use diesel::QueryableByName;
 use diesel::sql_types::Bool;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
-use sluice_model::{Log, Plan, Workspace, WorkspaceId};
-use sluice_store::bench::{NOW, Random, corpus_lines, fill, make_log, measured, sizes};
-use sluice_store::{LogStore, TenantStore};
+use sluice_model::WorkspaceId;
+use sluice_store::bench::{fill, measured, sizes};
 use sluice_store_pg::testing::with_database;
 use sluice_store_pg::{PgOptions, PgStore};
 
@@ -80,7 +79,6 @@ fn reads(criterion: &mut Criterion) {
 fn ingest(criterion: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let _context = runtime.enter();
-    let lines = corpus_lines();
     let mut group = criterion.benchmark_group("pg_insert");
     group.sample_size(20).measurement_time(Duration::from_secs(8));
     for indexed in [true, false] {
@@ -91,35 +89,8 @@ fn ingest(criterion: &mut Criterion) {
             let mut connection = runtime.block_on(AsyncPgConnection::establish(&url)).expect("connect");
             runtime.block_on(connection.batch_execute("DROP INDEX logs_search")).expect("drop the index");
         }
-        let workspace = Workspace { id: WorkspaceId::generate(), name: "w".into(), plan: Plan::Pro, created_at: NOW };
-        runtime.block_on(store.create_workspace(&workspace)).expect("workspace");
-        let mut random = Random(7);
-        let mut index = 0;
-        while index < 100_000 {
-            let batch: Vec<Log> = (index..index + 5_000).map(|i| make_log(&lines, &mut random, i, 100_000)).collect();
-            runtime.block_on(store.insert_logs(workspace.id, &batch)).expect("insert");
-            index += 5_000;
-        }
-        for size in [100, 5_000] {
-            let label = format!("{}_batch_{size}", if indexed { "with_trigram_index" } else { "without_index" });
-            group.throughput(criterion::Throughput::Elements(size as u64));
-            group.bench_function(label, |bench| {
-                bench.iter_batched(
-                    // A batch as a shipper sends it: logs of the last few seconds.
-                    || {
-                        (0..size)
-                            .map(|i| {
-                                let mut log = make_log(&lines, &mut random, i, size);
-                                log.entry.timestamp = NOW + i as i64;
-                                log
-                            })
-                            .collect::<Vec<Log>>()
-                    },
-                    |batch| runtime.block_on(store.insert_logs(workspace.id, &batch)).expect("insert"),
-                    criterion::BatchSize::LargeInput,
-                )
-            });
-        }
+        let label = if indexed { "with_trigram_index" } else { "without_index" };
+        sluice_store::bench::inserts(&mut group, &runtime, &store, label);
         drop(store);
         let mut admin = runtime.block_on(AsyncPgConnection::establish(&server())).expect("connect");
         runtime.block_on(admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))).expect("drop");

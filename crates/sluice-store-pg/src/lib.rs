@@ -1007,6 +1007,10 @@ impl Store for PgStore {
     async fn ping(&self) -> Result<(), StoreError> {
         PgStore::ping(self).await
     }
+
+    async fn maintain(&self) -> Result<(), StoreError> {
+        self.create_partitions_ahead().await
+    }
 }
 
 /// Runs the pending migrations on a connection of their own, on a blocking thread (diesel's

@@ -61,6 +61,9 @@ async fn connect_applies_the_migrations_once() {
     // The partitions of the days around today exist from the start.
     let partitions = store.partitions().await.expect("partitions");
     assert_eq!(partitions.len() as i64, sluice_store_pg::DAILY_AHEAD + 2, "{partitions:?}");
+    // The hourly housekeeping makes what is missing and nothing twice.
+    sluice_store::Store::maintain(&again).await.expect("maintain");
+    assert_eq!(store.partitions().await.expect("partitions"), partitions);
     let applied: Vec<Count> = diesel::sql_query("SELECT count(*) AS count FROM __diesel_schema_migrations")
         .load(&mut connection)
         .await

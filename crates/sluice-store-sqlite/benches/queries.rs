@@ -13,9 +13,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group};
-use sluice_model::{Log, Plan, Workspace, WorkspaceId};
-use sluice_store::bench::{NOW, Random, corpus_lines, fill, make_log, measured, sizes};
-use sluice_store::{LogStore, TenantStore};
+use sluice_model::WorkspaceId;
+use sluice_store::bench::{fill, measured, sizes};
 use sluice_store_sqlite::SqliteStore;
 
 /// Opens the cached data set, building it first when missing. Call inside `runtime`'s
@@ -53,7 +52,6 @@ fn reads(criterion: &mut Criterion) {
 fn ingest(criterion: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let _context = runtime.enter();
-    let lines = corpus_lines();
     let mut group = criterion.benchmark_group("sqlite_insert");
     group.sample_size(30).measurement_time(Duration::from_secs(6));
     for indexed in [true, false] {
@@ -72,35 +70,8 @@ fn ingest(criterion: &mut Criterion) {
                 )
                 .expect("replace the index");
         }
-        let workspace = Workspace { id: WorkspaceId::generate(), name: "w".into(), plan: Plan::Pro, created_at: NOW };
-        runtime.block_on(store.create_workspace(&workspace)).expect("workspace");
-        let mut random = Random(7);
-        let mut index = 0;
-        while index < 100_000 {
-            let batch: Vec<Log> = (index..index + 5_000).map(|i| make_log(&lines, &mut random, i, 100_000)).collect();
-            runtime.block_on(store.insert_logs(workspace.id, &batch)).expect("insert");
-            index += 5_000;
-        }
-        for size in [100, 5_000] {
-            let name = format!("{}_batch_{size}", if indexed { "with_trigram_index" } else { "without_index" });
-            group.throughput(criterion::Throughput::Elements(size as u64));
-            group.bench_function(name, |bench| {
-                bench.iter_batched(
-                    // A batch as a shipper sends it: logs of the last few seconds.
-                    || {
-                        (0..size)
-                            .map(|i| {
-                                let mut log = make_log(&lines, &mut random, i, size);
-                                log.entry.timestamp = NOW + i as i64;
-                                log
-                            })
-                            .collect::<Vec<Log>>()
-                    },
-                    |batch| runtime.block_on(store.insert_logs(workspace.id, &batch)).expect("insert"),
-                    criterion::BatchSize::LargeInput,
-                )
-            });
-        }
+        let label = if indexed { "with_trigram_index" } else { "without_index" };
+        sluice_store::bench::inserts(&mut group, &runtime, &store, label);
     }
     group.finish();
 }

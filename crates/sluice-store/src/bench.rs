@@ -4,6 +4,8 @@
 //! set once through its own `insert_logs`, keeps it, and calls [`reads`]: searches (a term in
 //! 0.01 % of the logs, a phrase as rare, a common phrase, a term with an exclusion), stats for
 //! 30 days by day and by source, the summary, and the newest page under each single filter.
+//! [`inserts`] measures a 100- and a 5,000-log batch into a store of 100k logs (each store's
+//! bench runs it with its search index and without, to see what the index costs ingest).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -211,4 +213,42 @@ pub fn reads(
         });
     }
     group.finish();
+}
+
+/// Fills `store` (empty) with 100k logs, then measures one batch of 100 and of 5,000 logs as
+/// a shipper sends them (logs of the last few seconds), as `<label>_batch_<size>` in `group`.
+pub fn inserts(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    runtime: &tokio::runtime::Runtime,
+    store: &dyn Store,
+    label: &str,
+) {
+    let lines = corpus_lines();
+    let workspace = Workspace { id: WorkspaceId::generate(), name: "w".into(), plan: Plan::Pro, created_at: NOW };
+    runtime.block_on(store.create_workspace(&workspace)).expect("workspace");
+    let mut random = Random(7);
+    let mut index = 0;
+    while index < 100_000 {
+        let batch: Vec<Log> = (index..index + 5_000).map(|i| make_log(&lines, &mut random, i, 100_000)).collect();
+        runtime.block_on(store.insert_logs(workspace.id, &batch)).expect("insert");
+        index += 5_000;
+    }
+    for size in [100, 5_000] {
+        group.throughput(criterion::Throughput::Elements(size as u64));
+        group.bench_function(format!("{label}_batch_{size}"), |bench| {
+            bench.iter_batched(
+                || {
+                    (0..size)
+                        .map(|i| {
+                            let mut log = make_log(&lines, &mut random, i, size);
+                            log.entry.timestamp = NOW + i as i64;
+                            log
+                        })
+                        .collect::<Vec<Log>>()
+                },
+                |batch| runtime.block_on(store.insert_logs(workspace.id, &batch)).expect("insert"),
+                criterion::BatchSize::LargeInput,
+            )
+        });
+    }
 }

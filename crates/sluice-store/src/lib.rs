@@ -206,4 +206,10 @@ pub trait TenantStore: Send + Sync {
 pub trait Store: LogStore + TenantStore {
     /// Succeeds when the database would accept a write now (readiness).
     async fn ping(&self) -> Result<(), StoreError>;
+
+    /// Housekeeping the server runs at start and every hour (PostgreSQL: creates the coming
+    /// days' partitions). Nothing by default.
+    async fn maintain(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
