@@ -103,7 +103,7 @@ fn ci(root: &Path) -> anyhow::Result<()> {
         run_with("cargo", &["test", "--workspace", "--locked", "--lib", "--bins", "--tests"], &env)?;
     }
     run_with("cargo", &["test", "--workspace", "--locked", "--doc"], &env)?;
-    // The HTTP and command-line suites once more, each server over PostgreSQL instead of SQLite.
+    // The authentication, HTTP and command-line suites once more, on PostgreSQL instead of SQLite.
     let env = [("SLUICE_TEST_PG", pg_url.as_str()), ("SLUICE_TEST_BACKEND", "postgres")];
     if succeeds("cargo", &["nextest", "--version"]) {
         run_with(

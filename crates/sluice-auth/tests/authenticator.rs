@@ -1,7 +1,10 @@
-//! The authenticator against a real SQLite store: every outcome of SPEC's failure mapping,
-//! and the cache's promise that revokes are seen within its time to live.
+//! The authenticator against a real store: every outcome of SPEC's failure mapping, and the
+//! cache's promise that revokes are seen within its time to live. A SQLite file, or with
+//! `SLUICE_TEST_BACKEND=postgres` (as `cargo xtask ci` runs these a second time) a PostgreSQL
+//! database of the test's own.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use sluice_auth::{AuthError, Authenticator, generate_key};
@@ -15,14 +18,43 @@ struct World {
     store: Arc<dyn Store>,
     workspace: Workspace,
     _dir: tempfile::TempDir,
+    /// The PostgreSQL database, dropped with the world.
+    database: Option<String>,
 }
+
+impl Drop for World {
+    fn drop(&mut self) {
+        let Some(name) = self.database.take() else { return };
+        // Drop runs inside the test's runtime, which cannot be blocked on: a thread of its own.
+        let dropped = std::thread::spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map(|runtime| runtime.block_on(sluice_store_pg::testing::drop_database(&name)))
+        })
+        .join();
+        if !matches!(dropped, Ok(Ok(()))) {
+            eprintln!("could not drop a test database");
+        }
+    }
+}
+
+static NEXT_DATABASE: AtomicUsize = AtomicUsize::new(0);
 
 async fn world() -> World {
     let dir = tempfile::tempdir().expect("temp dir");
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.path().join("auth.db")).expect("open"));
+    let on_postgres = std::env::var("SLUICE_TEST_BACKEND").is_ok_and(|backend| backend == "postgres");
+    let (store, database): (Arc<dyn Store>, _) = if on_postgres {
+        let name = format!("sluice_auth_{}_{}", std::process::id(), NEXT_DATABASE.fetch_add(1, Ordering::Relaxed));
+        let url = sluice_store_pg::testing::fresh_database(&name).await;
+        let options = sluice_store_pg::PgOptions { pool_size: 2, ..Default::default() };
+        (Arc::new(sluice_store_pg::PgStore::connect(&url, &options).await.expect("connect")), Some(name))
+    } else {
+        (Arc::new(SqliteStore::open(&dir.path().join("auth.db")).expect("open")), None)
+    };
     let workspace = Workspace { id: WorkspaceId::generate(), name: "w".into(), plan: Plan::Pro, created_at: NOW };
     store.create_workspace(&workspace).await.expect("workspace");
-    World { store, workspace, _dir: dir }
+    World { store, workspace, _dir: dir, database }
 }
 
 async fn key(world: &World, scopes: Scopes, expires_at: Option<i64>) -> (String, KeyId) {
