@@ -106,13 +106,12 @@ fn ci(root: &Path) -> anyhow::Result<()> {
     // The authentication, HTTP and command-line suites once more, on PostgreSQL instead of SQLite.
     let env = [("SLUICE_TEST_PG", pg_url.as_str()), ("SLUICE_TEST_BACKEND", "postgres")];
     if succeeds("cargo", &["nextest", "--version"]) {
-        run_with(
-            "cargo",
-            &["nextest", "run", "--locked", "--no-fail-fast", "-p", "sluice-http", "-p", "sluice"],
-            &env,
-        )?;
+        let args =
+            ["nextest", "run", "--locked", "--no-fail-fast", "-p", "sluice-auth", "-p", "sluice-http", "-p", "sluice"];
+        run_with("cargo", &args, &env)?;
     } else {
-        run_with("cargo", &["test", "--locked", "-p", "sluice-http", "-p", "sluice", "--tests"], &env)?;
+        let args = ["test", "--locked", "-p", "sluice-auth", "-p", "sluice-http", "-p", "sluice", "--tests"];
+        run_with("cargo", &args, &env)?;
     }
     schema::check(root, &pg_url)?;
     drop(cluster);
