@@ -4,12 +4,12 @@
 //! database of the test's own.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use sluice_auth::{AuthError, Authenticator, generate_key};
 use sluice_model::{ApiKeyRecord, KeyEnv, KeyId, Plan, Scope, Scopes, Workspace, WorkspaceId};
 use sluice_store::{NewApiKey, Store};
+use sluice_store_pg::testing::TestDatabase;
 use sluice_store_sqlite::SqliteStore;
 
 const NOW: i64 = 1_700_000_000_000;
@@ -19,42 +19,22 @@ struct World {
     workspace: Workspace,
     _dir: tempfile::TempDir,
     /// The PostgreSQL database, dropped with the world.
-    database: Option<String>,
+    _database: Option<TestDatabase>,
 }
-
-impl Drop for World {
-    fn drop(&mut self) {
-        let Some(name) = self.database.take() else { return };
-        // Drop runs inside the test's runtime, which cannot be blocked on: a thread of its own.
-        let dropped = std::thread::spawn(move || {
-            tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map(|runtime| runtime.block_on(sluice_store_pg::testing::drop_database(&name)))
-        })
-        .join();
-        if !matches!(dropped, Ok(Ok(()))) {
-            eprintln!("could not drop a test database");
-        }
-    }
-}
-
-static NEXT_DATABASE: AtomicUsize = AtomicUsize::new(0);
 
 async fn world() -> World {
     let dir = tempfile::tempdir().expect("temp dir");
     let on_postgres = std::env::var("SLUICE_TEST_BACKEND").is_ok_and(|backend| backend == "postgres");
     let (store, database): (Arc<dyn Store>, _) = if on_postgres {
-        let name = format!("sluice_auth_{}_{}", std::process::id(), NEXT_DATABASE.fetch_add(1, Ordering::Relaxed));
-        let url = sluice_store_pg::testing::fresh_database(&name).await;
+        let database = TestDatabase::new("sluice_auth").await;
         let options = sluice_store_pg::PgOptions { pool_size: 2, ..Default::default() };
-        (Arc::new(sluice_store_pg::PgStore::connect(&url, &options).await.expect("connect")), Some(name))
+        (Arc::new(sluice_store_pg::PgStore::connect(database.url(), &options).await.expect("connect")), Some(database))
     } else {
         (Arc::new(SqliteStore::open(&dir.path().join("auth.db")).expect("open")), None)
     };
     let workspace = Workspace { id: WorkspaceId::generate(), name: "w".into(), plan: Plan::Pro, created_at: NOW };
     store.create_workspace(&workspace).await.expect("workspace");
-    World { store, workspace, _dir: dir, database }
+    World { store, workspace, _dir: dir, _database: database }
 }
 
 async fn key(world: &World, scopes: Scopes, expires_at: Option<i64>) -> (String, KeyId) {

@@ -4,6 +4,8 @@
 //!
 //! The server is `SLUICE_TEST_PG` (set by `cargo xtask ci` and `cargo xtask with-pg`).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use diesel::QueryableByName;
 use diesel::migration::MigrationSource;
 use diesel::pg::Pg;
@@ -102,4 +104,49 @@ pub async fn fresh_database(name: &str) -> String {
 pub async fn drop_database(name: &str) {
     let mut admin = AsyncPgConnection::establish(&server()).await.expect("connect to SLUICE_TEST_PG");
     admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await.expect("drop");
+}
+
+static NEXT_DATABASE: AtomicUsize = AtomicUsize::new(0);
+
+/// A test's own database, cloned from the migrated template by [`fresh_database`] under a
+/// name no other test of any process uses, and dropped when this value is (also when the test
+/// fails).
+#[derive(Debug)]
+pub struct TestDatabase {
+    name: String,
+    url: String,
+}
+
+impl TestDatabase {
+    /// A new database named `<prefix>_<process>_<count>`.
+    ///
+    /// # Panics
+    /// When the server cannot be reached or refuses.
+    pub async fn new(prefix: &str) -> TestDatabase {
+        let name = format!("{prefix}_{}_{}", std::process::id(), NEXT_DATABASE.fetch_add(1, Ordering::Relaxed));
+        let url = fresh_database(&name).await;
+        TestDatabase { name, url }
+    }
+
+    /// Its URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        // Drop may run inside a test's runtime, which cannot be blocked on: a thread of its own.
+        let name = std::mem::take(&mut self.name);
+        let dropped = std::thread::spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map(|runtime| runtime.block_on(drop_database(&name)))
+        })
+        .join();
+        if !matches!(dropped, Ok(Ok(()))) {
+            eprintln!("could not drop a test database");
+        }
+    }
 }

@@ -3,15 +3,14 @@
 //! template and dropped afterwards, so tests run in parallel.
 
 use std::ops::Deref;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-use sluice_store_pg::testing::{drop_database, fresh_database};
+use sluice_store_pg::testing::TestDatabase;
 use sluice_store_pg::{PgOptions, PgStore};
 
-/// A store in its own database, dropped when the test ends.
+/// A store in its own database, dropped when the test ends (after the store's pool).
 struct Fixture {
     store: PgStore,
-    name: String,
+    _database: TestDatabase,
 }
 
 impl Deref for Fixture {
@@ -22,30 +21,10 @@ impl Deref for Fixture {
     }
 }
 
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        // Drop runs inside the test's runtime, which cannot be blocked on: a thread of its own.
-        let name = self.name.clone();
-        let dropped = std::thread::spawn(move || {
-            tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map(|runtime| runtime.block_on(drop_database(&name)))
-        })
-        .join();
-        if !matches!(dropped, Ok(Ok(()))) {
-            eprintln!("could not drop test database {}", self.name);
-        }
-    }
-}
-
-static NEXT: AtomicUsize = AtomicUsize::new(0);
-
 async fn open(options: PgOptions) -> Fixture {
-    let name = format!("sluice_conformance_{}_{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
-    let url = fresh_database(&name).await;
-    let store = PgStore::connect(&url, &options).await.expect("connect");
-    Fixture { store, name }
+    let database = TestDatabase::new("sluice_conformance").await;
+    let store = PgStore::connect(database.url(), &options).await.expect("connect");
+    Fixture { store, _database: database }
 }
 
 async fn fresh() -> Fixture {

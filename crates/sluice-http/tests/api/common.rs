@@ -8,7 +8,7 @@
 
 use std::net::TcpListener;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, Ordering};
 
 use actix_web::dev::ServerHandle;
 use actix_web::{App, HttpServer};
@@ -34,7 +34,7 @@ pub struct TestServer {
     /// The SQLite file behind the server (on SQLite runs).
     pub path: std::path::PathBuf,
     /// The PostgreSQL database behind the server (on PostgreSQL runs), dropped with it.
-    pub database: Option<String>,
+    pub database: Option<sluice_store_pg::testing::TestDatabase>,
     pub store: Arc<dyn Store>,
     pub workspace: Workspace,
     pub key: String,
@@ -81,18 +81,16 @@ pub async fn start() -> TestServer {
     start_with(&SqliteOptions::default()).await
 }
 
-static NEXT_DATABASE: AtomicUsize = AtomicUsize::new(0);
-
 pub async fn start_with(options: &SqliteOptions) -> TestServer {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("sluice.db");
     let (store, database): (Arc<dyn Store>, _) = if on_sqlite() {
         (Arc::new(SqliteStore::open_with(&path, options).expect("open store")), None)
     } else {
-        let name = format!("sluice_http_{}_{}", std::process::id(), NEXT_DATABASE.fetch_add(1, Ordering::Relaxed));
-        let url = sluice_store_pg::testing::fresh_database(&name).await;
+        let database = sluice_store_pg::testing::TestDatabase::new("sluice_http").await;
         let options = sluice_store_pg::PgOptions { pool_size: 4, ..Default::default() };
-        (Arc::new(sluice_store_pg::PgStore::connect(&url, &options).await.expect("connect")), Some(name))
+        let store = sluice_store_pg::PgStore::connect(database.url(), &options).await.expect("connect");
+        (Arc::new(store), Some(database))
     };
     let mut server = start_over(store).await;
     server.path = path;
@@ -178,23 +176,6 @@ impl TestServer {
 
     pub async fn stop(self) {
         self.handle.stop(true).await;
-    }
-}
-
-impl Drop for TestServer {
-    fn drop(&mut self) {
-        let Some(name) = self.database.take() else { return };
-        // Drop runs inside the test's runtime, which cannot be blocked on: a thread of its own.
-        let dropped = std::thread::spawn(move || {
-            tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map(|runtime| runtime.block_on(sluice_store_pg::testing::drop_database(&name)))
-        })
-        .join();
-        if !matches!(dropped, Ok(Ok(()))) {
-            eprintln!("could not drop a test database");
-        }
     }
 }
 
