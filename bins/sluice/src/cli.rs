@@ -22,6 +22,11 @@ pub(crate) struct Cli {
     #[arg(long, env = "SLUICE_DB_TIMEOUT_MS", default_value_t = 5_000, global = true)]
     pub(crate) db_timeout_ms: u64,
 
+    /// PostgreSQL: how long one request's database work may take in all before it is
+    /// answered 503 (also the server's `statement_timeout`), in milliseconds.
+    #[arg(long, env = "SLUICE_DB_CALL_TIMEOUT_MS", default_value_t = 10_000, global = true)]
+    pub(crate) db_call_timeout_ms: u64,
+
     /// Log filter for the process's own diagnostics (tracing syntax, e.g. `info,sluice_http=debug`).
     #[arg(long, env = "SLUICE_LOG", default_value = "info", global = true)]
     pub(crate) log: String,

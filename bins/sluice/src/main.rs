@@ -34,6 +34,7 @@ async fn open_store(cli: &Cli) -> anyhow::Result<Arc<dyn Store>> {
             wait_timeout: timeout,
             create_timeout: timeout,
             recycle_timeout: timeout,
+            call_timeout: Duration::from_millis(cli.db_call_timeout_ms),
             ..sluice_store_pg::PgOptions::default()
         };
         let store = sluice_store_pg::PgStore::connect(url, &options)

@@ -25,7 +25,7 @@ use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sql_types::{Array, BigInt, Bool, Nullable, Text};
 use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
 use diesel_async::pooled_connection::deadpool::{Object, Pool, PoolError};
-use diesel_async::pooled_connection::{AsyncDieselConnectionManager, PoolError as ConnectError};
+use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig, PoolError as ConnectError};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use sluice_model::{ApiKeyRecord, KeyId, Log, LogId, Plan, Workspace, WorkspaceId};
@@ -71,6 +71,11 @@ pub struct PgOptions {
     pub create_timeout: Duration,
     /// How long checking an idle connection before reuse may take.
     pub recycle_timeout: Duration,
+    /// How long one call of the store (a request's reads or its insert; one batch of a
+    /// retention sweep) may take, waiting for a connection included, before it fails as
+    /// unavailable. Also the server's `statement_timeout` and the sockets' TCP user timeout,
+    /// so a network that stops answering without a reset cannot hold a request.
+    pub call_timeout: Duration,
     /// A search whose index proposes more candidates than this (in the workspace) first walks
     /// the workspace's newest logs instead, as the SQLite store does.
     pub search_dense_hits: u32,
@@ -85,6 +90,7 @@ impl Default for PgOptions {
             wait_timeout: Duration::from_secs(5),
             create_timeout: Duration::from_secs(5),
             recycle_timeout: Duration::from_secs(2),
+            call_timeout: Duration::from_secs(10),
             search_dense_hits: 5_000,
             search_walk_rows: 100_000,
         }
@@ -100,6 +106,7 @@ pub struct PgStore {
     partitions: Arc<Mutex<Partitions>>,
     dense_hits: i64,
     walk_rows: i64,
+    call_timeout: Duration,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -127,8 +134,14 @@ fn from_pool(error: PoolError) -> StoreError {
 /// Diesel's error in our terms: a lost connection or a server shutting down or starting is
 /// "unavailable" (a retry may work); anything else is a backend error.
 fn from_diesel(error: DieselError) -> StoreError {
-    const GONE: [&str; 5] =
-        ["terminating connection", "shutting down", "starting up", "connection closed", "in recovery mode"];
+    const GONE: [&str; 6] = [
+        "terminating connection",
+        "shutting down",
+        "starting up",
+        "connection closed",
+        "in recovery mode",
+        "statement timeout",
+    ];
     match &error {
         DieselError::DatabaseError(DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand, _) => {
             unavailable(error)
@@ -450,13 +463,64 @@ async fn load_partitions(connection: &mut AsyncPgConnection) -> Result<Partition
     Ok(Partitions::new(rows.iter().filter_map(|row| parse_bounds(&row.bound))))
 }
 
+/// Idle time before a connection's first TCP keepalive probe, the time between probes, and
+/// how many may go unanswered: a peer that vanished is noticed within a minute.
+const KEEPALIVE: (Duration, Duration, u32) = (Duration::from_secs(30), Duration::from_secs(10), 3);
+
+/// How long `migrate` may take to connect.
+const MIGRATE_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How the pool opens a connection: the URL's settings, plus bounds for a network that stops
+/// answering (where the URL sets none): a connect timeout, TCP keepalives, a TCP user timeout
+/// and the server-side `statement_timeout`, so the server also stops a query its client gave
+/// up on. A URL's own `options` come after ours and so win.
+fn connection_config(url: &str, options: &PgOptions) -> Result<tokio_postgres::Config, StoreError> {
+    let mut config: tokio_postgres::Config =
+        url.parse().map_err(|error| backend(format!("the database URL: {error}")))?;
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(options.create_timeout);
+    }
+    if config.get_tcp_user_timeout().is_none() {
+        config.tcp_user_timeout(options.call_timeout);
+    }
+    let (idle, interval, retries) = KEEPALIVE;
+    if config.get_keepalives_idle() > idle {
+        config.keepalives_idle(idle);
+    }
+    if config.get_keepalives_interval().is_none() {
+        config.keepalives_interval(interval);
+    }
+    if config.get_keepalives_retries().is_none() {
+        config.keepalives_retries(retries);
+    }
+    let ours = format!("-c statement_timeout={}", options.call_timeout.as_millis());
+    let merged = match config.get_options() {
+        Some(theirs) if !theirs.trim().is_empty() => format!("{ours} {theirs}"),
+        _ => ours,
+    };
+    config.options(merged);
+    Ok(config)
+}
+
 impl PgStore {
     /// Applies the pending migrations to the database at `url`
     /// (`postgres://user:password@host:port/database`), opens the pool and creates the
     /// partitions of the days around today.
     pub async fn connect(url: &str, options: &PgOptions) -> Result<PgStore, StoreError> {
+        let config = Arc::new(connection_config(url, options)?);
         migrate(url).await?;
-        let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new(url);
+        let mut manager_config = ManagerConfig::default();
+        manager_config.custom_setup = Box::new(move |_url| {
+            let config = Arc::clone(&config);
+            Box::pin(async move {
+                let (client, connection) = config
+                    .connect(tokio_postgres::NoTls)
+                    .await
+                    .map_err(|error| ConnectionError::BadConnection(error.to_string()))?;
+                AsyncPgConnection::try_from_client_and_connection(client, connection).await
+            })
+        });
+        let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(url, manager_config);
         let pool = Pool::builder(manager)
             .max_size(options.pool_size)
             .wait_timeout(Some(options.wait_timeout))
@@ -470,9 +534,18 @@ impl PgStore {
             partitions: Arc::new(Mutex::new(Partitions::default())),
             dense_hits: i64::from(options.search_dense_hits),
             walk_rows: i64::from(options.search_walk_rows),
+            call_timeout: options.call_timeout,
         };
         store.create_partitions_ahead().await?;
         Ok(store)
+    }
+
+    /// `call`, failed as unavailable when it takes longer than the call timeout. Dropping it
+    /// mid-transaction leaves its connection marked broken, so the pool discards it.
+    async fn within<T>(&self, call: impl Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
+        tokio::time::timeout(self.call_timeout, call).await.unwrap_or_else(|_| {
+            Err(unavailable(format!("no answer from PostgreSQL within {} ms", self.call_timeout.as_millis())))
+        })
     }
 
     /// A connection from the pool.
@@ -482,23 +555,32 @@ impl PgStore {
 
     /// Whether the database answers (readiness).
     pub async fn ping(&self) -> Result<(), StoreError> {
-        let mut connection = self.connection().await?;
-        connection.batch_execute("SELECT 1").await.map_err(from_diesel)
+        self.within(async {
+            let mut connection = self.connection().await?;
+            connection.batch_execute("SELECT 1").await.map_err(from_diesel)
+        })
+        .await
     }
 
     /// Creates the partitions of yesterday, today and the next [`DAILY_AHEAD`] days where
     /// missing, so logs of the present never wait for one. Run at start and by the
     /// retention sweep.
     pub async fn create_partitions_ahead(&self) -> Result<(), StoreError> {
-        let today = today();
-        self.ensure_partitions((today - 1..=today + DAILY_AHEAD).collect(), today).await
+        self.within(async move {
+            let today = today();
+            self.ensure_partitions((today - 1..=today + DAILY_AHEAD).collect(), today).await
+        })
+        .await
     }
 
     /// Every partition of `logs`, oldest first, as the Unix ms ranges they hold.
     pub async fn partitions(&self) -> Result<Vec<(i64, i64)>, StoreError> {
-        let mut connection = self.connection().await?;
-        let partitions = load_partitions(&mut connection).await.map_err(from_diesel)?;
-        Ok(partitions.iter().map(|range| (range.first_ms(), range.end_ms())).collect())
+        self.within(async move {
+            let mut connection = self.connection().await?;
+            let partitions = load_partitions(&mut connection).await.map_err(from_diesel)?;
+            Ok(partitions.iter().map(|range| (range.first_ms(), range.end_ms())).collect())
+        })
+        .await
     }
 
     /// Makes sure a partition holds each of `days`, creating what is missing under the
@@ -586,55 +668,64 @@ impl PgStore {
     /// Drops the partitions whose every log is older than `cutoff_ms`, with their counters;
     /// returns how many logs they held.
     async fn drop_partitions_before(&self, cutoff_ms: i64) -> Result<u64, StoreError> {
-        let mut connection = self.connection().await?;
-        let (dropped, partitions) = (*connection)
-            .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
-                diesel::sql_query("SELECT pg_advisory_xact_lock($1)")
-                    .bind::<BigInt, _>(PARTITION_LOCK)
-                    .execute(connection)
-                    .await?;
-                let mut partitions = load_partitions(connection).await?;
-                let mut dropped = 0_u64;
-                for range in partitions.before(cutoff_ms) {
-                    let (first, end) = (range.first_ms(), range.end_ms());
-                    // The hourly counters of the range are exactly its logs: every
-                    // workspace's logs of those hours are in this partition.
-                    let total: Vec<Total> = diesel::sql_query(
-                        "SELECT SUM(count)::int8 AS total FROM log_rollups WHERE hour >= $1 AND hour < $2",
-                    )
-                    .bind::<BigInt, _>(first)
-                    .bind::<BigInt, _>(end)
-                    .load(connection)
-                    .await?;
-                    dropped +=
-                        total.as_slice().first().and_then(|row| row.total).map_or(0, |total| total.max(0) as u64);
-                    for (table, at) in
-                        [("log_rollups", "hour"), ("log_rollups_daily", "day"), ("log_rollups_daily_sources", "day")]
-                    {
-                        diesel::sql_query(format!("DELETE FROM {table} WHERE {at} >= $1 AND {at} < $2"))
-                            .bind::<BigInt, _>(first)
-                            .bind::<BigInt, _>(end)
-                            .execute(connection)
-                            .await?;
+        self.within(async move {
+            let mut connection = self.connection().await?;
+            let (dropped, partitions) = (*connection)
+                .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+                    diesel::sql_query("SELECT pg_advisory_xact_lock($1)")
+                        .bind::<BigInt, _>(PARTITION_LOCK)
+                        .execute(connection)
+                        .await?;
+                    let mut partitions = load_partitions(connection).await?;
+                    let mut dropped = 0_u64;
+                    for range in partitions.before(cutoff_ms) {
+                        let (first, end) = (range.first_ms(), range.end_ms());
+                        // The hourly counters of the range are exactly its logs: every
+                        // workspace's logs of those hours are in this partition.
+                        let total: Vec<Total> = diesel::sql_query(
+                            "SELECT SUM(count)::int8 AS total FROM log_rollups WHERE hour >= $1 AND hour < $2",
+                        )
+                        .bind::<BigInt, _>(first)
+                        .bind::<BigInt, _>(end)
+                        .load(connection)
+                        .await?;
+                        dropped +=
+                            total.as_slice().first().and_then(|row| row.total).map_or(0, |total| total.max(0) as u64);
+                        for (table, at) in [
+                            ("log_rollups", "hour"),
+                            ("log_rollups_daily", "day"),
+                            ("log_rollups_daily_sources", "day"),
+                        ] {
+                            diesel::sql_query(format!("DELETE FROM {table} WHERE {at} >= $1 AND {at} < $2"))
+                                .bind::<BigInt, _>(first)
+                                .bind::<BigInt, _>(end)
+                                .execute(connection)
+                                .await?;
+                        }
+                        let name: Vec<PartitionRow> = diesel::sql_query(
+                            "SELECT c.relname::text AS bound FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
+                                 WHERE i.inhparent = 'logs'::regclass AND pg_get_expr(c.relpartbound, c.oid) = $1",
+                        )
+                        .bind::<Text, _>(format!(
+                            "FOR VALUES FROM ('{}') TO ('{}')",
+                            range.lower_sql(),
+                            range.upper_sql()
+                        ))
+                        .load(connection)
+                        .await?;
+                        for table in name {
+                            connection.batch_execute(&format!("DROP TABLE \"{}\"", table.bound)).await?;
+                        }
+                        partitions.remove(range);
                     }
-                    let name: Vec<PartitionRow> = diesel::sql_query(
-                        "SELECT c.relname::text AS bound FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
-                             WHERE i.inhparent = 'logs'::regclass AND pg_get_expr(c.relpartbound, c.oid) = $1",
-                    )
-                    .bind::<Text, _>(format!("FOR VALUES FROM ('{}') TO ('{}')", range.lower_sql(), range.upper_sql()))
-                    .load(connection)
-                    .await?;
-                    for table in name {
-                        connection.batch_execute(&format!("DROP TABLE \"{}\"", table.bound)).await?;
-                    }
-                    partitions.remove(range);
-                }
-                Ok((dropped, partitions))
-            })
-            .await
-            .map_err(from_diesel)?;
-        *self.partitions.lock().unwrap_or_else(PoisonError::into_inner) = partitions;
-        Ok(dropped)
+                    Ok((dropped, partitions))
+                })
+                .await
+                .map_err(from_diesel)?;
+            *self.partitions.lock().unwrap_or_else(PoisonError::into_inner) = partitions;
+            Ok(dropped)
+        })
+        .await
     }
 
     /// Reads, newest first, the rows of `query` in steps (keyset paging on `(ts, id)`), with
@@ -705,47 +796,56 @@ impl PgStore {
 #[async_trait]
 impl LogStore for PgStore {
     async fn insert_logs(&self, workspace: WorkspaceId, batch: &[Log]) -> Result<(), StoreError> {
-        let today = today();
-        let days: BTreeSet<i64> = batch.iter().map(|log| day_of(log.entry.timestamp)).collect();
-        let deltas = RollupDeltas::of(batch);
-        self.ensure_partitions(days.clone(), today).await?;
-        match self.insert_once(workspace, batch, &deltas).await {
-            // Another process dropped a partition this one knew: learn again, retry once.
-            Err(error) if missing_partition(&error) => {
-                self.forget_partitions();
-                self.ensure_partitions(days, today).await?;
-                self.insert_once(workspace, batch, &deltas).await.map_err(from_diesel)
+        self.within(async move {
+            let today = today();
+            let days: BTreeSet<i64> = batch.iter().map(|log| day_of(log.entry.timestamp)).collect();
+            let deltas = RollupDeltas::of(batch);
+            self.ensure_partitions(days.clone(), today).await?;
+            match self.insert_once(workspace, batch, &deltas).await {
+                // Another process dropped a partition this one knew: learn again, retry once.
+                Err(error) if missing_partition(&error) => {
+                    self.forget_partitions();
+                    self.ensure_partitions(days, today).await?;
+                    self.insert_once(workspace, batch, &deltas).await.map_err(from_diesel)
+                }
+                other => other.map_err(from_diesel),
             }
-            other => other.map_err(from_diesel),
-        }
+        })
+        .await
     }
 
     async fn list_logs(&self, workspace: WorkspaceId, filter: &LogFilter, page: Page) -> Result<LogPage, StoreError> {
-        let offset = i64::try_from(page.offset).unwrap_or(i64::MAX);
-        let query = filtered(&workspace, filter)
-            .order((logs::ts.desc(), logs::id.desc()))
-            .limit(i64::from(page.limit) + 1)
-            .offset(offset)
-            .select(LogRow::as_select());
-        let mut connection = self.connection().await?;
-        let rows: Vec<LogRow> = query.load(&mut connection).await.map_err(from_diesel)?;
-        let has_more = rows.len() > page.limit as usize;
-        let logs = rows.into_iter().take(page.limit as usize).map(Log::try_from).collect::<Result<_, _>>()?;
-        Ok(LogPage { logs, has_more })
+        self.within(async move {
+            let offset = i64::try_from(page.offset).unwrap_or(i64::MAX);
+            let query = filtered(&workspace, filter)
+                .order((logs::ts.desc(), logs::id.desc()))
+                .limit(i64::from(page.limit) + 1)
+                .offset(offset)
+                .select(LogRow::as_select());
+            let mut connection = self.connection().await?;
+            let rows: Vec<LogRow> = query.load(&mut connection).await.map_err(from_diesel)?;
+            let has_more = rows.len() > page.limit as usize;
+            let logs = rows.into_iter().take(page.limit as usize).map(Log::try_from).collect::<Result<_, _>>()?;
+            Ok(LogPage { logs, has_more })
+        })
+        .await
     }
 
     async fn get_log(&self, workspace: WorkspaceId, id: LogId) -> Result<Option<Log>, StoreError> {
-        let mut connection = self.connection().await?;
-        logs::table
-            .filter(logs::workspace_id.eq(*workspace.as_uuid()))
-            .filter(logs::id.eq(*id.as_uuid()))
-            .select(LogRow::as_select())
-            .first(&mut connection)
-            .await
-            .optional()
-            .map_err(from_diesel)?
-            .map(Log::try_from)
-            .transpose()
+        self.within(async move {
+            let mut connection = self.connection().await?;
+            logs::table
+                .filter(logs::workspace_id.eq(*workspace.as_uuid()))
+                .filter(logs::id.eq(*id.as_uuid()))
+                .select(LogRow::as_select())
+                .first(&mut connection)
+                .await
+                .optional()
+                .map_err(from_diesel)?
+                .map(Log::try_from)
+                .transpose()
+        })
+        .await
     }
 
     async fn search_logs(
@@ -755,29 +855,32 @@ impl LogStore for PgStore {
         filter: &LogFilter,
         page: Page,
     ) -> Result<LogPage, StoreError> {
-        let mut builder = PageBuilder::new(search, page);
-        // Without an indexable needle: walk the filtered logs newest first.
-        if index_condition(search).is_none() {
-            self.walk(workspace, filter, &mut builder, None).await?;
-            return Ok(builder.finish());
-        }
-        // Few candidates in the workspace: read them all, newest first.
-        let probe = self.candidates(workspace, search, filter, Some(self.dense_hits + 1)).await?;
-        if (probe.len() as i64) <= self.dense_hits {
-            let mut rows = probe;
-            rows.sort_by_key(|row| std::cmp::Reverse((row.ts, row.id)));
-            builder.take(rows)?;
-            return Ok(builder.finish());
-        }
-        // A common needle: look in the newest logs first, for a bounded number of rows.
-        let walked = self.walk(workspace, filter, &mut builder, Some(self.walk_rows)).await?;
-        if builder.has_more || walked < self.walk_rows {
-            return Ok(builder.finish());
-        }
-        // Common, but not among the newest: every candidate, newest first.
-        let mut builder = PageBuilder::new(search, page);
-        builder.take(self.candidates(workspace, search, filter, None).await?)?;
-        Ok(builder.finish())
+        self.within(async move {
+            let mut builder = PageBuilder::new(search, page);
+            // Without an indexable needle: walk the filtered logs newest first.
+            if index_condition(search).is_none() {
+                self.walk(workspace, filter, &mut builder, None).await?;
+                return Ok(builder.finish());
+            }
+            // Few candidates in the workspace: read them all, newest first.
+            let probe = self.candidates(workspace, search, filter, Some(self.dense_hits + 1)).await?;
+            if (probe.len() as i64) <= self.dense_hits {
+                let mut rows = probe;
+                rows.sort_by_key(|row| std::cmp::Reverse((row.ts, row.id)));
+                builder.take(rows)?;
+                return Ok(builder.finish());
+            }
+            // A common needle: look in the newest logs first, for a bounded number of rows.
+            let walked = self.walk(workspace, filter, &mut builder, Some(self.walk_rows)).await?;
+            if builder.has_more || walked < self.walk_rows {
+                return Ok(builder.finish());
+            }
+            // Common, but not among the newest: every candidate, newest first.
+            let mut builder = PageBuilder::new(search, page);
+            builder.take(self.candidates(workspace, search, filter, None).await?)?;
+            Ok(builder.finish())
+        })
+        .await
     }
 
     async fn level_counts(
@@ -788,65 +891,72 @@ impl LogStore for PgStore {
         filter: &RollupFilter,
         by: CountBy,
     ) -> Result<Vec<LevelCount>, StoreError> {
-        let narrow = filter.environment.is_none() && filter.dataset.is_none();
-        let mut connection = self.connection().await?;
-        let rows: Vec<CountRow> = diesel::sql_query(counts_sql(by, from_ms, to_ms, narrow))
-            .bind::<diesel::sql_types::Uuid, _>(*workspace.as_uuid())
-            .bind::<BigInt, _>(from_ms)
-            .bind::<BigInt, _>(to_ms)
-            .bind::<Nullable<Text>, _>(filter.source.as_deref().map(|source| text::encode(source).into_owned()))
-            .bind::<Nullable<Text>, _>(filter.environment.map(|environment| environment.as_str()))
-            .bind::<Nullable<Text>, _>(filter.dataset.as_deref().map(|dataset| text::encode(dataset).into_owned()))
-            .load(&mut connection)
-            .await
-            .map_err(from_diesel)?;
-        rows.into_iter()
-            .map(|row| {
-                let level = row.level.parse().map_err(|_| backend("corrupt rollup level in the database"))?;
-                let bucket = match by {
-                    CountBy::Hour => Bucket::Hour(row.hour),
-                    CountBy::Day => Bucket::Day(row.hour),
-                    CountBy::Source => Bucket::Source(text::decode(row.source)),
-                };
-                Ok(LevelCount { bucket, level, count: u64::try_from(row.total).unwrap_or_default() })
-            })
-            .collect()
+        self.within(async move {
+            let narrow = filter.environment.is_none() && filter.dataset.is_none();
+            let mut connection = self.connection().await?;
+            let rows: Vec<CountRow> = diesel::sql_query(counts_sql(by, from_ms, to_ms, narrow))
+                .bind::<diesel::sql_types::Uuid, _>(*workspace.as_uuid())
+                .bind::<BigInt, _>(from_ms)
+                .bind::<BigInt, _>(to_ms)
+                .bind::<Nullable<Text>, _>(filter.source.as_deref().map(|source| text::encode(source).into_owned()))
+                .bind::<Nullable<Text>, _>(filter.environment.map(|environment| environment.as_str()))
+                .bind::<Nullable<Text>, _>(filter.dataset.as_deref().map(|dataset| text::encode(dataset).into_owned()))
+                .load(&mut connection)
+                .await
+                .map_err(from_diesel)?;
+            rows.into_iter()
+                .map(|row| {
+                    let level = row.level.parse().map_err(|_| backend("corrupt rollup level in the database"))?;
+                    let bucket = match by {
+                        CountBy::Hour => Bucket::Hour(row.hour),
+                        CountBy::Day => Bucket::Day(row.hour),
+                        CountBy::Source => Bucket::Source(text::decode(row.source)),
+                    };
+                    Ok(LevelCount { bucket, level, count: u64::try_from(row.total).unwrap_or_default() })
+                })
+                .collect()
+        })
+        .await
     }
 
     async fn delete_logs_before(&self, workspace: WorkspaceId, cutoff_ms: i64) -> Result<u64, StoreError> {
         let mut deleted = 0;
         loop {
-            let mut connection = self.connection().await?;
-            let batch = (*connection)
-                .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
-                    let removed: Vec<Removed> = diesel::sql_query(
-                        "WITH victims AS (SELECT ts, id FROM logs WHERE workspace_id = $1 AND ts < $2 \
+            let batch = self
+                .within(async {
+                    let mut connection = self.connection().await?;
+                    (*connection)
+                        .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+                            let removed: Vec<Removed> = diesel::sql_query(
+                                "WITH victims AS (SELECT ts, id FROM logs WHERE workspace_id = $1 AND ts < $2 \
                              ORDER BY ts LIMIT $3) \
                              DELETE FROM logs USING victims \
                              WHERE logs.workspace_id = $1 AND logs.ts = victims.ts AND logs.id = victims.id \
                              RETURNING logs.ts, logs.source, logs.environment, logs.dataset, logs.level",
-                    )
-                    .bind::<diesel::sql_types::Uuid, _>(*workspace.as_uuid())
-                    .bind::<BigInt, _>(cutoff_ms)
-                    .bind::<BigInt, _>(DELETE_BATCH)
-                    .load(connection)
-                    .await?;
-                    let mut deltas = RollupDeltas::default();
-                    let count = removed.len() as u64;
-                    for row in removed {
-                        let scope = Scope {
-                            source: row.source,
-                            environment: row.environment,
-                            dataset: row.dataset,
-                            level: row.level,
-                        };
-                        deltas.add(row.ts, scope, -1);
-                    }
-                    apply_deltas(connection, *workspace.as_uuid(), &deltas, true).await?;
-                    Ok(count)
+                            )
+                            .bind::<diesel::sql_types::Uuid, _>(*workspace.as_uuid())
+                            .bind::<BigInt, _>(cutoff_ms)
+                            .bind::<BigInt, _>(DELETE_BATCH)
+                            .load(connection)
+                            .await?;
+                            let mut deltas = RollupDeltas::default();
+                            let count = removed.len() as u64;
+                            for row in removed {
+                                let scope = Scope {
+                                    source: row.source,
+                                    environment: row.environment,
+                                    dataset: row.dataset,
+                                    level: row.level,
+                                };
+                                deltas.add(row.ts, scope, -1);
+                            }
+                            apply_deltas(connection, *workspace.as_uuid(), &deltas, true).await?;
+                            Ok(count)
+                        })
+                        .await
+                        .map_err(from_diesel)
                 })
-                .await
-                .map_err(from_diesel)?;
+                .await?;
             deleted += batch;
             if batch < DELETE_BATCH as u64 {
                 return Ok(deleted);
@@ -877,128 +987,155 @@ impl LogStore for PgStore {
 #[async_trait]
 impl TenantStore for PgStore {
     async fn create_workspace(&self, workspace: &Workspace) -> Result<(), StoreError> {
-        let mut connection = self.connection().await?;
-        diesel::insert_into(workspaces::table)
-            .values(&WorkspaceRow::from(workspace))
-            .execute(&mut connection)
-            .await
-            .map_err(from_diesel)?;
-        Ok(())
-    }
-
-    async fn list_workspaces(&self) -> Result<Vec<Workspace>, StoreError> {
-        let mut connection = self.connection().await?;
-        let rows: Vec<WorkspaceRow> = workspaces::table
-            .order((workspaces::created_at.asc(), workspaces::id.asc()))
-            .select(WorkspaceRow::as_select())
-            .load(&mut connection)
-            .await
-            .map_err(from_diesel)?;
-        rows.into_iter().map(Workspace::try_from).collect()
-    }
-
-    async fn get_workspace(&self, id: WorkspaceId) -> Result<Option<Workspace>, StoreError> {
-        let mut connection = self.connection().await?;
-        workspaces::table
-            .find(*id.as_uuid())
-            .select(WorkspaceRow::as_select())
-            .first(&mut connection)
-            .await
-            .optional()
-            .map_err(from_diesel)?
-            .map(Workspace::try_from)
-            .transpose()
-    }
-
-    async fn set_plan(&self, id: WorkspaceId, plan: Plan) -> Result<(), StoreError> {
-        let mut connection = self.connection().await?;
-        let changed = diesel::update(workspaces::table.find(*id.as_uuid()))
-            .set(workspaces::plan.eq(plan.as_str()))
-            .execute(&mut connection)
-            .await
-            .map_err(from_diesel)?;
-        if changed == 0 { Err(StoreError::NotFound("workspace")) } else { Ok(()) }
-    }
-
-    async fn create_key(&self, key: &NewApiKey) -> Result<(), StoreError> {
-        let mut connection = self.connection().await?;
-        diesel::insert_into(api_keys::table)
-            .values(&NewKeyRow::from(key))
-            .execute(&mut connection)
-            .await
-            .map_err(from_diesel)?;
-        Ok(())
-    }
-
-    async fn list_keys(&self, workspace: WorkspaceId) -> Result<Vec<ApiKeyRecord>, StoreError> {
-        let mut connection = self.connection().await?;
-        let rows: Vec<KeyRow> = api_keys::table
-            .filter(api_keys::workspace_id.eq(*workspace.as_uuid()))
-            .order((api_keys::created_at.asc(), api_keys::id.asc()))
-            .select(KeyRow::as_select())
-            .load(&mut connection)
-            .await
-            .map_err(from_diesel)?;
-        rows.into_iter().map(ApiKeyRecord::try_from).collect()
-    }
-
-    async fn revoke_key(&self, id: KeyId, now_ms: i64) -> Result<(), StoreError> {
-        let mut connection = self.connection().await?;
-        // A key is found by id alone (the caller may not know its workspace).
-        let existing: Option<Option<i64>> = api_keys::table
-            .filter(api_keys::id.eq(*id.as_uuid()))
-            .select(api_keys::revoked_at)
-            .first(&mut connection)
-            .await
-            .optional()
-            .map_err(from_diesel)?;
-        match existing {
-            None => Err(StoreError::NotFound("key")),
-            Some(Some(_)) => Ok(()),
-            Some(None) => {
-                diesel::update(
-                    api_keys::table.filter(api_keys::id.eq(*id.as_uuid())).filter(api_keys::revoked_at.is_null()),
-                )
-                .set(api_keys::revoked_at.eq(now_ms))
+        self.within(async move {
+            let mut connection = self.connection().await?;
+            diesel::insert_into(workspaces::table)
+                .values(&WorkspaceRow::from(workspace))
                 .execute(&mut connection)
                 .await
                 .map_err(from_diesel)?;
-                Ok(())
+            Ok(())
+        })
+        .await
+    }
+
+    async fn list_workspaces(&self) -> Result<Vec<Workspace>, StoreError> {
+        self.within(async move {
+            let mut connection = self.connection().await?;
+            let rows: Vec<WorkspaceRow> = workspaces::table
+                .order((workspaces::created_at.asc(), workspaces::id.asc()))
+                .select(WorkspaceRow::as_select())
+                .load(&mut connection)
+                .await
+                .map_err(from_diesel)?;
+            rows.into_iter().map(Workspace::try_from).collect()
+        })
+        .await
+    }
+
+    async fn get_workspace(&self, id: WorkspaceId) -> Result<Option<Workspace>, StoreError> {
+        self.within(async move {
+            let mut connection = self.connection().await?;
+            workspaces::table
+                .find(*id.as_uuid())
+                .select(WorkspaceRow::as_select())
+                .first(&mut connection)
+                .await
+                .optional()
+                .map_err(from_diesel)?
+                .map(Workspace::try_from)
+                .transpose()
+        })
+        .await
+    }
+
+    async fn set_plan(&self, id: WorkspaceId, plan: Plan) -> Result<(), StoreError> {
+        self.within(async move {
+            let mut connection = self.connection().await?;
+            let changed = diesel::update(workspaces::table.find(*id.as_uuid()))
+                .set(workspaces::plan.eq(plan.as_str()))
+                .execute(&mut connection)
+                .await
+                .map_err(from_diesel)?;
+            if changed == 0 { Err(StoreError::NotFound("workspace")) } else { Ok(()) }
+        })
+        .await
+    }
+
+    async fn create_key(&self, key: &NewApiKey) -> Result<(), StoreError> {
+        self.within(async move {
+            let mut connection = self.connection().await?;
+            diesel::insert_into(api_keys::table)
+                .values(&NewKeyRow::from(key))
+                .execute(&mut connection)
+                .await
+                .map_err(from_diesel)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn list_keys(&self, workspace: WorkspaceId) -> Result<Vec<ApiKeyRecord>, StoreError> {
+        self.within(async move {
+            let mut connection = self.connection().await?;
+            let rows: Vec<KeyRow> = api_keys::table
+                .filter(api_keys::workspace_id.eq(*workspace.as_uuid()))
+                .order((api_keys::created_at.asc(), api_keys::id.asc()))
+                .select(KeyRow::as_select())
+                .load(&mut connection)
+                .await
+                .map_err(from_diesel)?;
+            rows.into_iter().map(ApiKeyRecord::try_from).collect()
+        })
+        .await
+    }
+
+    async fn revoke_key(&self, id: KeyId, now_ms: i64) -> Result<(), StoreError> {
+        self.within(async move {
+            let mut connection = self.connection().await?;
+            // A key is found by id alone (the caller may not know its workspace).
+            let existing: Option<Option<i64>> = api_keys::table
+                .filter(api_keys::id.eq(*id.as_uuid()))
+                .select(api_keys::revoked_at)
+                .first(&mut connection)
+                .await
+                .optional()
+                .map_err(from_diesel)?;
+            match existing {
+                None => Err(StoreError::NotFound("key")),
+                Some(Some(_)) => Ok(()),
+                Some(None) => {
+                    diesel::update(
+                        api_keys::table.filter(api_keys::id.eq(*id.as_uuid())).filter(api_keys::revoked_at.is_null()),
+                    )
+                    .set(api_keys::revoked_at.eq(now_ms))
+                    .execute(&mut connection)
+                    .await
+                    .map_err(from_diesel)?;
+                    Ok(())
+                }
             }
-        }
+        })
+        .await
     }
 
     async fn find_key(&self, hash: &[u8; 32]) -> Result<Option<(ApiKeyRecord, Workspace)>, StoreError> {
-        let mut connection = self.connection().await?;
-        let found: Option<(KeyRow, WorkspaceRow)> = api_keys::table
-            .inner_join(workspaces::table)
-            .filter(api_keys::hash.eq(hash.to_vec()))
-            .select((KeyRow::as_select(), WorkspaceRow::as_select()))
-            .first(&mut connection)
-            .await
-            .optional()
-            .map_err(from_diesel)?;
-        found.map(|(key, workspace)| Ok((key.try_into()?, workspace.try_into()?))).transpose()
+        self.within(async move {
+            let mut connection = self.connection().await?;
+            let found: Option<(KeyRow, WorkspaceRow)> = api_keys::table
+                .inner_join(workspaces::table)
+                .filter(api_keys::hash.eq(hash.to_vec()))
+                .select((KeyRow::as_select(), WorkspaceRow::as_select()))
+                .first(&mut connection)
+                .await
+                .optional()
+                .map_err(from_diesel)?;
+            found.map(|(key, workspace)| Ok((key.try_into()?, workspace.try_into()?))).transpose()
+        })
+        .await
     }
 
     async fn bootstrap(&self, workspace: &Workspace, key: &NewApiKey) -> Result<bool, StoreError> {
-        let workspace = WorkspaceRow::from(workspace);
-        let key = NewKeyRow::from(key);
-        let mut connection = self.connection().await?;
-        (*connection)
-            .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
-                // Two servers starting together: the second waits here, then sees one.
-                diesel::sql_query("LOCK TABLE workspaces IN EXCLUSIVE MODE").execute(connection).await?;
-                let existing: i64 = workspaces::table.count().get_result(connection).await?;
-                if existing > 0 {
-                    return Ok(false);
-                }
-                diesel::insert_into(workspaces::table).values(&workspace).execute(connection).await?;
-                diesel::insert_into(api_keys::table).values(&key).execute(connection).await?;
-                Ok(true)
-            })
-            .await
-            .map_err(from_diesel)
+        self.within(async move {
+            let workspace = WorkspaceRow::from(workspace);
+            let key = NewKeyRow::from(key);
+            let mut connection = self.connection().await?;
+            (*connection)
+                .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+                    // Two servers starting together: the second waits here, then sees one.
+                    diesel::sql_query("LOCK TABLE workspaces IN EXCLUSIVE MODE").execute(connection).await?;
+                    let existing: i64 = workspaces::table.count().get_result(connection).await?;
+                    if existing > 0 {
+                        return Ok(false);
+                    }
+                    diesel::insert_into(workspaces::table).values(&workspace).execute(connection).await?;
+                    diesel::insert_into(api_keys::table).values(&key).execute(connection).await?;
+                    Ok(true)
+                })
+                .await
+                .map_err(from_diesel)
+        })
+        .await
     }
 }
 
@@ -1016,7 +1153,10 @@ impl Store for PgStore {
 /// Runs the pending migrations on a connection of their own, on a blocking thread (diesel's
 /// migration harness is synchronous; the wrapper drives the async connection there).
 pub async fn migrate(url: &str) -> Result<(), StoreError> {
-    let connection = AsyncPgConnection::establish(url).await.map_err(unavailable)?;
+    let connection = tokio::time::timeout(MIGRATE_CONNECT_TIMEOUT, AsyncPgConnection::establish(url))
+        .await
+        .map_err(|_| unavailable(format!("no answer from PostgreSQL within {MIGRATE_CONNECT_TIMEOUT:?}")))?
+        .map_err(unavailable)?;
     tokio::task::spawn_blocking(move || {
         let mut connection: AsyncConnectionWrapper<AsyncPgConnection> = AsyncConnectionWrapper::from(connection);
         // One server at a time: two starting together must not both apply a migration.

@@ -85,3 +85,230 @@ async fn an_unreachable_server_is_unavailable() {
     let error = PgStore::connect(&url, &options).await.expect_err("nobody listens");
     assert!(matches!(error, StoreError::Unavailable(_)), "{error:?}");
 }
+
+/// Bytes that, seen going to the server, turn the proxy into a black hole at once (the
+/// message carrying them is the first one lost), so a call is cut off after its connection was
+/// checked out and verified, when only the store's own deadline can end it.
+const TRIGGER: &[u8] = b"blackhole-now";
+
+/// A TCP proxy that can turn into a black hole: while `dropping` is set it still accepts
+/// connections and reads what either side sends (so the kernel acknowledges it) but passes
+/// nothing on, like a network path that silently lost its state. No reset ever reaches the
+/// store.
+struct Blackhole {
+    address: std::net::SocketAddr,
+    dropping: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Blackhole {
+    fn start(target: std::net::SocketAddr) -> Blackhole {
+        use std::sync::Arc;
+        use std::sync::atomic::AtomicBool;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind the proxy");
+        let address = listener.local_addr().expect("proxy address");
+        let dropping = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&dropping);
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { continue };
+                let Ok(server) = std::net::TcpStream::connect(target) else { continue };
+                let (Ok(client_reader), Ok(server_reader)) = (client.try_clone(), server.try_clone()) else {
+                    continue;
+                };
+                for (from, to, watch) in [(client_reader, server, true), (server_reader, client, false)] {
+                    let flag = Arc::clone(&flag);
+                    std::thread::spawn(move || pump(from, to, &flag, watch));
+                }
+            }
+        });
+        Blackhole { address, dropping }
+    }
+
+    fn is_dropping(&self) -> bool {
+        std::sync::atomic::AtomicBool::load(&self.dropping, std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn set_dropping(&self, dropping: bool) {
+        self.dropping.store(dropping, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Copies `from` to `to` until either closes, discarding while `dropping`; with `watch`, the
+/// trigger bytes set `dropping`.
+fn pump(
+    mut from: std::net::TcpStream,
+    mut to: std::net::TcpStream,
+    dropping: &std::sync::atomic::AtomicBool,
+    watch: bool,
+) {
+    use std::io::{Read, Write};
+    use std::sync::atomic::Ordering;
+    let mut buffer = [0_u8; 16 * 1024];
+    loop {
+        match from.read(&mut buffer) {
+            Ok(0) | Err(_) => {
+                let _ = to.shutdown(std::net::Shutdown::Write);
+                return;
+            }
+            Ok(read) => {
+                let chunk = &buffer[..read];
+                if watch && chunk.windows(TRIGGER.len()).any(|window| window == TRIGGER) {
+                    dropping.store(true, Ordering::SeqCst);
+                }
+                if dropping.load(Ordering::SeqCst) {
+                    continue;
+                }
+                if to.write_all(chunk).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn note(message: &str, timestamp: i64) -> sluice_model::Log {
+    use sluice_model::{Environment, Level, Log, LogEntry, LogId};
+    Log {
+        id: LogId::generate(),
+        entry: LogEntry {
+            timestamp,
+            level: Level::Info,
+            message: message.to_owned(),
+            source: "api".into(),
+            environment: Environment::Production,
+            dataset: "default".into(),
+            version: None,
+            user_id: None,
+            session_id: None,
+            request_id: None,
+            data: None,
+            error_name: None,
+            error_stack: None,
+            tags: None,
+            flow_id: None,
+            step_index: None,
+        },
+        country: None,
+        ip_address: None,
+    }
+}
+
+/// Waits until the store answers again after the black hole closed.
+async fn until_back(store: &PgStore) {
+    let started = std::time::Instant::now();
+    while store.ping().await.is_err() {
+        assert!(started.elapsed() < Duration::from_secs(30), "the store did not come back");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A store call that must end by itself (a hang fails the test after 30 s instead of never):
+/// whether it succeeded, and how long it took.
+async fn ends<T>(call: impl Future<Output = Result<T, StoreError>>) -> (Result<(), StoreError>, Duration) {
+    let started = std::time::Instant::now();
+    let outcome = tokio::time::timeout(Duration::from_secs(30), call).await.expect("the call hung");
+    (outcome.map(|_| ()), started.elapsed())
+}
+
+#[tokio::test]
+async fn a_network_that_stops_answering_costs_a_call_its_deadline_and_no_more() {
+    use sluice_model::{Plan, Workspace, WorkspaceId};
+    use sluice_query::stats::{CountBy, RollupFilter};
+    use sluice_store::{LogFilter, LogStore, Page, TenantStore};
+
+    let database = sluice_store_pg::testing::TestDatabase::new("sluice_test_blackhole").await;
+    let config: tokio_postgres::Config = database.url().parse().expect("test URL");
+    let (Some(tokio_postgres::config::Host::Tcp(host)), Some(port)) =
+        (config.get_hosts().first(), config.get_ports().first())
+    else {
+        panic!("SLUICE_TEST_PG must name a TCP host and port");
+    };
+    let target = std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), *port))
+        .expect("resolve the test server")
+        .next()
+        .expect("an address");
+    let proxy = Blackhole::start(target);
+    let user = config.get_user().unwrap_or("postgres");
+    let password = config.get_password().map(|password| format!(":{}", String::from_utf8_lossy(password)));
+    let url = format!(
+        "postgres://{user}{}@{}/{}",
+        password.unwrap_or_default(),
+        proxy.address,
+        config.get_dbname().expect("a database name")
+    );
+    let call_timeout = Duration::from_secs(1);
+    // The longest a call may take: its deadline, plus a margin for a loaded machine.
+    let bound = call_timeout + Duration::from_secs(2);
+    let options = PgOptions {
+        pool_size: 4,
+        wait_timeout: Duration::from_millis(500),
+        create_timeout: Duration::from_millis(500),
+        recycle_timeout: Duration::from_millis(300),
+        call_timeout,
+        ..PgOptions::default()
+    };
+    let store = PgStore::connect(&url, &options).await.expect("connect through the proxy");
+    let workspace = Workspace { id: WorkspaceId::generate(), name: "w".into(), plan: Plan::Free, created_at: 0 };
+    store.create_workspace(&workspace).await.expect("workspace");
+    let now = time::OffsetDateTime::now_utc().unix_timestamp() * 1000;
+    let before: Vec<_> = (0..50).map(|index| note(&format!("before {index}"), now - index)).collect();
+    store.insert_logs(workspace.id, &before).await.expect("insert before the black hole");
+    let everything = Page { limit: 1000, offset: 0 };
+
+    // The path goes silent in the middle of an insert transaction: the call ends as
+    // unavailable by its deadline.
+    let lost = note("the insert that was cut off: blackhole-now", now);
+    let (outcome, took) = ends(store.insert_logs(workspace.id, std::slice::from_ref(&lost))).await;
+    assert!(proxy.is_dropping(), "the trigger did not reach the proxy");
+    assert!(matches!(outcome, Err(StoreError::Unavailable(_))), "{outcome:?}");
+    assert!(took < bound, "the cut-off insert took {took:?}");
+
+    // While it stays silent, every kind of call ends as unavailable just as fast, on pooled
+    // connections and on new ones.
+    for round in 0..2 {
+        let checks = [
+            ("insert", ends(store.insert_logs(workspace.id, &[note("lost", now)])).await),
+            ("list", ends(store.list_logs(workspace.id, &LogFilter::default(), everything)).await),
+            ("get", ends(store.get_log(workspace.id, before[0].id)).await),
+            (
+                "counts",
+                ends(store.level_counts(workspace.id, now - 3_600_000, now, &RollupFilter::default(), CountBy::Hour))
+                    .await,
+            ),
+            ("key", ends(store.find_key(&[7; 32])).await),
+            ("ping", ends(store.ping()).await),
+        ];
+        for (call, (outcome, took)) in &checks {
+            assert!(matches!(outcome, Err(StoreError::Unavailable(_))), "round {round}, {call}: {outcome:?}");
+            assert!(*took < bound, "round {round}, {call} took {took:?}");
+        }
+    }
+
+    // The path comes back: the store serves again by itself (stale connections are dropped
+    // as they fail their check).
+    proxy.set_dropping(false);
+    until_back(&store).await;
+
+    // Now a read is cut off mid-call.
+    let filter = LogFilter { source: Some("blackhole-now".into()), ..LogFilter::default() };
+    let (outcome, took) = ends(store.list_logs(workspace.id, &filter, everything)).await;
+    assert!(proxy.is_dropping(), "the trigger did not reach the proxy");
+    assert!(matches!(outcome, Err(StoreError::Unavailable(_))), "{outcome:?}");
+    assert!(took < bound, "the cut-off read took {took:?}");
+    proxy.set_dropping(false);
+    until_back(&store).await;
+
+    // Writes work again, and what was acknowledged is all there; the cut-off insert is not.
+    let after = note("after", now + 1);
+    let started = std::time::Instant::now();
+    let mut inserted = store.insert_logs(workspace.id, std::slice::from_ref(&after)).await;
+    while inserted.is_err() && started.elapsed() < Duration::from_secs(30) {
+        inserted = store.insert_logs(workspace.id, std::slice::from_ref(&after)).await;
+    }
+    inserted.expect("insert after the black hole");
+    let listed = store.list_logs(workspace.id, &LogFilter::default(), everything).await.expect("list");
+    let ids: std::collections::HashSet<_> = listed.logs.iter().map(|log| log.id).collect();
+    assert!(before.iter().all(|log| ids.contains(&log.id)), "an acknowledged log is missing");
+    assert!(ids.contains(&after.id));
+    assert!(!ids.contains(&lost.id), "the cut-off insert was committed");
+}
