@@ -4,10 +4,10 @@
 use anyhow::Context;
 use serde_json::{Value, json};
 use sluice_http::unix_now_ms;
-use sluice_model::{ApiKeyRecord, KeyId, Workspace, WorkspaceId};
+use sluice_model::{ApiKeyRecord, KeyId, Limits, Workspace, WorkspaceId};
 use sluice_store::{NewApiKey, Store, StoreError};
 
-use crate::cli::{AdminCommand, KeyCommand, WorkspaceCommand};
+use crate::cli::{AdminCommand, KeyCommand, RetentionCommand, WorkspaceCommand};
 
 /// Prints `value` as one line of JSON, or `human` for people.
 fn print(json_output: bool, value: Value, human: impl FnOnce() -> String) {
@@ -23,8 +23,21 @@ fn workspace_json(workspace: &Workspace) -> Value {
         "workspaceId": workspace.id.to_string(),
         "name": workspace.name,
         "plan": workspace.plan.as_str(),
+        "limits": workspace.limits,
         "createdAt": workspace.created_at,
     })
+}
+
+/// A figure for people: the number, or "unlimited".
+fn figure(value: Option<impl std::fmt::Display>) -> String {
+    value.map_or_else(|| "unlimited".to_owned(), |value| value.to_string())
+}
+
+/// The UTC month holding `ms`, as `YYYY-MM`.
+fn month_name(ms: i64) -> String {
+    time::OffsetDateTime::from_unix_timestamp(ms.div_euclid(1000))
+        .map(|moment| format!("{:04}-{:02}", moment.year(), u8::from(moment.month())))
+        .unwrap_or_default()
 }
 
 fn key_json(key: &ApiKeyRecord, now: i64) -> Value {
@@ -54,7 +67,7 @@ pub(crate) async fn run(store: &dyn Store, command: AdminCommand) -> anyhow::Res
             print(json, json!({"migrated": true}), || "the database schema is current".to_owned());
         }
         AdminCommand::Workspace(WorkspaceCommand::Create { name, plan, json }) => {
-            let workspace = Workspace { id: WorkspaceId::generate(), name, plan, created_at: now };
+            let workspace = Workspace::new(name, plan, now);
             store.create_workspace(&workspace).await?;
             let value = json!({"workspaceId": workspace.id.to_string(), "name": workspace.name, "plan": plan.as_str()});
             print(json, value, || format!("created workspace {} ({}, plan {plan})", workspace.id, workspace.name));
@@ -70,11 +83,61 @@ pub(crate) async fn run(store: &dyn Store, command: AdminCommand) -> anyhow::Res
                     .join("\n")
             });
         }
-        AdminCommand::Workspace(WorkspaceCommand::SetPlan { workspace_id, plan, json }) => {
+        AdminCommand::Workspace(WorkspaceCommand::Show { workspace_id, json }) => {
             let workspace = existing_workspace(store, &workspace_id).await?;
-            store.set_plan(workspace.id, plan).await?;
-            let value = json!({"workspaceId": workspace.id.to_string(), "plan": plan.as_str()});
+            let month = sluice_store::month_start_ms(now);
+            let used = store.monthly_usage(workspace.id, month).await?;
+            let limits = workspace.limits;
+            let value = json!({
+                "workspaceId": workspace.id.to_string(),
+                "name": workspace.name,
+                "plan": workspace.plan.as_str(),
+                "limits": limits,
+                "usage": {"month": month_name(now), "logs": used},
+                "createdAt": workspace.created_at,
+            });
+            print(json, value, || {
+                format!(
+                    "workspace {} ({})\nplan:        {}\nrate limit:  {} requests/min\nquota:       {} logs/month\nretention:   {} days\nusage:       {} logs in {}",
+                    workspace.id,
+                    workspace.name,
+                    workspace.plan,
+                    figure(limits.requests_per_minute),
+                    figure(limits.logs_per_month),
+                    limits.retention_days,
+                    used,
+                    month_name(now)
+                )
+            });
+        }
+        AdminCommand::Workspace(WorkspaceCommand::SetPlan {
+            workspace_id,
+            plan,
+            requests_per_minute,
+            logs_per_month,
+            retention_days,
+            json,
+        }) => {
+            let workspace = existing_workspace(store, &workspace_id).await?;
+            let defaults = plan.limits();
+            let limits = Limits {
+                requests_per_minute: match requests_per_minute {
+                    Some(figure) => figure
+                        .0
+                        .map(|value| u32::try_from(value).context("--requests-per-minute is too large"))
+                        .transpose()?,
+                    None => defaults.requests_per_minute,
+                },
+                logs_per_month: logs_per_month.map_or(defaults.logs_per_month, |figure| figure.0),
+                retention_days: retention_days.unwrap_or(defaults.retention_days),
+            };
+            store.set_plan(workspace.id, plan, limits).await?;
+            let value = json!({"workspaceId": workspace.id.to_string(), "plan": plan.as_str(), "limits": limits});
             print(json, value, || format!("workspace {} is now on plan {plan}", workspace.id));
+        }
+        AdminCommand::Retention(RetentionCommand::Run { json }) => {
+            let deleted = sluice_store::retention::sweep(store, now).await?;
+            print(json, json!({"deleted": deleted}), || format!("retention sweep: {deleted} logs deleted"));
         }
         AdminCommand::Key(KeyCommand::Create { workspace, env, name, scopes, expires_in, json }) => {
             let workspace = existing_workspace(store, &workspace).await?;

@@ -49,6 +49,49 @@ pub(crate) struct ServeOptions {
     /// Address to listen on.
     #[arg(long, env = "SLUICE_LISTEN", default_value = "127.0.0.1:8080")]
     pub(crate) listen: String,
+
+    /// Proxies whose `X-Forwarded-For` / `Forwarded` and `CF-IPCountry` are believed: IP
+    /// addresses and CIDR blocks, separated by commas (default: none).
+    #[arg(long, env = "SLUICE_TRUSTED_PROXIES", default_value = "")]
+    pub(crate) trusted_proxies: String,
+
+    /// A MaxMind-format country database (GeoLite2-Country.mmdb) for clients' countries.
+    #[arg(long, env = "SLUICE_GEOIP_DB")]
+    pub(crate) geoip_db: Option<std::path::PathBuf>,
+
+    /// Redis (`redis://host:port/db`) holding the rate-limit window, shared by every process
+    /// that names it; in-process when absent.
+    #[arg(long, env = "SLUICE_REDIS_URL")]
+    pub(crate) redis_url: Option<String>,
+
+    /// How long a rate-limit check may wait for Redis before the request is admitted
+    /// unlimited (fail open), in milliseconds.
+    #[arg(long, env = "SLUICE_REDIS_TIMEOUT_MS", default_value_t = 50)]
+    pub(crate) redis_timeout_ms: u64,
+
+    /// Time between retention sweeps, counted from start (`3600`, `90s`, `30m`, `1h`, `1d`).
+    #[arg(long, env = "SLUICE_RETENTION_INTERVAL", default_value = "1h", value_parser = parse_interval)]
+    pub(crate) retention_interval: std::time::Duration,
+}
+
+/// A duration: whole seconds, or a number with `s`, `m`, `h` or `d`.
+fn parse_interval(text: &str) -> Result<std::time::Duration, String> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => text.split_at(at),
+        None => (text, "s"),
+    };
+    let scale = match unit.trim() {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3_600,
+        "d" => 86_400,
+        _ => return Err(format!("expected seconds or a number with s, m, h or d, got '{text}'")),
+    };
+    match number.parse::<u64>() {
+        Ok(value) if value > 0 => Ok(std::time::Duration::from_secs(value.saturating_mul(scale))),
+        _ => Err(format!("expected a positive interval, got '{text}'")),
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -59,6 +102,9 @@ pub(crate) enum AdminCommand {
     /// API keys.
     #[command(subcommand)]
     Key(KeyCommand),
+    /// Retention.
+    #[command(subcommand)]
+    Retention(RetentionCommand),
     /// Apply the pending schema migrations and make the coming days' partitions (every
     /// command, and `serve`, does this first; this one does nothing else).
     Migrate {
@@ -88,17 +134,59 @@ pub(crate) enum WorkspaceCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Change a workspace's plan; takes effect on running servers within 5 seconds.
+    /// Show a workspace: plan, figures in force and this month's usage.
+    Show {
+        /// The workspace.
+        workspace_id: String,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Put a workspace on a plan, with the plan's figures unless given here; takes effect on
+    /// running servers within 5 seconds.
     SetPlan {
         /// The workspace.
         workspace_id: String,
         /// The new plan.
         #[arg(value_parser = parse::<Plan>)]
         plan: Plan,
+        /// `POST /v1/logs` requests per 60 seconds, or `unlimited`.
+        #[arg(long, value_parser = parse_figure)]
+        requests_per_minute: Option<Figure>,
+        /// Logs accepted per UTC month, or `unlimited`.
+        #[arg(long, value_parser = parse_figure)]
+        logs_per_month: Option<Figure>,
+        /// Days a log is kept.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=36_500))]
+        retention_days: Option<u32>,
         /// Print one JSON object.
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum RetentionCommand {
+    /// Sweep now: delete every workspace's logs older than its retention.
+    Run {
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// A custom figure: a number, or no limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Figure(pub(crate) Option<u64>);
+
+fn parse_figure(text: &str) -> Result<Figure, String> {
+    if text == "unlimited" {
+        return Ok(Figure(None));
+    }
+    match text.parse::<u64>() {
+        Ok(value) if value > 0 => Ok(Figure(Some(value))),
+        _ => Err(format!("expected a positive whole number or 'unlimited', got '{text}'")),
+    }
 }
 
 #[derive(Debug, Subcommand)]

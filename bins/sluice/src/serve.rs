@@ -2,11 +2,14 @@
 //! which in-flight requests finish (up to 30 seconds) before the process exits.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use actix_web::{App, HttpServer};
 use anyhow::Context;
 use sluice_http::AppState;
-use sluice_model::{ApiKeyRecord, KeyEnv, KeyId, Plan, Scopes, Workspace, WorkspaceId};
+use sluice_http::client::{ClientResolver, open_country_database, parse_trusted_proxies};
+use sluice_limits::RedisLimiter;
+use sluice_model::{ApiKeyRecord, KeyEnv, KeyId, Plan, Scopes, Workspace};
 use sluice_store::{NewApiKey, Store};
 
 use crate::cli::ServeOptions;
@@ -15,8 +18,7 @@ use crate::cli::ServeOptions;
 /// limited) and one key, and prints the key once on stdout.
 async fn bootstrap(store: &dyn Store) -> anyhow::Result<()> {
     let now = sluice_http::unix_now_ms();
-    let workspace =
-        Workspace { id: WorkspaceId::generate(), name: "default".into(), plan: Plan::Enterprise, created_at: now };
+    let workspace = Workspace::new("default", Plan::Enterprise, now);
     let generated = sluice_auth::generate_key(KeyEnv::Live).context("the OS random number generator failed")?;
     let record = ApiKeyRecord {
         id: KeyId::generate(),
@@ -40,11 +42,20 @@ async fn bootstrap(store: &dyn Store) -> anyhow::Result<()> {
 /// Runs the server until a shutdown signal.
 pub(crate) async fn run(store: Arc<dyn Store>, options: ServeOptions) -> anyhow::Result<()> {
     bootstrap(store.as_ref()).await?;
+    let mut state = AppState::new(store.clone());
+    let trusted = parse_trusted_proxies(&options.trusted_proxies)?;
+    let countries = options.geoip_db.as_deref().map(open_country_database).transpose()?;
+    state.clients = Arc::new(ClientResolver::new(trusted, countries));
+    if let Some(url) = &options.redis_url {
+        let timeout = Duration::from_millis(options.redis_timeout_ms);
+        let limiter = RedisLimiter::new(url, timeout).context("SLUICE_REDIS_URL is not a Redis URL")?;
+        state.limiter = Arc::new(limiter);
+    }
     // Housekeeping (PostgreSQL's coming partitions) every hour; a failure is logged and
     // tried again next hour (inserts make a missing partition themselves meanwhile).
     let housekeeping = store.clone();
     actix_web::rt::spawn(async move {
-        let mut hourly = actix_web::rt::time::interval(std::time::Duration::from_secs(3600));
+        let mut hourly = actix_web::rt::time::interval(Duration::from_secs(3600));
         loop {
             hourly.tick().await;
             if let Err(error) = housekeeping.maintain().await {
@@ -52,11 +63,26 @@ pub(crate) async fn run(store: Arc<dyn Store>, options: ServeOptions) -> anyhow:
             }
         }
     });
-    let state = AppState::new(store);
+    // Retention: a sweep at start, then every interval; a failure is logged and the next
+    // sweep does the work.
+    let retention = store.clone();
+    let clock = state.clock.clone();
+    let interval = options.retention_interval;
+    actix_web::rt::spawn(async move {
+        let mut every = actix_web::rt::time::interval(interval);
+        loop {
+            every.tick().await;
+            match sluice_store::retention::sweep(retention.as_ref(), clock()).await {
+                Ok(deleted) => tracing::info!(deleted, "retention sweep"),
+                Err(error) => tracing::warn!(%error, "retention sweep failed; the next one retries"),
+            }
+        }
+    });
+    let listen = options.listen.clone();
     let server = HttpServer::new(move || App::new().configure(sluice_http::configure(state.clone())))
         .shutdown_timeout(30)
-        .bind(&options.listen)
-        .with_context(|| format!("cannot listen on {}", options.listen))?;
+        .bind(&listen)
+        .with_context(|| format!("cannot listen on {listen}"))?;
     for address in server.addrs() {
         tracing::info!(listen.address = %address, "sluice is listening");
     }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use sluice_auth::{Authenticator, CACHE_TTL, generate_key};
-use sluice_model::{ApiKeyRecord, KeyEnv, KeyId, Plan, Scope, Scopes, Workspace, WorkspaceId};
+use sluice_model::{ApiKeyRecord, KeyEnv, KeyId, Plan, Scope, Scopes, Workspace};
 use sluice_store::{NewApiKey, Store};
 use sluice_store_sqlite::SqliteStore;
 
@@ -16,7 +16,7 @@ fn cached_key(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("temp dir");
     let (auth, key) = runtime.block_on(async {
         let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.path().join("bench.db")).expect("open"));
-        let workspace = Workspace { id: WorkspaceId::generate(), name: "bench".into(), plan: Plan::Pro, created_at: 0 };
+        let workspace = Workspace::new("bench", Plan::Pro, 0);
         store.create_workspace(&workspace).await.expect("workspace");
         let generated = generate_key(KeyEnv::Live).expect("csprng");
         let record = ApiKeyRecord {

@@ -32,7 +32,7 @@ async fn world() -> World {
     } else {
         (Arc::new(SqliteStore::open(&dir.path().join("auth.db")).expect("open")), None)
     };
-    let workspace = Workspace { id: WorkspaceId::generate(), name: "w".into(), plan: Plan::Pro, created_at: NOW };
+    let workspace = Workspace::new("w", Plan::Pro, NOW);
     store.create_workspace(&workspace).await.expect("workspace");
     World { store, workspace, _dir: dir, _database: database }
 }
@@ -68,7 +68,7 @@ async fn every_failure_has_its_message() {
     let (active, _) = key(&world, Scopes::ALL, None).await;
     let (expiring, _) = key(&world, Scopes::ALL, Some(NOW + 1000)).await;
     let (read_only, _) = key(&world, Scopes { ingest: false, read: true }, None).await;
-    let other = Workspace { id: WorkspaceId::generate(), name: "other".into(), plan: Plan::Free, created_at: NOW };
+    let other = Workspace::new("other", Plan::Free, NOW);
     world.store.create_workspace(&other).await.expect("workspace");
     let unknown = generate_key(KeyEnv::Test).expect("csprng").text;
     let own = world.workspace.id.to_string();
@@ -116,7 +116,7 @@ async fn plan_changes_reach_the_principal_after_the_ttl() {
     let (text, _) = key(&world, Scopes::ALL, None).await;
     let before = auth.authenticate(Some(&text), None, Scope::Read, NOW).await.expect("auth");
     assert_eq!(before.workspace.plan, Plan::Pro);
-    world.store.set_plan(world.workspace.id, Plan::Enterprise).await.expect("plan");
+    world.store.set_plan(world.workspace.id, Plan::Enterprise, Plan::Enterprise.limits()).await.expect("plan");
     tokio::time::sleep(Duration::from_millis(400)).await;
     let after = auth.authenticate(Some(&text), None, Scope::Read, NOW).await.expect("auth");
     assert_eq!(after.workspace.plan, Plan::Enterprise);

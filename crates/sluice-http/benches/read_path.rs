@@ -16,7 +16,6 @@ use serde_json::json;
 use sluice_http::AppState;
 use sluice_model::{
     ApiKeyRecord, Environment, JsonObject, KeyEnv, KeyId, Level, Log, LogEntry, LogId, Plan, Scopes, Workspace,
-    WorkspaceId,
 };
 use sluice_store::{LogFilter, LogStore, NewApiKey, Page, Store, TenantStore};
 use sluice_store_sqlite::SqliteStore;
@@ -90,8 +89,7 @@ async fn prepare() -> (Arc<dyn Store>, String, Vec<LogId>) {
             let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
         }
         let store = SqliteStore::open(&path).expect("open bench database");
-        let workspace =
-            Workspace { id: WorkspaceId::generate(), name: "bench".into(), plan: Plan::Pro, created_at: START };
+        let workspace = Workspace::new("bench", Plan::Enterprise, START);
         store.create_workspace(&workspace).await.expect("workspace");
         let mut random = Lcg(42);
         let started = Instant::now();

@@ -39,6 +39,19 @@ pub enum ApiError {
     /// 400 with `code: PARSE_ERROR`: a `Content-Encoding` we do not decode.
     #[error("Unsupported Content-Encoding '{0}'; use gzip, deflate or zstd")]
     UnsupportedEncoding(String),
+    /// 429 `Rate limit exceeded` with `retryAfter` (seconds) and `Retry-After`.
+    #[error("Rate limit exceeded")]
+    RateLimited {
+        /// Seconds until the window admits a request.
+        retry_after: u64,
+    },
+    /// 429 `Monthly log quota exceeded` with `code: QUOTA_EXCEEDED`, `retryAfter` (seconds to
+    /// the next UTC month) and `Retry-After`.
+    #[error("Monthly log quota exceeded")]
+    QuotaExceeded {
+        /// Seconds until the next UTC month.
+        retry_after: u64,
+    },
     /// 503: the database cannot be reached; retrying later is advised.
     #[error("Service unavailable")]
     Unavailable,
@@ -48,6 +61,12 @@ pub enum ApiError {
 }
 
 impl ApiError {
+    /// The quota error at `now_ms`: retry when the next UTC month starts.
+    pub fn quota_exceeded(now_ms: i64) -> Self {
+        let wait_ms = sluice_store::next_month_start_ms(now_ms) - now_ms;
+        ApiError::QuotaExceeded { retry_after: u64::try_from(wait_ms).unwrap_or(0).div_ceil(1000).max(1) }
+    }
+
     /// A validation error with one issue about a named parameter.
     pub fn invalid(field: &str, message: impl Into<String>) -> Self {
         ApiError::Validation(vec![Issue::at(field, message)])
@@ -62,6 +81,7 @@ impl From<StoreError> for ApiError {
                 ApiError::Unavailable
             }
             StoreError::NotFound(_) => ApiError::NotFound("Not found"),
+            StoreError::QuotaExceeded => ApiError::quota_exceeded(crate::unix_now_ms()),
             StoreError::Backend(reason) => {
                 tracing::error!(error.reason = %reason, "database error");
                 ApiError::Internal
@@ -106,6 +126,8 @@ struct Envelope<'a> {
     issues: Option<&'a [Issue]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     code: Option<&'static str>,
+    #[serde(rename = "retryAfter", skip_serializing_if = "Option::is_none")]
+    retry_after: Option<u64>,
 }
 
 impl ResponseError for ApiError {
@@ -127,6 +149,7 @@ impl ResponseError for ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::RateLimited { .. } | ApiError::QuotaExceeded { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal | ApiError::SearchFailed => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -141,8 +164,20 @@ impl ResponseError for ApiError {
                 ApiError::Validation(issues) => Some(issues),
                 _ => None,
             },
-            code: matches!(self, ApiError::Parse(_) | ApiError::UnsupportedEncoding(_)).then_some("PARSE_ERROR"),
+            code: match self {
+                ApiError::Parse(_) | ApiError::UnsupportedEncoding(_) => Some("PARSE_ERROR"),
+                ApiError::QuotaExceeded { .. } => Some("QUOTA_EXCEEDED"),
+                _ => None,
+            },
+            retry_after: match self {
+                ApiError::RateLimited { retry_after } | ApiError::QuotaExceeded { retry_after } => Some(*retry_after),
+                _ => None,
+            },
         };
-        HttpResponse::build(status).json(envelope)
+        let mut response = HttpResponse::build(status);
+        if let Some(seconds) = envelope.retry_after {
+            response.insert_header((actix_web::http::header::RETRY_AFTER, seconds));
+        }
+        response.json(envelope)
     }
 }

@@ -8,12 +8,14 @@
 //! Architecture invariant: this crate knows HTTP and the store traits, never SQL or a backend.
 
 pub mod body;
+pub mod client;
 mod error;
 mod extract;
 mod params;
 mod routes;
 mod state;
 
+pub use client::{Client, ClientResolver};
 pub use error::ApiError;
 pub use extract::Authed;
 pub use state::{AppState, Clock, system_clock, unix_now_ms};

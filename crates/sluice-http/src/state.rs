@@ -1,10 +1,14 @@
-//! What every handler shares: the store, the authenticator and the clock.
+//! What every handler shares: the store, the authenticator, the rate limiter, who the clients
+//! are, and the clock.
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use sluice_auth::Authenticator;
+use sluice_limits::{LocalLimiter, RateLimiter};
 use sluice_store::Store;
+
+use crate::ClientResolver;
 
 /// The current time in Unix ms. Injected so tests can move time without sleeping.
 pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
@@ -26,15 +30,27 @@ pub struct AppState {
     pub store: Arc<dyn Store>,
     /// Checks keys, with its cache.
     pub auth: Authenticator,
+    /// Counts each workspace's `POST /v1/logs` requests against its limit.
+    pub limiter: Arc<dyn RateLimiter>,
+    /// Client address and country of a request.
+    pub clients: Arc<ClientResolver>,
     /// The clock.
     pub clock: Clock,
 }
 
 impl AppState {
-    /// State over `store` with the default key cache and the wall clock.
+    /// State over `store` with the default key cache, an in-process rate limiter, clients
+    /// taken at their TCP address (no trusted proxies, no country database) and the wall
+    /// clock.
     pub fn new(store: Arc<dyn Store>) -> Self {
         let auth = Authenticator::new(store.clone(), sluice_auth::CACHE_TTL);
-        Self { store, auth, clock: system_clock() }
+        Self {
+            store,
+            auth,
+            limiter: Arc::new(LocalLimiter::new()),
+            clients: Arc::new(ClientResolver::default()),
+            clock: system_clock(),
+        }
     }
 
     /// Now, in Unix ms.

@@ -20,7 +20,7 @@ pub use json_object::{EscapeFree, JsonKey, JsonObject, Member, NotAnObject, Obje
 /// The inline-when-short string of an entry's `source` and `dataset` (re-exported so users of
 /// these types need no dependency of their own).
 pub use smol_str::SmolStr;
-pub use tenancy::{ApiKeyRecord, KeyEnv, KeyState, Plan, Scope, Scopes, Workspace};
+pub use tenancy::{ApiKeyRecord, KeyEnv, KeyState, Limits, Plan, Scope, Scopes, Workspace};
 pub use values::{Environment, Level, UnknownValue};
 
 /// Rules of SPEC's "Limits" table that concern a single entry or a batch.

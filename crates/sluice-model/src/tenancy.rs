@@ -30,6 +30,31 @@ impl Plan {
     }
 }
 
+impl Plan {
+    /// The plan's figures (SPEC, "Plan limits"; DECISIONS, "retention"): what a workspace gets
+    /// when it is put on the plan without figures of its own.
+    pub const fn limits(self) -> Limits {
+        match self {
+            Plan::Free => Limits { requests_per_minute: Some(60), logs_per_month: Some(10_000), retention_days: 7 },
+            Plan::Pro => Limits { requests_per_minute: Some(600), logs_per_month: Some(1_000_000), retention_days: 30 },
+            Plan::Enterprise => Limits { requests_per_minute: None, logs_per_month: None, retention_days: 90 },
+        }
+    }
+}
+
+/// A workspace's figures: its plan's, or custom ones set with the plan
+/// (`sluice admin workspace set-plan ... --requests-per-minute N`). `None` is unlimited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Limits {
+    /// `POST /v1/logs` requests in any 60 seconds, shared by all the workspace's keys.
+    pub requests_per_minute: Option<u32>,
+    /// Logs accepted per UTC calendar month.
+    pub logs_per_month: Option<u64>,
+    /// Days a log is kept, counted from its `timestamp`.
+    pub retention_days: u32,
+}
+
 impl FromStr for Plan {
     type Err = UnknownValue;
 
@@ -58,8 +83,17 @@ pub struct Workspace {
     pub name: String,
     /// Its plan.
     pub plan: Plan,
+    /// The figures in force: the plan's, unless custom ones were set with it.
+    pub limits: Limits,
     /// Unix ms.
     pub created_at: i64,
+}
+
+impl Workspace {
+    /// A new workspace with a fresh id and its plan's figures.
+    pub fn new(name: impl Into<String>, plan: Plan, created_at: i64) -> Self {
+        Workspace { id: WorkspaceId::generate(), name: name.into(), plan, limits: plan.limits(), created_at }
+    }
 }
 
 /// Which kind of key: `slc_live_` for production, `slc_test_` for test and development.

@@ -28,15 +28,15 @@ use diesel_async::pooled_connection::deadpool::{Object, Pool, PoolError};
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig, PoolError as ConnectError};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
-use sluice_model::{ApiKeyRecord, KeyId, Log, LogId, Plan, Workspace, WorkspaceId};
+use sluice_model::{ApiKeyRecord, KeyId, Limits, Log, LogId, Plan, Workspace, WorkspaceId};
 use sluice_query::stats::{Bucket, CountBy, LevelCount, MS_PER_DAY, RollupFilter};
 use sluice_store::{LogFilter, LogPage, LogStore, NewApiKey, Page, Search, Store, StoreError, TenantStore};
 use uuid::Uuid;
 
 pub use crate::partitions::{COARSE_DAYS, DAILY_AHEAD, DAILY_BEHIND};
 use crate::partitions::{Partitions, day_of, parse_bounds};
-use crate::rows::{KeyRow, LogRow, NewKeyRow, NewLogRow, RollupDeltas, Scope, WorkspaceRow};
-use crate::schema::{api_keys, logs, workspaces};
+use crate::rows::{KeyRow, LogRow, NewKeyRow, NewLogRow, PlanChange, RollupDeltas, Scope, WorkspaceRow};
+use crate::schema::{api_keys, logs, usage_monthly, workspaces};
 
 #[cfg(feature = "testing")]
 pub mod cluster;
@@ -413,15 +413,23 @@ async fn apply_deltas(
     Ok(())
 }
 
-/// The UTC month a log was accepted in (its id is a UUID v7, stamped at ingest), as the Unix
-/// ms the month starts at.
-fn accepted_month(log: &Log) -> i64 {
-    let seconds = log.id.as_uuid().get_timestamp().map_or(0, |stamp| stamp.to_unix().0);
-    let seconds = i64::try_from(seconds).unwrap_or(i64::MAX);
-    time::OffsetDateTime::from_unix_timestamp(seconds)
-        .ok()
-        .and_then(|moment| moment.date().replace_day(1).ok())
-        .map_or(0, |first| first.midnight().assume_utc().unix_timestamp() * 1000)
+/// Counts `logs` in the workspace's usage of `month`, unless that would pass its quota (as
+/// stored now; no workspace row means no quota): then nothing is counted and no row comes
+/// back. The upsert's row lock orders concurrent batches, each seeing the last one's count.
+const COUNT_USAGE: &str = "INSERT INTO usage_monthly AS u (workspace_id, month, logs) \
+     SELECT $1, $2, $3 FROM (SELECT (SELECT monthly_quota FROM workspaces WHERE id = $1) AS q) AS quota \
+     WHERE q IS NULL OR $3 <= q \
+     ON CONFLICT (workspace_id, month) DO UPDATE SET logs = u.logs + excluded.logs \
+     WHERE (SELECT monthly_quota FROM workspaces WHERE id = $1) IS NULL \
+     OR u.logs + excluded.logs <= (SELECT monthly_quota FROM workspaces WHERE id = $1) \
+     RETURNING logs";
+
+/// A row of [`COUNT_USAGE`]'s answer.
+#[derive(QueryableByName)]
+struct Counted {
+    #[diesel(sql_type = BigInt)]
+    #[diesel(column_name = logs)]
+    _logs: i64,
 }
 
 /// One row of a partition listing.
@@ -429,6 +437,14 @@ fn accepted_month(log: &Log) -> i64 {
 struct PartitionRow {
     #[diesel(sql_type = Text)]
     bound: String,
+}
+
+/// An insert's error: the quota check's rollback is [`StoreError::QuotaExceeded`].
+fn from_insert(error: DieselError) -> StoreError {
+    match error {
+        DieselError::RollbackTransaction => StoreError::QuotaExceeded,
+        other => from_diesel(other),
+    }
 }
 
 /// One log removed by retention, for the counters.
@@ -638,28 +654,26 @@ impl PgStore {
         let mut connection = self.pool.get().await.map_err(|error| {
             DieselError::DatabaseError(DatabaseErrorKind::UnableToSendCommand, Box::new(error.to_string()))
         })?;
-        let mut months: std::collections::BTreeMap<i64, i64> = std::collections::BTreeMap::new();
-        for log in batch {
-            *months.entry(accepted_month(log)).or_insert(0) += 1;
-        }
+        let months = sluice_store::logs_per_month(batch);
         (*connection)
             .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+                // The quota first: a refused batch writes nothing and holds no log locks.
+                for (month, count) in months {
+                    let counted: Vec<Counted> = diesel::sql_query(COUNT_USAGE)
+                        .bind::<diesel::sql_types::Uuid, _>(*workspace.as_uuid())
+                        .bind::<BigInt, _>(month)
+                        .bind::<BigInt, _>(count)
+                        .load(connection)
+                        .await?;
+                    if counted.is_empty() {
+                        return Err(DieselError::RollbackTransaction);
+                    }
+                }
                 let rows: Vec<NewLogRow<'_>> = batch.iter().map(|log| NewLogRow::new(&workspace, log)).collect();
                 for chunk in rows.chunks(ROWS_PER_INSERT) {
                     diesel::insert_into(logs::table).values(chunk).execute(connection).await?;
                 }
                 apply_deltas(connection, *workspace.as_uuid(), deltas, false).await?;
-                let (month_starts, counts): (Vec<i64>, Vec<i64>) = months.into_iter().unzip();
-                diesel::sql_query(
-                    "INSERT INTO usage_monthly (workspace_id, month, logs) \
-                         SELECT $1, * FROM unnest($2::int8[], $3::int8[]) \
-                         ON CONFLICT (workspace_id, month) DO UPDATE SET logs = usage_monthly.logs + excluded.logs",
-                )
-                .bind::<diesel::sql_types::Uuid, _>(*workspace.as_uuid())
-                .bind::<Array<BigInt>, _>(&month_starts)
-                .bind::<Array<BigInt>, _>(&counts)
-                .execute(connection)
-                .await?;
                 Ok(())
             })
             .await
@@ -806,9 +820,9 @@ impl LogStore for PgStore {
                 Err(error) if missing_partition(&error) => {
                     self.forget_partitions();
                     self.ensure_partitions(days, today).await?;
-                    self.insert_once(workspace, batch, &deltas).await.map_err(from_diesel)
+                    self.insert_once(workspace, batch, &deltas).await.map_err(from_insert)
                 }
-                other => other.map_err(from_diesel),
+                other => other.map_err(from_insert),
             }
         })
         .await
@@ -844,6 +858,21 @@ impl LogStore for PgStore {
                 .map_err(from_diesel)?
                 .map(Log::try_from)
                 .transpose()
+        })
+        .await
+    }
+
+    async fn monthly_usage(&self, workspace: WorkspaceId, month_ms: i64) -> Result<u64, StoreError> {
+        self.within(async move {
+            let mut connection = self.connection().await?;
+            let logs: Option<i64> = usage_monthly::table
+                .find((*workspace.as_uuid(), month_ms))
+                .select(usage_monthly::logs)
+                .first(&mut connection)
+                .await
+                .optional()
+                .map_err(from_diesel)?;
+            Ok(logs.map_or(0, |logs| u64::try_from(logs).unwrap_or(0)))
         })
         .await
     }
@@ -1029,11 +1058,12 @@ impl TenantStore for PgStore {
         .await
     }
 
-    async fn set_plan(&self, id: WorkspaceId, plan: Plan) -> Result<(), StoreError> {
+    async fn set_plan(&self, id: WorkspaceId, plan: Plan, limits: Limits) -> Result<(), StoreError> {
+        let row = PlanChange::new(plan, &limits);
         self.within(async move {
             let mut connection = self.connection().await?;
             let changed = diesel::update(workspaces::table.find(*id.as_uuid()))
-                .set(workspaces::plan.eq(plan.as_str()))
+                .set(row)
                 .execute(&mut connection)
                 .await
                 .map_err(from_diesel)?;

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use diesel::prelude::*;
-use sluice_model::{ApiKeyRecord, JsonObject, KeyId, Log, LogEntry, LogId, Workspace, WorkspaceId};
+use sluice_model::{ApiKeyRecord, JsonObject, KeyId, Limits, Log, LogEntry, LogId, Plan, Workspace, WorkspaceId};
 use sluice_query::fold;
 use sluice_query::stats::{day_start_ms, hour_start};
 use sluice_store::{NewApiKey, Search, StoreError};
@@ -224,15 +224,43 @@ pub(crate) struct WorkspaceRow {
     name: String,
     plan: String,
     created_at: i64,
+    rate_limit: Option<i32>,
+    monthly_quota: Option<i64>,
+    retention_days: i32,
 }
 
 impl From<&Workspace> for WorkspaceRow {
     fn from(workspace: &Workspace) -> Self {
+        let change = PlanChange::new(workspace.plan, &workspace.limits);
         Self {
             id: *workspace.id.as_uuid(),
             name: workspace.name.clone(),
             plan: workspace.plan.as_str().to_owned(),
             created_at: workspace.created_at,
+            rate_limit: change.rate_limit,
+            monthly_quota: change.monthly_quota,
+            retention_days: change.retention_days,
+        }
+    }
+}
+
+/// A workspace's plan and figures, as `set_plan` writes them (`None` writes NULL: unlimited).
+#[derive(AsChangeset)]
+#[diesel(table_name = workspaces, treat_none_as_null = true)]
+pub(crate) struct PlanChange {
+    plan: &'static str,
+    rate_limit: Option<i32>,
+    monthly_quota: Option<i64>,
+    retention_days: i32,
+}
+
+impl PlanChange {
+    pub(crate) fn new(plan: Plan, limits: &Limits) -> Self {
+        PlanChange {
+            plan: plan.as_str(),
+            rate_limit: limits.requests_per_minute.map(|limit| i32::try_from(limit).unwrap_or(i32::MAX)),
+            monthly_quota: limits.logs_per_month.map(|quota| i64::try_from(quota).unwrap_or(i64::MAX)),
+            retention_days: i32::try_from(limits.retention_days).unwrap_or(i32::MAX),
         }
     }
 }
@@ -245,6 +273,11 @@ impl TryFrom<WorkspaceRow> for Workspace {
             id: WorkspaceId::from_uuid(row.id),
             name: row.name,
             plan: parse(&row.plan, "workspace plan")?,
+            limits: Limits {
+                requests_per_minute: row.rate_limit.map(|limit| u32::try_from(limit).unwrap_or(0)),
+                logs_per_month: row.monthly_quota.map(|quota| u64::try_from(quota).unwrap_or(0)),
+                retention_days: u32::try_from(row.retention_days).unwrap_or(0),
+            },
             created_at: row.created_at,
         })
     }

@@ -88,6 +88,9 @@ diesel::table! {
         name -> Text,
         plan -> Text,
         created_at -> Int8,
+        rate_limit -> Nullable<Int4>,
+        monthly_quota -> Nullable<Int8>,
+        retention_days -> Int4,
     }
 }
 

@@ -212,7 +212,7 @@ async fn ends<T>(call: impl Future<Output = Result<T, StoreError>>) -> (Result<(
 
 #[tokio::test]
 async fn a_network_that_stops_answering_costs_a_call_its_deadline_and_no_more() {
-    use sluice_model::{Plan, Workspace, WorkspaceId};
+    use sluice_model::{Plan, Workspace};
     use sluice_query::stats::{CountBy, RollupFilter};
     use sluice_store::{LogFilter, LogStore, Page, TenantStore};
 
@@ -248,7 +248,7 @@ async fn a_network_that_stops_answering_costs_a_call_its_deadline_and_no_more() 
         ..PgOptions::default()
     };
     let store = PgStore::connect(&url, &options).await.expect("connect through the proxy");
-    let workspace = Workspace { id: WorkspaceId::generate(), name: "w".into(), plan: Plan::Free, created_at: 0 };
+    let workspace = Workspace::new("w", Plan::Free, 0);
     store.create_workspace(&workspace).await.expect("workspace");
     let now = time::OffsetDateTime::now_utc().unix_timestamp() * 1000;
     let before: Vec<_> = (0..50).map(|index| note(&format!("before {index}"), now - index)).collect();

@@ -19,13 +19,15 @@ use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sql_types::{BigInt, Binary, Nullable, Text};
 use diesel::sqlite::Sqlite;
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
-use sluice_model::{ApiKeyRecord, KeyId, Log, LogId, Plan, Workspace, WorkspaceId};
+use sluice_model::{ApiKeyRecord, KeyId, Limits, Log, LogId, Plan, Workspace, WorkspaceId};
 use sluice_query::SearchField;
 use sluice_query::stats::{Bucket, CountBy, LevelCount, MS_PER_DAY, RollupFilter, day_start_ms};
 use sluice_store::{LogFilter, LogPage, LogStore, NewApiKey, Page, Search, Store, StoreError, TenantStore};
 
-use crate::rows::{KeyRow, LogRow, NewFtsRow, NewKeyRow, NewLogRow, RollupKey, WorkspaceRow, rollup_deltas};
-use crate::schema::{api_keys, logs, logs_fts, workspaces};
+use crate::rows::{
+    KeyRow, LogRow, NewFtsRow, NewKeyRow, NewLogRow, PlanChange, RollupKey, WorkspaceRow, rollup_deltas,
+};
+use crate::schema::{api_keys, logs, logs_fts, usage_monthly, workspaces};
 
 const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
 
@@ -328,6 +330,25 @@ fn from_diesel(error: DieselError) -> StoreError {
     }
 }
 
+/// Counts `?3` logs in the workspace's usage of month `?2`, unless that would pass its quota
+/// (as stored now; no workspace row means no quota): then nothing is counted and no row comes
+/// back. Run under the write lock, so batches are counted one after another.
+const COUNT_USAGE: &str = "INSERT INTO usage_monthly AS u (workspace_id, month, logs) \
+     SELECT ?1, ?2, ?3 FROM (SELECT (SELECT monthly_quota FROM workspaces WHERE id = ?1) AS q) AS quota \
+     WHERE q IS NULL OR ?3 <= q \
+     ON CONFLICT (workspace_id, month) DO UPDATE SET logs = u.logs + excluded.logs \
+     WHERE (SELECT monthly_quota FROM workspaces WHERE id = ?1) IS NULL \
+     OR u.logs + excluded.logs <= (SELECT monthly_quota FROM workspaces WHERE id = ?1) \
+     RETURNING logs";
+
+/// A row of [`COUNT_USAGE`]'s answer.
+#[derive(QueryableByName)]
+struct Counted {
+    #[diesel(sql_type = BigInt)]
+    #[diesel(column_name = logs)]
+    _logs: i64,
+}
+
 /// Settings every connection gets when the pool opens it.
 fn connection_pragmas(busy_timeout: Duration) -> String {
     format!(
@@ -400,8 +421,20 @@ impl LogStore for SqliteStore {
             // Folding and counting happen before the write lock is taken.
             let texts: Vec<NewFtsRow> = batch.iter().map(NewFtsRow::new).collect();
             let deltas = rollup_deltas(batch.iter().map(|log| RollupKey::of(&workspace, log)));
+            let months = sluice_store::logs_per_month(&batch);
             connection
                 .immediate_transaction(|connection| {
+                    // The quota first: a refused batch writes nothing.
+                    for (month, count) in &months {
+                        let counted: Vec<Counted> = diesel::sql_query(COUNT_USAGE)
+                            .bind::<Binary, _>(workspace.as_bytes().as_slice())
+                            .bind::<BigInt, _>(*month)
+                            .bind::<BigInt, _>(*count)
+                            .load(connection)?;
+                        if counted.is_empty() {
+                            return Err(DieselError::RollbackTransaction);
+                        }
+                    }
                     // Under the write lock nobody else inserts: the next rowids are ours, and
                     // the search index can point at them.
                     let last: Option<i64> = logs::table.select(diesel::dsl::max(logs::seq)).first(connection)?;
@@ -421,7 +454,23 @@ impl LogStore for SqliteStore {
                     }
                     Ok::<_, DieselError>(())
                 })
-                .map_err(from_diesel)
+                .map_err(|error| match error {
+                    DieselError::RollbackTransaction => StoreError::QuotaExceeded,
+                    other => from_diesel(other),
+                })
+        })
+        .await
+    }
+
+    async fn monthly_usage(&self, workspace: WorkspaceId, month_ms: i64) -> Result<u64, StoreError> {
+        self.with(move |connection| {
+            let logs: Option<i64> = usage_monthly::table
+                .find((workspace.as_bytes().to_vec(), month_ms))
+                .select(usage_monthly::logs)
+                .first(connection)
+                .optional()
+                .map_err(from_diesel)?;
+            Ok(logs.map_or(0, |logs| u64::try_from(logs).unwrap_or(0)))
         })
         .await
     }
@@ -659,10 +708,11 @@ impl TenantStore for SqliteStore {
         .await
     }
 
-    async fn set_plan(&self, id: WorkspaceId, plan: Plan) -> Result<(), StoreError> {
+    async fn set_plan(&self, id: WorkspaceId, plan: Plan, limits: Limits) -> Result<(), StoreError> {
+        let change = PlanChange::new(plan, &limits);
         self.with(move |connection| {
             let changed = diesel::update(workspaces::table.find(id.as_bytes().to_vec()))
-                .set(workspaces::plan.eq(plan.as_str()))
+                .set(change)
                 .execute(connection)
                 .map_err(from_diesel)?;
             if changed == 0 { Err(StoreError::NotFound("workspace")) } else { Ok(()) }

@@ -7,6 +7,17 @@ diesel::table! {
         name -> Text,
         plan -> Text,
         created_at -> BigInt,
+        rate_limit -> Nullable<Integer>,
+        monthly_quota -> Nullable<BigInt>,
+        retention_days -> Integer,
+    }
+}
+
+diesel::table! {
+    usage_monthly (workspace_id, month) {
+        workspace_id -> Binary,
+        month -> BigInt,
+        logs -> BigInt,
     }
 }
 
@@ -103,5 +114,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     log_rollups,
     log_rollups_daily,
     log_rollups_daily_sources,
-    logs_fts
+    logs_fts,
+    usage_monthly
 );

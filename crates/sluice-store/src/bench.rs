@@ -121,7 +121,7 @@ pub async fn fill(store: &dyn Store, total: usize, main: usize) {
     let others = (total - main) / (WORKSPACES - 1);
     for number in 0..WORKSPACES {
         let name = if number == 0 { "measured".to_owned() } else { format!("other-{number}") };
-        let workspace = Workspace { id: WorkspaceId::generate(), name, plan: Plan::Pro, created_at: NOW - SPAN_MS };
+        let workspace = Workspace::new(name, Plan::Enterprise, NOW - SPAN_MS);
         store.create_workspace(&workspace).await.expect("workspace");
         let count = if number == 0 { main } else { others };
         let mut random = Random(0x9E37_79B9_7F4A_7C15 ^ (number as u64 + 1));
@@ -224,7 +224,7 @@ pub fn inserts(
     label: &str,
 ) {
     let lines = corpus_lines();
-    let workspace = Workspace { id: WorkspaceId::generate(), name: "w".into(), plan: Plan::Pro, created_at: NOW };
+    let workspace = Workspace::new("w", Plan::Enterprise, NOW);
     runtime.block_on(store.create_workspace(&workspace)).expect("workspace");
     let mut random = Random(7);
     let mut index = 0;

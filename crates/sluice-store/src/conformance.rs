@@ -6,7 +6,7 @@
 
 use serde_json::json;
 use sluice_model::{
-    ApiKeyRecord, Environment, JsonObject, KeyEnv, KeyId, KeyState, Level, Log, LogEntry, LogId, Plan, Scopes,
+    ApiKeyRecord, Environment, JsonObject, KeyEnv, KeyId, KeyState, Level, Limits, Log, LogEntry, LogId, Plan, Scopes,
     Workspace, WorkspaceId,
 };
 
@@ -15,7 +15,7 @@ use sluice_query::stats::{
 };
 use sluice_query::{Query, SearchField};
 
-use crate::{LogFilter, NewApiKey, Page, Search, Store, StoreError};
+use crate::{LogFilter, NewApiKey, Page, Search, Store, StoreError, accepted_month, month_start_ms, retention};
 
 /// Builds one test per behaviour of this module. `$make` is an expression evaluating to an
 /// async closure (or function) that returns something dereferencing to the store under test.
@@ -45,6 +45,9 @@ macro_rules! conformance_suite {
             level_counts_are_scoped_to_the_workspace,
             delete_before_removes_logs_everywhere,
             sweep_applies_each_workspace_cutoff,
+            quota_refuses_the_batch_that_would_cross_it,
+            quota_follows_plan_changes_and_counts_per_workspace,
+            retention_sweep_keeps_each_workspace_its_days,
             rollups_equal_the_rows_after_random_ingests_and_deletes
         );
     };
@@ -63,7 +66,8 @@ macro_rules! conformance_suite {
 const T0: i64 = 1_700_000_000_000;
 
 fn workspace(name: &str) -> Workspace {
-    Workspace { id: WorkspaceId::generate(), name: name.to_owned(), plan: Plan::Free, created_at: T0 }
+    // Enterprise: no quota in the way of tests about something else.
+    Workspace::new(name, Plan::Enterprise, T0)
 }
 
 async fn new_workspace(store: &dyn Store, name: &str) -> WorkspaceId {
@@ -323,11 +327,20 @@ pub async fn workspaces_create_list_get_and_set_plan(store: &dyn Store) {
     store.create_workspace(&first).await.expect("create");
     store.create_workspace(&second).await.expect("create");
     assert_eq!(store.list_workspaces().await.expect("list"), vec![first.clone(), second.clone()]);
-    store.set_plan(first.id, Plan::Pro).await.expect("set plan");
+    store.set_plan(first.id, Plan::Pro, Plan::Pro.limits()).await.expect("set plan");
     let reread = store.get_workspace(first.id).await.expect("get").expect("exists");
-    assert_eq!(reread.plan, Plan::Pro);
+    assert_eq!((reread.plan, reread.limits), (Plan::Pro, Plan::Pro.limits()));
+    // Custom figures, unlimited ones included, round-trip.
+    let custom = Limits { requests_per_minute: Some(5_000), logs_per_month: None, retention_days: 400 };
+    store.set_plan(second.id, Plan::Enterprise, custom).await.expect("set custom");
+    assert_eq!(store.get_workspace(second.id).await.expect("get").expect("exists").limits, custom);
+    let unlimited =
+        Limits { requests_per_minute: None, logs_per_month: Some(u64::from(u32::MAX) * 4), retention_days: 1 };
+    store.set_plan(second.id, Plan::Enterprise, unlimited).await.expect("set unlimited");
+    assert_eq!(store.get_workspace(second.id).await.expect("get").expect("exists").limits, unlimited);
     assert_eq!(store.get_workspace(WorkspaceId::generate()).await.expect("get"), None);
-    assert!(matches!(store.set_plan(WorkspaceId::generate(), Plan::Pro).await, Err(StoreError::NotFound(_))));
+    let missing = store.set_plan(WorkspaceId::generate(), Plan::Pro, Plan::Pro.limits()).await;
+    assert!(matches!(missing, Err(StoreError::NotFound(_))));
 }
 
 /// Keys are found by hash with their workspace, listed, and revoked.
@@ -735,6 +748,132 @@ pub async fn sweep_applies_each_workspace_cutoff(store: &dyn Store) {
         assert_eq!(counts.iter().map(|count| count.count).sum::<u64>(), alive);
     }
     assert_eq!(store.sweep(&[(short, at(1)), (long, at(-3)), (spared, at(-100))]).await.expect("again"), 0);
+}
+
+/// Now, by the wall clock (log ids are stamped with it).
+fn wall_clock_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// A workspace whose quota is `logs_per_month`, otherwise unlimited.
+async fn workspace_with_quota(store: &dyn Store, logs_per_month: u64) -> WorkspaceId {
+    let mut workspace = workspace("metered");
+    workspace.limits = Limits { logs_per_month: Some(logs_per_month), ..Plan::Enterprise.limits() };
+    store.create_workspace(&workspace).await.expect("create workspace");
+    workspace.id
+}
+
+fn batch(prefix: &str, count: usize) -> Vec<Log> {
+    (0..count).map(|n| log(&format!("{prefix} {n}"), T0 + n as i64)).collect()
+}
+
+/// Batches are counted in the month they are accepted in; the one that would cross the quota
+/// is refused whole and changes nothing, and the quota can be met exactly.
+pub async fn quota_refuses_the_batch_that_would_cross_it(store: &dyn Store) {
+    let workspace = workspace_with_quota(store, 250).await;
+    let first = batch("first", 100);
+    let month = accepted_month(&first[0]);
+    assert_eq!(month, month_start_ms(wall_clock_ms()), "ids are stamped at ingest");
+    store.insert_logs(workspace, &first).await.expect("100 of 250");
+    store.insert_logs(workspace, &batch("second", 100)).await.expect("200 of 250");
+    let refused = store.insert_logs(workspace, &batch("third", 100)).await;
+    assert!(matches!(refused, Err(StoreError::QuotaExceeded)), "{refused:?}");
+    assert_eq!(store.monthly_usage(workspace, month).await.expect("usage"), 200);
+    let stored = store.list_logs(workspace, &LogFilter::default(), EVERYTHING).await.expect("list");
+    assert_eq!(stored.logs.len(), 200, "a refused batch left rows behind");
+    assert!(found(store, workspace, "third", &[SearchField::Message]).await.is_empty());
+    let counts = store
+        .level_counts(
+            workspace,
+            day_start_ms(T0),
+            day_start_ms(T0) + MS_PER_DAY,
+            &RollupFilter::default(),
+            CountBy::Hour,
+        )
+        .await
+        .expect("counts");
+    assert_eq!(counts.iter().map(|count| count.count).sum::<u64>(), 200, "a refused batch left counts behind");
+    // Exactly up to the quota, then not one more.
+    store.insert_logs(workspace, &batch("fourth", 50)).await.expect("250 of 250");
+    assert!(matches!(store.insert_logs(workspace, &batch("fifth", 1)).await, Err(StoreError::QuotaExceeded)));
+    assert_eq!(store.monthly_usage(workspace, month).await.expect("usage"), 250);
+    // Another month's usage is apart.
+    assert_eq!(store.monthly_usage(workspace, month_start_ms(month - 1)).await.expect("last month"), 0);
+}
+
+/// The quota read is the one stored when the batch is written (a plan change counts at once),
+/// usage belongs to one workspace, and a workspace without a quota is never refused.
+pub async fn quota_follows_plan_changes_and_counts_per_workspace(store: &dyn Store) {
+    let metered = workspace_with_quota(store, 10).await;
+    let free = new_workspace(store, "unmetered").await;
+    let month = month_start_ms(wall_clock_ms());
+    store.insert_logs(metered, &batch("a", 10)).await.expect("10 of 10");
+    assert!(matches!(store.insert_logs(metered, &batch("b", 1)).await, Err(StoreError::QuotaExceeded)));
+    store
+        .set_plan(metered, Plan::Enterprise, Limits { logs_per_month: Some(15), ..Plan::Enterprise.limits() })
+        .await
+        .expect("raise");
+    store.insert_logs(metered, &batch("c", 5)).await.expect("15 of 15");
+    store.set_plan(metered, Plan::Enterprise, Plan::Enterprise.limits()).await.expect("unlimited");
+    store.insert_logs(metered, &batch("d", 100)).await.expect("no quota");
+    assert_eq!(store.monthly_usage(metered, month).await.expect("usage"), 115);
+    for _ in 0..3 {
+        store.insert_logs(free, &batch("e", 100)).await.expect("unlimited workspace");
+    }
+    assert_eq!(store.monthly_usage(free, month).await.expect("usage"), 300);
+    assert_eq!(store.monthly_usage(WorkspaceId::generate(), month).await.expect("nobody"), 0);
+    // Lowering the quota below the usage refuses everything from then on.
+    store.set_plan(free, Plan::Free, Plan::Free.limits()).await.expect("down to free");
+    let lowered = Limits { logs_per_month: Some(299), ..Plan::Free.limits() };
+    store.set_plan(free, Plan::Free, lowered).await.expect("lower");
+    assert!(matches!(store.insert_logs(free, &batch("f", 1)).await, Err(StoreError::QuotaExceeded)));
+}
+
+/// The sweep of `retention::sweep` at an injected "now": each workspace keeps its own number
+/// of days (plan figures and a custom one), and the counters stay equal to the rows.
+pub async fn retention_sweep_keeps_each_workspace_its_days(store: &dyn Store) {
+    let now = T0 + 400 * MS_PER_DAY;
+    let mut ids = Vec::new();
+    for (name, plan, days) in [("free", Plan::Free, 7), ("pro", Plan::Pro, 30), ("custom", Plan::Enterprise, 3)] {
+        let mut workspace = workspace(name);
+        workspace.plan = plan;
+        workspace.limits = Limits { retention_days: days, logs_per_month: None, ..plan.limits() };
+        store.create_workspace(&workspace).await.expect("create");
+        ids.push(workspace.id);
+    }
+    let ages = [0_i64, 2, 4, 8, 29, 31, 200];
+    for workspace in &ids {
+        let logs: Vec<Log> = ages.iter().map(|age| log(&format!("aged {age}"), now - age * MS_PER_DAY - 1)).collect();
+        store.insert_logs(*workspace, &logs).await.expect("insert");
+    }
+    let deleted = retention::sweep(store, now).await.expect("sweep");
+    assert_eq!(deleted, 4 + 2 + 5);
+    for (workspace, kept) in ids.iter().zip([
+        &["aged 0", "aged 2", "aged 4"][..],
+        &["aged 0", "aged 2", "aged 4", "aged 8", "aged 29"],
+        &["aged 0", "aged 2"],
+    ]) {
+        let page = store.list_logs(*workspace, &LogFilter::default(), EVERYTHING).await.expect("list");
+        assert_eq!(messages(&page.logs), kept);
+        let counts = store
+            .level_counts(
+                *workspace,
+                day_start_ms(now - 400 * MS_PER_DAY),
+                day_start_ms(now) + MS_PER_DAY,
+                &RollupFilter::default(),
+                CountBy::Day,
+            )
+            .await
+            .expect("counts");
+        assert_eq!(counts.iter().map(|count| count.count).sum::<u64>(), kept.len() as u64);
+    }
+    // A second sweep at the same moment finds nothing; a day later the next day goes.
+    assert_eq!(retention::sweep(store, now).await.expect("again"), 0);
+    // Free keeps its 4-day-old log; Pro loses the 29-day-old one, the custom workspace the
+    // 2-day-old one.
+    assert_eq!(retention::sweep(store, now + MS_PER_DAY).await.expect("a day later"), 2);
 }
 
 /// A small deterministic generator (xorshift), so a failure names its seed and replays.

@@ -6,7 +6,7 @@
 //! `dyn Store`.
 
 use async_trait::async_trait;
-use sluice_model::{ApiKeyRecord, Environment, KeyId, Level, Log, LogId, Plan, Workspace, WorkspaceId};
+use sluice_model::{ApiKeyRecord, Environment, KeyId, Level, Limits, Log, LogId, Plan, Workspace, WorkspaceId};
 use sluice_query::stats::{CountBy, LevelCount, RollupFilter};
 use sluice_query::{Query, SearchField};
 
@@ -14,6 +14,7 @@ use sluice_query::{Query, SearchField};
 pub mod bench;
 #[cfg(feature = "conformance")]
 pub mod conformance;
+pub mod retention;
 
 /// Why a store call failed.
 #[derive(Debug, thiserror::Error)]
@@ -24,9 +25,48 @@ pub enum StoreError {
     /// The thing the call names does not exist.
     #[error("{0} not found")]
     NotFound(&'static str),
+    /// The batch would take the workspace past its monthly log quota; nothing was stored.
+    #[error("monthly log quota exceeded")]
+    QuotaExceeded,
     /// Anything else the backend reported.
     #[error("database error: {0}")]
     Backend(String),
+}
+
+/// The Unix ms the UTC calendar month holding `ms` starts at.
+pub fn month_start_ms(ms: i64) -> i64 {
+    let moment =
+        time::OffsetDateTime::from_unix_timestamp(ms.div_euclid(1000)).unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+    let first = moment.date().replace_day(1).unwrap_or(moment.date());
+    first.midnight().assume_utc().unix_timestamp() * 1000
+}
+
+/// The Unix ms the UTC month after the one holding `ms` starts at.
+pub fn next_month_start_ms(ms: i64) -> i64 {
+    let start = month_start_ms(ms);
+    // 32 days after a month's first day is always in the next month.
+    month_start_ms(start + 32 * 86_400_000)
+}
+
+/// The UTC month a log was accepted in, as the Unix ms it starts at: its id is a UUID v7,
+/// stamped at ingest, so this is the month its quota counts in.
+pub fn accepted_month(log: &Log) -> i64 {
+    let seconds = log.id.as_uuid().get_timestamp().map_or(0, |stamp| stamp.to_unix().0);
+    month_start_ms(i64::try_from(seconds).unwrap_or(i64::MAX / 1000).saturating_mul(1000))
+}
+
+/// How many logs of a batch each UTC month (of acceptance) gets, oldest month first.
+pub fn logs_per_month(batch: &[Log]) -> Vec<(i64, i64)> {
+    let mut months: Vec<(i64, i64)> = Vec::new();
+    for log in batch {
+        let month = accepted_month(log);
+        match months.iter_mut().find(|(known, _)| *known == month) {
+            Some((_, count)) => *count += 1,
+            None => months.push((month, 1)),
+        }
+    }
+    months.sort_unstable();
+    months
 }
 
 /// Filters of `GET /v1/logs`; every field set must match.
@@ -116,8 +156,15 @@ pub struct NewApiKey {
 #[async_trait]
 pub trait LogStore: Send + Sync {
     /// Stores every log of the batch, or none of them. When this returns `Ok`, the logs are
-    /// durable and visible to every read.
+    /// durable and visible to every read. In the same transaction the logs are counted in the
+    /// workspace's usage of the month they are accepted in ([`accepted_month`]); a batch that
+    /// would take that past the workspace's `logs_per_month`, as stored when the transaction
+    /// runs, is refused whole with [`StoreError::QuotaExceeded`].
     async fn insert_logs(&self, workspace: WorkspaceId, logs: &[Log]) -> Result<(), StoreError>;
+
+    /// Logs the workspace was sent in the UTC month starting at `month_ms`
+    /// ([`month_start_ms`]).
+    async fn monthly_usage(&self, workspace: WorkspaceId, month_ms: i64) -> Result<u64, StoreError>;
 
     /// One page of the workspace's logs matching `filter`, newest first.
     async fn list_logs(&self, workspace: WorkspaceId, filter: &LogFilter, page: Page) -> Result<LogPage, StoreError>;
@@ -180,8 +227,9 @@ pub trait TenantStore: Send + Sync {
     /// One workspace, if it exists.
     async fn get_workspace(&self, id: WorkspaceId) -> Result<Option<Workspace>, StoreError>;
 
-    /// Changes a workspace's plan; [`StoreError::NotFound`] when there is no such workspace.
-    async fn set_plan(&self, id: WorkspaceId, plan: Plan) -> Result<(), StoreError>;
+    /// Puts a workspace on `plan` with `limits` in force; [`StoreError::NotFound`] when there
+    /// is no such workspace.
+    async fn set_plan(&self, id: WorkspaceId, plan: Plan, limits: Limits) -> Result<(), StoreError>;
 
     /// Stores a new key.
     async fn create_key(&self, key: &NewApiKey) -> Result<(), StoreError>;

@@ -1,12 +1,12 @@
 //! `POST /v1/logs`, `GET /v1/logs`, `GET /v1/logs/search`, `GET /v1/logs/{id}`.
 
-use actix_web::http::header::CONTENT_TYPE;
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::http::header::{CONTENT_TYPE, HeaderName, HeaderValue};
+use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use serde::Serialize;
 use sluice_ingest::{Defaults, Format, Options};
-use sluice_model::{Log, LogId};
+use sluice_model::{Log, LogId, WorkspaceId};
 use sluice_query::{Parsed, Query, QueryError, SearchField};
-use sluice_store::{LogFilter, Page, Search};
+use sluice_store::{LogFilter, Page, Search, StoreError};
 
 use crate::params::Params;
 use crate::{ApiError, AppState, Authed, MAX_BODY_BYTES, body};
@@ -27,17 +27,49 @@ fn resolve_format(params: &mut Params, request: &HttpRequest, body: &[u8]) -> Fo
     content_type.and_then(Format::from_content_type).unwrap_or_else(|| Format::sniff(body))
 }
 
-/// The client's address: the TCP peer.
-fn client_ip(request: &HttpRequest) -> Option<String> {
-    request.peer_addr().map(|address| address.ip().to_canonical().to_string())
-}
-
-/// Ingests one batch, all or nothing.
+/// Ingests one batch, all or nothing. In a workspace with a rate limit the request is counted
+/// first, and every answer, refusals and errors included, carries the `X-RateLimit-*` headers.
 pub(crate) async fn ingest(
     Authed(principal): Authed,
     request: HttpRequest,
     payload: web::Payload,
     state: web::Data<AppState>,
+) -> HttpResponse {
+    let workspace = &principal.workspace;
+    let now = state.now_ms();
+    let decision = match workspace.limits.requests_per_minute {
+        Some(limit) => Some(state.limiter.acquire(workspace.id, limit, now).await),
+        None => None,
+    };
+    let mut response = match decision {
+        Some(decision) if !decision.allowed => {
+            ApiError::RateLimited { retry_after: decision.retry_after_seconds() }.error_response()
+        }
+        _ => match ingest_batch(workspace.id, &request, payload, &state, now).await {
+            Ok(response) => response,
+            Err(error) => error.error_response(),
+        },
+    };
+    if let Some(decision) = decision {
+        let headers = response.headers_mut();
+        for (name, value) in [
+            ("x-ratelimit-limit", u64::from(decision.limit)),
+            ("x-ratelimit-remaining", u64::from(decision.remaining)),
+            ("x-ratelimit-reset", decision.reset_seconds),
+        ] {
+            headers.insert(HeaderName::from_static(name), HeaderValue::from(value));
+        }
+    }
+    response
+}
+
+/// Reads, parses and stores one batch (within the workspace's monthly quota).
+async fn ingest_batch(
+    workspace: WorkspaceId,
+    request: &HttpRequest,
+    payload: web::Payload,
+    state: &AppState,
+    received_at: i64,
 ) -> Result<HttpResponse, ApiError> {
     let mut params = Params::parse(request.query_string())?;
     let defaults = Defaults {
@@ -47,19 +79,27 @@ pub(crate) async fn ingest(
         dataset: params.text("dataset").map(Into::into),
     };
     let body = body::read_capped(payload, request.headers(), MAX_BODY_BYTES).await?;
-    let format = resolve_format(&mut params, &request, &body);
+    let format = resolve_format(&mut params, request, &body);
     params.finish()?;
 
-    let received_at = state.now_ms();
     let options = Options { defaults, received_at_ms: received_at, ..Options::new(received_at) };
     let batch = sluice_ingest::parse(format, &body, &options)?;
-    let ip_address = client_ip(&request);
+    let client = state.clients.resolve(request.peer_addr(), request.headers());
+    let ip_address = client.ip.map(|ip| ip.to_string());
     let logs: Vec<Log> = batch
         .entries
         .into_iter()
-        .map(|entry| Log { id: LogId::generate(), entry, country: None, ip_address: ip_address.clone() })
+        .map(|entry| Log {
+            id: LogId::generate(),
+            entry,
+            country: client.country.clone(),
+            ip_address: ip_address.clone(),
+        })
         .collect();
-    state.store.insert_logs(principal.workspace.id, &logs).await?;
+    match state.store.insert_logs(workspace, &logs).await {
+        Err(StoreError::QuotaExceeded) => return Err(ApiError::quota_exceeded(received_at)),
+        other => other?,
+    }
     Ok(HttpResponse::Ok().json(IngestResponse { success: true, count: logs.len(), timestamp: received_at }))
 }
 

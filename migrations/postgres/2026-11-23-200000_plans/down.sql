@@ -1,0 +1,3 @@
+ALTER TABLE workspaces DROP COLUMN retention_days;
+ALTER TABLE workspaces DROP COLUMN monthly_quota;
+ALTER TABLE workspaces DROP COLUMN rate_limit;

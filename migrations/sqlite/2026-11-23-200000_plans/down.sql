@@ -1,0 +1,4 @@
+DROP TABLE usage_monthly;
+ALTER TABLE workspaces DROP COLUMN retention_days;
+ALTER TABLE workspaces DROP COLUMN monthly_quota;
+ALTER TABLE workspaces DROP COLUMN rate_limit;
