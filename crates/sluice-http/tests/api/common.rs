@@ -82,6 +82,11 @@ pub async fn start() -> TestServer {
 }
 
 pub async fn start_with(options: &SqliteOptions) -> TestServer {
+    start_configured(options, |_| {}).await
+}
+
+/// A server whose state `configure` adjusts before it starts (client resolution, limiter).
+pub async fn start_configured(options: &SqliteOptions, configure: impl FnOnce(&mut AppState)) -> TestServer {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("sluice.db");
     let (store, database): (Arc<dyn Store>, _) = if on_sqlite() {
@@ -92,7 +97,7 @@ pub async fn start_with(options: &SqliteOptions) -> TestServer {
         let store = sluice_store_pg::PgStore::connect(database.url(), &options).await.expect("connect");
         (Arc::new(store), Some(database))
     };
-    let mut server = start_over(store).await;
+    let mut server = start_over_configured(store, configure).await;
     server.path = path;
     server.database = database;
     server.folder = dir;
@@ -101,6 +106,10 @@ pub async fn start_with(options: &SqliteOptions) -> TestServer {
 
 /// A server over a store the test made itself.
 pub async fn start_over(store: Arc<dyn Store>) -> TestServer {
+    start_over_configured(store, |_| {}).await
+}
+
+async fn start_over_configured(store: Arc<dyn Store>, configure: impl FnOnce(&mut AppState)) -> TestServer {
     let dir = tempfile::tempdir().expect("temp dir");
     let workspace = new_workspace(&store, "main").await;
     let key = new_key(&store, workspace.id, Scopes::ALL, None).await.0;
@@ -114,6 +123,7 @@ pub async fn start_over(store: Arc<dyn Store>) -> TestServer {
         WALL_CLOCK => sluice_http::unix_now_ms(),
         set => set,
     });
+    configure(&mut state);
     let server = HttpServer::new(move || App::new().configure(sluice_http::configure(state.clone())))
         .workers(1)
         .disable_signals()

@@ -5,6 +5,7 @@ mod auth;
 mod common;
 mod ingest;
 mod outage;
+mod plans;
 mod read;
 mod routes;
 mod search;
