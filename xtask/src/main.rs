@@ -3,12 +3,13 @@
 //! - `ci`: exactly what CI runs: formatting, clippy with `-D warnings`, the architecture and
 //!   tidy checks, every test, and cargo-deny (installed when missing). Tests get a PostgreSQL
 //!   server as `SLUICE_TEST_PG`: the one that variable names, else a throwaway cluster
-//!   (`postgres.rs`).
+//!   (`postgres.rs`); and a Redis server as `SLUICE_TEST_REDIS` the same way (`redis.rs`).
 //! - `bench [--quick]`: the criterion benchmarks, whose figures go to docs/PERFORMANCE.md;
 //!   the PostgreSQL ones get `SLUICE_BENCH_PG`, a durable cluster kept in
 //!   `target/bench-data/postgres` unless the variable names a server.
-//! - `with-pg <command...>`: runs one command with `SLUICE_TEST_PG` set to a throwaway
-//!   cluster (e.g. `cargo xtask with-pg cargo test -p <crate>`), removed afterwards.
+//! - `with-pg <command...>`: runs one command with `SLUICE_TEST_PG` and `SLUICE_TEST_REDIS`
+//!   set to throwaway servers (e.g. `cargo xtask with-pg cargo test -p <crate>`), removed
+//!   afterwards.
 //! - `pg-schema`: rewrites the PostgreSQL store's `schema.rs` with diesel's `print-schema`
 //!   of `migrations/postgres` (`ci` checks it is current; `schema.rs` in this folder).
 
@@ -21,6 +22,7 @@ use anyhow::{Context, bail};
 #[path = "../../crates/sluice-store-pg/src/cluster.rs"]
 #[allow(dead_code, reason = "xtask starts clusters; only the outage test stops and resumes one")]
 mod postgres;
+mod redis;
 mod schema;
 
 fn main() -> anyhow::Result<()> {
@@ -96,7 +98,8 @@ fn ci(root: &Path) -> anyhow::Result<()> {
             (cluster.url(), Some(cluster))
         }
     };
-    let env = [("SLUICE_TEST_PG", pg_url.as_str())];
+    let (redis_url, redis) = redis::for_tests()?;
+    let env = [("SLUICE_TEST_PG", pg_url.as_str()), ("SLUICE_TEST_REDIS", redis_url.as_str())];
     if succeeds("cargo", &["nextest", "--version"]) {
         run_with("cargo", &["nextest", "run", "--workspace", "--locked", "--no-fail-fast"], &env)?;
     } else {
@@ -104,7 +107,11 @@ fn ci(root: &Path) -> anyhow::Result<()> {
     }
     run_with("cargo", &["test", "--workspace", "--locked", "--doc"], &env)?;
     // The authentication, HTTP and command-line suites once more, on PostgreSQL instead of SQLite.
-    let env = [("SLUICE_TEST_PG", pg_url.as_str()), ("SLUICE_TEST_BACKEND", "postgres")];
+    let env = [
+        ("SLUICE_TEST_PG", pg_url.as_str()),
+        ("SLUICE_TEST_REDIS", redis_url.as_str()),
+        ("SLUICE_TEST_BACKEND", "postgres"),
+    ];
     if succeeds("cargo", &["nextest", "--version"]) {
         let args =
             ["nextest", "run", "--locked", "--no-fail-fast", "-p", "sluice-auth", "-p", "sluice-http", "-p", "sluice"];
@@ -115,6 +122,7 @@ fn ci(root: &Path) -> anyhow::Result<()> {
     }
     schema::check(root, &pg_url)?;
     drop(cluster);
+    drop(redis);
     deny()?;
     eprintln!("\nci: every check passed");
     Ok(())
@@ -204,15 +212,17 @@ fn bench(args: &[String]) -> anyhow::Result<()> {
     result
 }
 
-/// Runs `command` with a throwaway cluster as `SLUICE_TEST_PG`.
+/// Runs `command` with a throwaway cluster as `SLUICE_TEST_PG` and Redis as `SLUICE_TEST_REDIS`.
 fn with_pg(command: &[String]) -> anyhow::Result<()> {
     let Some((program, args)) = command.split_first() else {
         bail!("usage: cargo xtask with-pg <command...>");
     };
     let cluster = postgres::Cluster::start("ci").map_err(anyhow::Error::msg)?;
     let url = cluster.url();
+    let (redis_url, redis) = redis::for_tests()?;
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let result = run_with(program, &args, &[("SLUICE_TEST_PG", &url)]);
+    let result = run_with(program, &args, &[("SLUICE_TEST_PG", &url), ("SLUICE_TEST_REDIS", &redis_url)]);
     drop(cluster);
+    drop(redis);
     result
 }

@@ -84,11 +84,17 @@ struct Server {
 
 impl Server {
     fn start(dir: &Path) -> Server {
+        Server::start_with(dir, &[])
+    }
+
+    /// A server with more environment.
+    fn start_with(dir: &Path, env: &[(&str, &str)]) -> Server {
         let port = free_port();
         let mut child = Command::new(BIN)
             .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
             .env("SLUICE_DATABASE_URL", database_url(dir))
             .env("SLUICE_LOG", "warn")
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -300,4 +306,73 @@ fn sigterm_lets_the_request_in_flight_finish() {
     let server = Server::start(dir.path());
     let (_, listed) = server.http("GET", "/v1/logs", Some(&key), "");
     assert_eq!(listed["logs"][0]["message"], json!("in flight"));
+}
+
+#[test]
+fn two_servers_sharing_redis_enforce_one_rate_limit() {
+    let redis = std::env::var("SLUICE_TEST_REDIS")
+        .ok()
+        .filter(|url| !url.is_empty())
+        .expect("SLUICE_TEST_REDIS names no server: run the tests with `cargo xtask with-pg cargo test ...`");
+    let dir = Cleanup::new();
+    let env = [("SLUICE_REDIS_URL", redis.as_str())];
+    let first = Server::start_with(dir.path(), &env);
+    let second = Server::start_with(dir.path(), &env);
+    let created = admin(dir.path(), &["workspace", "create", "--name", "metered", "--plan", "free"]);
+    let workspace = created["workspaceId"].as_str().expect("id").to_owned();
+    let key =
+        admin(dir.path(), &["key", "create", "--workspace", &workspace])["apiKey"].as_str().expect("key").to_owned();
+    let body = format!("{{\"logs\": [{}]}}", entry("shared window"));
+    for n in 0..60 {
+        let server = if n % 2 == 0 { &first } else { &second };
+        let (status, reply) = server.http("POST", "/v1/logs", Some(&key), &body);
+        assert_eq!(status, 200, "request {n}: {reply}");
+    }
+    for server in [&first, &second] {
+        let (status, reply) = server.http("POST", "/v1/logs", Some(&key), &body);
+        assert_eq!(status, 429, "{reply}");
+        assert_eq!(reply["error"], json!("Rate limit exceeded"));
+    }
+    // What the workspace used, and its figures, as the operator sees them.
+    let shown = admin(dir.path(), &["workspace", "show", &workspace]);
+    assert_eq!(shown["plan"], json!("free"));
+    assert_eq!(shown["limits"], json!({"requestsPerMinute": 60, "logsPerMonth": 10_000, "retentionDays": 7}));
+    assert_eq!(shown["usage"]["logs"], json!(60));
+}
+
+#[test]
+fn set_plan_takes_custom_figures_and_retention_runs_on_demand() {
+    let dir = Cleanup::new();
+    let created = admin(dir.path(), &["workspace", "create", "--name", "big", "--plan", "pro"]);
+    let workspace = created["workspaceId"].as_str().expect("id").to_owned();
+    let set = admin(
+        dir.path(),
+        &[
+            "workspace",
+            "set-plan",
+            &workspace,
+            "enterprise",
+            "--requests-per-minute",
+            "5000",
+            "--retention-days",
+            "365",
+        ],
+    );
+    assert_eq!(set["limits"], json!({"requestsPerMinute": 5000, "logsPerMonth": null, "retentionDays": 365}));
+    let shown = admin(dir.path(), &["workspace", "show", &workspace]);
+    assert_eq!(shown["plan"], json!("enterprise"));
+    assert_eq!(shown["limits"], set["limits"]);
+    assert_eq!(shown["usage"]["logs"], json!(0));
+    // Back to a plan without options: the plan's figures again.
+    let reset = admin(dir.path(), &["workspace", "set-plan", &workspace, "pro", "--logs-per-month", "unlimited"]);
+    assert_eq!(reset["limits"], json!({"requestsPerMinute": 600, "logsPerMonth": null, "retentionDays": 30}));
+    assert_eq!(admin(dir.path(), &["retention", "run"]), json!({"deleted": 0}));
+    // Nonsense figures are refused by the parser, before anything is written.
+    let refused = Command::new(BIN)
+        .args(["admin", "workspace", "set-plan", &workspace, "pro", "--requests-per-minute", "-3"])
+        .env("SLUICE_DATABASE_URL", database_url(dir.path()))
+        .output()
+        .expect("run admin");
+    assert!(!refused.status.success());
+    assert_eq!(admin(dir.path(), &["workspace", "show", &workspace])["limits"], reset["limits"]);
 }

@@ -8,7 +8,6 @@ use serde_json::{Value, json};
 use sluice_http::ClientResolver;
 use sluice_http::client::{open_country_database, parse_trusted_proxies};
 use sluice_model::{Limits, Plan, Scopes};
-use sluice_store::TenantStore;
 use sluice_store_sqlite::SqliteOptions;
 
 use crate::common::{NOW, Reply, TestServer, entry, new_key, new_workspace, start, start_configured};
