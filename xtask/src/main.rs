@@ -207,8 +207,17 @@ fn bench(args: &[String]) -> anyhow::Result<()> {
             (cluster.url(), Some(cluster))
         }
     };
-    let result = run_with("cargo", &cargo_args, &[("SLUICE_BENCH_PG", &url)]);
+    // The rate limiter's Redis figures: SLUICE_BENCH_REDIS, else a throwaway server.
+    let (redis_url, redis) = match std::env::var("SLUICE_BENCH_REDIS") {
+        Ok(url) if !url.is_empty() => (url, None),
+        _ => {
+            let server = redis::Server::start()?;
+            (server.url(), Some(server))
+        }
+    };
+    let result = run_with("cargo", &cargo_args, &[("SLUICE_BENCH_PG", &url), ("SLUICE_BENCH_REDIS", &redis_url)]);
     drop(cluster);
+    drop(redis);
     result
 }
 

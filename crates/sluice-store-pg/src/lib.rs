@@ -413,24 +413,19 @@ async fn apply_deltas(
     Ok(())
 }
 
-/// Counts `logs` in the workspace's usage of `month`, unless that would pass its quota (as
-/// stored now; no workspace row means no quota): then nothing is counted and no row comes
-/// back. The upsert's row lock orders concurrent batches, each seeing the last one's count.
-const COUNT_USAGE: &str = "INSERT INTO usage_monthly AS u (workspace_id, month, logs) \
-     SELECT $1, $2, $3 FROM (SELECT (SELECT monthly_quota FROM workspaces WHERE id = $1) AS q) AS quota \
-     WHERE q IS NULL OR $3 <= q \
-     ON CONFLICT (workspace_id, month) DO UPDATE SET logs = u.logs + excluded.logs \
-     WHERE (SELECT monthly_quota FROM workspaces WHERE id = $1) IS NULL \
-     OR u.logs + excluded.logs <= (SELECT monthly_quota FROM workspaces WHERE id = $1) \
-     RETURNING logs";
+/// SQL functions of the migrations (their own module: `Uuid` here is the SQL type).
+mod functions {
+    use diesel::sql_types::{BigInt, Uuid};
 
-/// A row of [`COUNT_USAGE`]'s answer.
-#[derive(QueryableByName)]
-struct Counted {
-    #[diesel(sql_type = BigInt)]
-    #[diesel(column_name = logs)]
-    _logs: i64,
+    diesel::define_sql_function! {
+        /// The quota check (migration `plans`): counts `n` logs in the workspace's usage of
+        /// `in_month`; false when that passes its quota, and the caller must roll back. A
+        /// function call is a cached prepared statement, one round trip, planned once a session.
+        fn sluice_count_usage(ws: Uuid, in_month: BigInt, n: BigInt) -> Bool;
+    }
 }
+
+use functions::sluice_count_usage;
 
 /// One row of a partition listing.
 #[derive(QueryableByName)]
@@ -657,19 +652,16 @@ impl PgStore {
         let months = sluice_store::logs_per_month(batch);
         (*connection)
             .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+                let rows: Vec<NewLogRow<'_>> = batch.iter().map(|log| NewLogRow::new(&workspace, log)).collect();
                 // The quota first: a refused batch writes nothing and holds no log locks.
                 for (month, count) in months {
-                    let counted: Vec<Counted> = diesel::sql_query(COUNT_USAGE)
-                        .bind::<diesel::sql_types::Uuid, _>(*workspace.as_uuid())
-                        .bind::<BigInt, _>(month)
-                        .bind::<BigInt, _>(count)
-                        .load(connection)
+                    let within: bool = diesel::select(sluice_count_usage(*workspace.as_uuid(), month, count))
+                        .get_result(connection)
                         .await?;
-                    if counted.is_empty() {
+                    if !within {
                         return Err(DieselError::RollbackTransaction);
                     }
                 }
-                let rows: Vec<NewLogRow<'_>> = batch.iter().map(|log| NewLogRow::new(&workspace, log)).collect();
                 for chunk in rows.chunks(ROWS_PER_INSERT) {
                     diesel::insert_into(logs::table).values(chunk).execute(connection).await?;
                 }

@@ -332,8 +332,9 @@ fn from_diesel(error: DieselError) -> StoreError {
 
 /// Counts `?3` logs in the workspace's usage of month `?2`, unless that would pass its quota
 /// (as stored now; no workspace row means no quota): then nothing is counted and no row comes
-/// back. Run under the write lock, so batches are counted one after another.
-const COUNT_USAGE: &str = "INSERT INTO usage_monthly AS u (workspace_id, month, logs) \
+/// back. Run under the write lock, so batches are counted one after another. Public for the
+/// benchmark of what the check costs an insert.
+pub const COUNT_USAGE: &str = "INSERT INTO usage_monthly AS u (workspace_id, month, logs) \
      SELECT ?1, ?2, ?3 FROM (SELECT (SELECT monthly_quota FROM workspaces WHERE id = ?1) AS q) AS quota \
      WHERE q IS NULL OR ?3 <= q \
      ON CONFLICT (workspace_id, month) DO UPDATE SET logs = u.logs + excluded.logs \
