@@ -4,9 +4,10 @@
 //! xtask bench` starts one). The check is one statement in the insert's transaction
 //! (the function `sluice_count_usage` of migration `plans`, one cached prepared statement).
 //! Measured here in a transaction that is rolled back (no commit, which the insert pays once
-//! either way), against the same transaction empty (`BEGIN` and `ROLLBACK` as separate round
-//! trips, as in the insert). The difference is the check's cost: one round trip on loopback
-//! and the function. The month's usage row exists, as after its first batch.
+//! either way): empty (`BEGIN` and `ROLLBACK` as separate round trips, as in the insert); with
+//! only the monthly usage counted (the upsert the insert ran before quotas, as an equal
+//! function made here); and with the store's function, which also reads and compares the
+//! quota. The month's usage row exists, as after its first batch.
 
 use std::time::Duration;
 
@@ -22,6 +23,20 @@ diesel::define_sql_function! {
     /// The store's quota check (migration `plans`).
     fn sluice_count_usage(ws: Uuid, in_month: BigInt, n: BigInt) -> Bool;
 }
+
+diesel::define_sql_function! {
+    /// Counting alone: the same upsert without the quota (made by this bench).
+    fn bench_count_only(ws: Uuid, in_month: BigInt, n: BigInt) -> Bool;
+}
+
+/// [`bench_count_only`]'s definition.
+const COUNT_ONLY: &str = "CREATE FUNCTION bench_count_only(ws UUID, in_month BIGINT, n BIGINT) RETURNS BOOLEAN \
+    LANGUAGE plpgsql AS $$ \
+    BEGIN \
+        INSERT INTO usage_monthly AS u (workspace_id, month, logs) VALUES (ws, in_month, n) \
+            ON CONFLICT (workspace_id, month) DO UPDATE SET logs = u.logs + excluded.logs; \
+        RETURN TRUE; \
+    END $$";
 
 fn server() -> String {
     std::env::var("SLUICE_BENCH_PG")
@@ -52,12 +67,26 @@ fn quota(criterion: &mut Criterion) {
         .expect("first count");
     assert!(first);
 
+    runtime.block_on(connection.batch_execute(COUNT_ONLY)).expect("counting function");
     let mut group = criterion.benchmark_group("quota_check_pg");
     group.measurement_time(Duration::from_secs(5));
     group.bench_function("empty_transaction", |bencher| {
         bencher.iter(|| {
             runtime.block_on(async {
                 connection.batch_execute("BEGIN").await.expect("begin");
+                connection.batch_execute("ROLLBACK").await.expect("rollback");
+            });
+        });
+    });
+    group.bench_function("transaction_with_counting_only", |bencher| {
+        bencher.iter(|| {
+            runtime.block_on(async {
+                connection.batch_execute("BEGIN").await.expect("begin");
+                let counted: bool = diesel::select(bench_count_only(id, 1_793_491_200_000_i64, 100_i64))
+                    .get_result(&mut connection)
+                    .await
+                    .expect("count");
+                assert!(counted);
                 connection.batch_execute("ROLLBACK").await.expect("rollback");
             });
         });

@@ -9,6 +9,7 @@ use diesel::QueryableByName;
 use diesel::sql_types::{BigInt, Text};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use sluice_store::StoreError;
+use sluice_store::conformance::log;
 use sluice_store_pg::testing::{drop_database, fresh_database};
 use sluice_store_pg::{PgOptions, PgStore};
 
@@ -166,33 +167,6 @@ fn pump(
     }
 }
 
-fn note(message: &str, timestamp: i64) -> sluice_model::Log {
-    use sluice_model::{Environment, Level, Log, LogEntry, LogId};
-    Log {
-        id: LogId::generate(),
-        entry: LogEntry {
-            timestamp,
-            level: Level::Info,
-            message: message.to_owned(),
-            source: "api".into(),
-            environment: Environment::Production,
-            dataset: "default".into(),
-            version: None,
-            user_id: None,
-            session_id: None,
-            request_id: None,
-            data: None,
-            error_name: None,
-            error_stack: None,
-            tags: None,
-            flow_id: None,
-            step_index: None,
-        },
-        country: None,
-        ip_address: None,
-    }
-}
-
 /// Waits until the store answers again after the black hole closed.
 async fn until_back(store: &PgStore) {
     let started = std::time::Instant::now();
@@ -251,13 +225,13 @@ async fn a_network_that_stops_answering_costs_a_call_its_deadline_and_no_more() 
     let workspace = Workspace::new("w", Plan::Free, 0);
     store.create_workspace(&workspace).await.expect("workspace");
     let now = time::OffsetDateTime::now_utc().unix_timestamp() * 1000;
-    let before: Vec<_> = (0..50).map(|index| note(&format!("before {index}"), now - index)).collect();
+    let before: Vec<_> = (0..50).map(|index| log(&format!("before {index}"), now - index)).collect();
     store.insert_logs(workspace.id, &before).await.expect("insert before the black hole");
     let everything = Page { limit: 1000, offset: 0 };
 
     // The path goes silent in the middle of an insert transaction: the call ends as
     // unavailable by its deadline.
-    let lost = note("the insert that was cut off: blackhole-now", now);
+    let lost = log("the insert that was cut off: blackhole-now", now);
     let (outcome, took) = ends(store.insert_logs(workspace.id, std::slice::from_ref(&lost))).await;
     assert!(proxy.is_dropping(), "the trigger did not reach the proxy");
     assert!(matches!(outcome, Err(StoreError::Unavailable(_))), "{outcome:?}");
@@ -267,7 +241,7 @@ async fn a_network_that_stops_answering_costs_a_call_its_deadline_and_no_more() 
     // connections and on new ones.
     for round in 0..2 {
         let checks = [
-            ("insert", ends(store.insert_logs(workspace.id, &[note("lost", now)])).await),
+            ("insert", ends(store.insert_logs(workspace.id, &[log("lost", now)])).await),
             ("list", ends(store.list_logs(workspace.id, &LogFilter::default(), everything)).await),
             ("get", ends(store.get_log(workspace.id, before[0].id)).await),
             (
@@ -299,7 +273,7 @@ async fn a_network_that_stops_answering_costs_a_call_its_deadline_and_no_more() 
     until_back(&store).await;
 
     // Writes work again, and what was acknowledged is all there; the cut-off insert is not.
-    let after = note("after", now + 1);
+    let after = log("after", now + 1);
     let started = std::time::Instant::now();
     let mut inserted = store.insert_logs(workspace.id, std::slice::from_ref(&after)).await;
     while inserted.is_err() && started.elapsed() < Duration::from_secs(30) {

@@ -76,7 +76,8 @@ async fn new_workspace(store: &dyn Store, name: &str) -> WorkspaceId {
     workspace.id
 }
 
-fn log(message: &str, timestamp: i64) -> Log {
+/// A plain log of `message` at `timestamp` (info, source `api`, production), for tests.
+pub fn log(message: &str, timestamp: i64) -> Log {
     Log {
         id: LogId::generate(),
         entry: LogEntry {
