@@ -376,3 +376,94 @@ fn set_plan_takes_custom_figures_and_retention_runs_on_demand() {
     assert!(!refused.status.success());
     assert_eq!(admin(dir.path(), &["workspace", "show", &workspace])["limits"], reset["limits"]);
 }
+
+/// Posts one log stamped `timestamp` (Unix ms); returns the status.
+fn post_at(server: &Server, key: &str, message: &str, timestamp: i64) -> u16 {
+    let entry = json!({
+        "level": "info", "message": message, "timestamp": timestamp, "source": "cli-test", "environment": "development"
+    });
+    let body = json!({ "logs": [entry] }).to_string();
+    server.http("POST", "/v1/logs", Some(key), &body).0
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// The messages a key's workspace holds, newest first.
+fn messages(server: &Server, key: &str) -> Vec<Value> {
+    let (status, listed) = server.http("GET", "/v1/logs?limit=1000", Some(key), "");
+    assert_eq!(status, 200, "{listed}");
+    listed["logs"].as_array().map(|logs| logs.iter().map(|log| log["message"].clone()).collect()).unwrap_or_default()
+}
+
+/// Polls `check` every 100 ms until it holds or `within` has passed.
+fn eventually(within: Duration, what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + within;
+    while !check() {
+        assert!(Instant::now() < deadline, "{what}: not within {within:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_running_server_follows_plan_changes_and_sweeps_at_start_and_on_its_interval() {
+    let dir = Cleanup::new();
+    let created = admin(dir.path(), &["workspace", "create", "--name", "metered", "--plan", "free"]);
+    let workspace = created["workspaceId"].as_str().expect("id").to_owned();
+    let key =
+        admin(dir.path(), &["key", "create", "--workspace", &workspace])["apiKey"].as_str().expect("key").to_owned();
+    let day = 86_400_000;
+    let server = Server::start(dir.path());
+    for n in 0..3 {
+        assert_eq!(post_at(&server, &key, &format!("fresh {n}"), now_ms()), 200);
+    }
+    // Older than the free plan's 7 days: stored, and visible until a sweep.
+    assert_eq!(post_at(&server, &key, "ten days old", now_ms() - 10 * day), 200);
+    assert_eq!(messages(&server, &key).len(), 4);
+
+    // A plan change made by another process binds the running server within 5 seconds: with 2
+    // requests a minute, the 3 already made leave no room.
+    admin(dir.path(), &["workspace", "set-plan", &workspace, "free", "--requests-per-minute", "2"]);
+    eventually(Duration::from_secs(5), "the new rate limit", || {
+        let (status, reply) = server.http("POST", "/v1/logs", Some(&key), &entry("more"));
+        status == 429 && reply["error"] == json!("Rate limit exceeded")
+    });
+
+    // The sweep at start removes what the plan's retention has passed.
+    drop(server);
+    let server = Server::start(dir.path());
+    eventually(Duration::from_secs(10), "the start-up sweep", || {
+        !messages(&server, &key).contains(&json!("ten days old"))
+    });
+    assert!(messages(&server, &key).contains(&json!("fresh 0")), "a fresh log was swept");
+    drop(server);
+
+    // And every SLUICE_RETENTION_INTERVAL after that, here with 2 days of retention.
+    admin(dir.path(), &["workspace", "set-plan", &workspace, "free", "--retention-days", "2"]);
+    let server = Server::start_with(dir.path(), &[("SLUICE_RETENTION_INTERVAL", "1s")]);
+    assert_eq!(post_at(&server, &key, "three days old", now_ms() - 3 * day), 200);
+    eventually(Duration::from_secs(10), "the periodic sweep", || {
+        !messages(&server, &key).contains(&json!("three days old"))
+    });
+    assert!(messages(&server, &key).contains(&json!("fresh 0")));
+}
+
+#[test]
+fn an_unreachable_redis_lets_requests_through() {
+    let dir = Cleanup::new();
+    // A port nobody listens on: every rate-limit check fails, and the server admits requests.
+    let nowhere = format!("redis://127.0.0.1:{}", free_port());
+    let created = admin(dir.path(), &["workspace", "create", "--name", "metered", "--plan", "free"]);
+    let workspace = created["workspaceId"].as_str().expect("id").to_owned();
+    admin(dir.path(), &["workspace", "set-plan", &workspace, "free", "--requests-per-minute", "1"]);
+    let key =
+        admin(dir.path(), &["key", "create", "--workspace", &workspace])["apiKey"].as_str().expect("key").to_owned();
+    let server = Server::start_with(dir.path(), &[("SLUICE_REDIS_URL", nowhere.as_str())]);
+    for n in 0..5 {
+        assert_eq!(post_at(&server, &key, &format!("admitted {n}"), now_ms()), 200, "request {n}");
+    }
+    assert_eq!(messages(&server, &key).len(), 5);
+}

@@ -152,6 +152,27 @@ async fn the_batch_that_would_cross_the_monthly_quota_is_refused_whole() {
     assert_eq!(one_more.body["code"], json!("QUOTA_EXCEEDED"));
 }
 
+#[actix_web::test]
+async fn refusals_after_the_rate_limit_carry_its_headers_and_count_in_its_window() {
+    let server = start().await;
+    let limits = Limits { requests_per_minute: Some(5), logs_per_month: Some(150), ..Plan::Pro.limits() };
+    on_plan(&server, Plan::Pro, limits).await;
+    server.set_now(NOW);
+    let entries: Vec<Value> = (0..100).map(|n| entry(&format!("counted {n}"))).collect();
+    let stored = server.post_json("/v1/logs", &json!({"logs": entries})).await;
+    assert_eq!(stored.status, StatusCode::OK, "{}", stored.body);
+    expect_headers(&stored, 5, 4, 60);
+    // Past the monthly quota: refused, and the rate headers still tell the window.
+    let entries: Vec<Value> = (0..100).map(|n| entry(&format!("over {n}"))).collect();
+    let over = server.post_json("/v1/logs", &json!({"logs": entries})).await;
+    assert_eq!((over.status, over.body["code"].clone()), (StatusCode::TOO_MANY_REQUESTS, json!("QUOTA_EXCEEDED")));
+    expect_headers(&over, 5, 3, 60);
+    // Too large a body: 413 with the headers.
+    let big = server.post("/v1/logs", "application/json", vec![b' '; 5 * 1024 * 1024 + 1]).await;
+    assert_eq!((big.status, big.error()), (StatusCode::PAYLOAD_TOO_LARGE, "Payload too large"));
+    expect_headers(&big, 5, 2, 60);
+}
+
 /// The address and country stored with the one log a request sends.
 async fn client_of(server: &TestServer, headers: &[(&str, &str)]) -> (Value, Value) {
     let auth = format!("Bearer {}", server.key);
