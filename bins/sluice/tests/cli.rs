@@ -125,16 +125,18 @@ impl Server {
 
     /// One HTTP/1.1 request with `Connection: close`; returns status and JSON body.
     fn http(&self, method: &str, path: &str, key: Option<&str>, body: &str) -> (u16, Value) {
-        let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) else { return (0, Value::Null) };
-        let auth = key.map(|key| format!("Authorization: Bearer {key}\r\n")).unwrap_or_default();
-        let request = format!(
-            "{method} {path} HTTP/1.1\r\nHost: localhost\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        if stream.write_all(request.as_bytes()).is_err() {
-            return (0, Value::Null);
-        }
-        read_response(&mut stream)
+        Server::client(self.port).http(method, path, key, body)
+    }
+
+    /// A handle that only sends requests to the server on `port` (for other threads).
+    fn client(port: u16) -> Client {
+        Client { port }
+    }
+
+    /// SIGKILL: the process ends at once, nothing flushed.
+    fn kill(&mut self) {
+        self.child.kill().expect("kill");
+        self.child.wait().expect("wait");
     }
 
     fn terminate(&self) {
@@ -151,6 +153,28 @@ impl Server {
             assert!(Instant::now() < deadline, "server did not stop");
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+}
+
+/// Sends requests to a server by its port; a server's threads each hold one.
+struct Client {
+    port: u16,
+}
+
+impl Client {
+    /// One HTTP/1.1 request with `Connection: close`; returns status and JSON body (status 0
+    /// when the server cannot be reached or hangs up).
+    fn http(&self, method: &str, path: &str, key: Option<&str>, body: &str) -> (u16, Value) {
+        let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) else { return (0, Value::Null) };
+        let auth = key.map(|key| format!("Authorization: Bearer {key}\r\n")).unwrap_or_default();
+        let request = format!(
+            "{method} {path} HTTP/1.1\r\nHost: localhost\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        if stream.write_all(request.as_bytes()).is_err() {
+            return (0, Value::Null);
+        }
+        read_response(&mut stream)
     }
 }
 
@@ -466,4 +490,84 @@ fn an_unreachable_redis_lets_requests_through() {
         assert_eq!(post_at(&server, &key, &format!("admitted {n}"), now_ms()), 200, "request {n}");
     }
     assert_eq!(messages(&server, &key).len(), 5);
+}
+
+/// Every message of the workspace, read page by page.
+fn all_messages(server: &Server, key: &str) -> std::collections::HashSet<String> {
+    let mut messages = std::collections::HashSet::new();
+    for page in 0.. {
+        let path = format!("/v1/logs?limit=1000&offset={}", page * 1000);
+        let (status, listed) = server.http("GET", &path, Some(key), "");
+        assert_eq!(status, 200, "{listed}");
+        let logs = listed["logs"].as_array().cloned().unwrap_or_default();
+        messages.extend(logs.iter().filter_map(|log| log["message"].as_str().map(str::to_owned)));
+        if listed["pagination"]["hasMore"] != json!(true) {
+            break;
+        }
+    }
+    messages
+}
+
+#[test]
+fn a_server_killed_under_load_keeps_every_acknowledged_log() {
+    const SENDERS: usize = 4;
+    const PER_BATCH: usize = 20;
+    let dir = Cleanup::new();
+    let mut server = Server::start(dir.path());
+    let key = server.first_start_key();
+    let port = server.port;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Each sender posts numbered batches one after another until the server is gone, and
+    // keeps the numbers of those answered 200.
+    let senders: Vec<_> = (0..SENDERS)
+        .map(|sender| {
+            let key = key.clone();
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let client = Server::client(port);
+                let mut acknowledged = Vec::new();
+                for batch in 0.. {
+                    if stop.load(std::sync::atomic::Ordering::SeqCst) {
+                        break;
+                    }
+                    let entries: Vec<String> =
+                        (0..PER_BATCH).map(|index| entry(&format!("kill {sender}-{batch}-{index}"))).collect();
+                    let body = format!("{{\"logs\": [{}]}}", entries.join(","));
+                    match client.http("POST", "/v1/logs", Some(&key), &body).0 {
+                        200 => acknowledged.push(batch),
+                        0 => break,
+                        other => panic!("sender {sender}: status {other}"),
+                    }
+                }
+                acknowledged
+            })
+        })
+        .collect();
+    // Let acknowledged batches pile up, then kill the server mid-stream: no shutdown, no flush.
+    std::thread::sleep(Duration::from_millis(1500));
+    server.kill();
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let acknowledged: Vec<Vec<usize>> =
+        senders.into_iter().map(|sender| sender.join().expect("sender thread")).collect();
+    assert!(acknowledged.iter().map(Vec::len).sum::<usize>() >= 10, "too few batches before the kill: {acknowledged:?}");
+
+    let server = Server::start(dir.path());
+    let stored = all_messages(&server, &key);
+    for (sender, batches) in acknowledged.iter().enumerate() {
+        for batch in batches {
+            for index in 0..PER_BATCH {
+                let message = format!("kill {sender}-{batch}-{index}");
+                assert!(stored.contains(&message), "acknowledged but lost: {message}");
+            }
+        }
+    }
+    // Batches are whole or absent, acknowledged or not (the last one may have committed
+    // without its answer arriving).
+    for message in &stored {
+        let Some(rest) = message.strip_prefix("kill ") else { continue };
+        let batch = rest.rsplit_once('-').map_or(rest, |(batch, _)| batch);
+        for index in 0..PER_BATCH {
+            assert!(stored.contains(&format!("kill {batch}-{index}")), "batch {batch} is stored in part");
+        }
+    }
 }

@@ -1,5 +1,5 @@
-//! What every handler shares: the store, the authenticator, the rate limiter, who the clients
-//! are, and the clock.
+//! What every handler shares: the store and the group committer in front of its writes, the
+//! authenticator, the rate limiter, who the clients are, and the clock.
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -7,6 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use sluice_auth::Authenticator;
 use sluice_limits::{LocalLimiter, RateLimiter};
 use sluice_store::Store;
+use sluice_store::group::GroupCommitter;
 
 use crate::ClientResolver;
 
@@ -28,6 +29,8 @@ pub fn system_clock() -> Clock {
 pub struct AppState {
     /// Where logs, workspaces and keys live.
     pub store: Arc<dyn Store>,
+    /// Writes `POST /v1/logs` batches to the store in groups (one transaction for many).
+    pub writer: GroupCommitter,
     /// Checks keys, with its cache.
     pub auth: Authenticator,
     /// Counts each workspace's `POST /v1/logs` requests against its limit.
@@ -39,13 +42,15 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// State over `store` with the default key cache, an in-process rate limiter, clients
-    /// taken at their TCP address (no trusted proxies, no country database) and the wall
-    /// clock.
+    /// State over `store` with its group commit, the default key cache, an in-process rate
+    /// limiter, clients taken at their TCP address (no trusted proxies, no country database)
+    /// and the wall clock. Starts the committer's writers on the current Tokio runtime.
     pub fn new(store: Arc<dyn Store>) -> Self {
         let auth = Authenticator::new(store.clone(), sluice_auth::CACHE_TTL);
+        let writer = GroupCommitter::start(store.clone(), store.group_options());
         Self {
             store,
+            writer,
             auth,
             limiter: Arc::new(LocalLimiter::new()),
             clients: Arc::new(ClientResolver::default()),

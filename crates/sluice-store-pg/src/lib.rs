@@ -30,7 +30,9 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncC
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use sluice_model::{ApiKeyRecord, KeyId, Limits, Log, LogId, Plan, Workspace, WorkspaceId};
 use sluice_query::stats::{Bucket, CountBy, LevelCount, MS_PER_DAY, RollupFilter};
-use sluice_store::{LogFilter, LogPage, LogStore, NewApiKey, Page, Search, Store, StoreError, TenantStore};
+use sluice_store::{
+    Batch, GroupOptions, LogFilter, LogPage, LogStore, NewApiKey, Page, Search, Store, StoreError, TenantStore,
+};
 use uuid::Uuid;
 
 pub use crate::partitions::{COARSE_DAYS, DAILY_AHEAD, DAILY_BEHIND};
@@ -81,6 +83,8 @@ pub struct PgOptions {
     pub search_dense_hits: u32,
     /// How many logs such a walk reads at most before it reads every candidate instead.
     pub search_walk_rows: u32,
+    /// How concurrent inserts are grouped into transactions.
+    pub group: GroupOptions,
 }
 
 impl Default for PgOptions {
@@ -93,6 +97,8 @@ impl Default for PgOptions {
             call_timeout: Duration::from_secs(10),
             search_dense_hits: 5_000,
             search_walk_rows: 100_000,
+            // Two groups in flight: one commits (waits for its fsync) while the next is sent.
+            group: GroupOptions { writers: 2, max_rows: 5_000, linger: Duration::from_millis(2) },
         }
     }
 }
@@ -107,6 +113,7 @@ pub struct PgStore {
     dense_hits: i64,
     walk_rows: i64,
     call_timeout: Duration,
+    group: GroupOptions,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -418,9 +425,10 @@ mod functions {
     use diesel::sql_types::{BigInt, Uuid};
 
     diesel::define_sql_function! {
-        /// The quota check (migration `plans`): counts `n` logs in the workspace's usage of
-        /// `in_month`; false when that passes its quota, and the caller must roll back. A
-        /// function call is a cached prepared statement, one round trip, planned once a session.
+        /// The quota check (migrations `plans` and `group_commit`): counts `n` logs in the
+        /// workspace's usage of `in_month`; false, with nothing counted, when that passes its
+        /// quota. A function call is a cached prepared statement, one round trip, planned once
+        /// a session.
         fn sluice_count_usage(ws: Uuid, in_month: BigInt, n: BigInt) -> Bool;
     }
 }
@@ -434,11 +442,47 @@ struct PartitionRow {
     bound: String,
 }
 
-/// An insert's error: the quota check's rollback is [`StoreError::QuotaExceeded`].
-fn from_insert(error: DieselError) -> StoreError {
-    match error {
-        DieselError::RollbackTransaction => StoreError::QuotaExceeded,
-        other => from_diesel(other),
+/// Counts a batch's logs in its workspace's usage of each month (`sluice_count_usage`); false,
+/// with nothing counted, when that would pass the quota. A batch of one month (nearly all) is
+/// one call that counts nothing when it refuses; one that spans months counts them inside a
+/// savepoint, undone when a later month refuses.
+async fn count_usage(
+    connection: &mut AsyncPgConnection,
+    workspace: Uuid,
+    months: &[(i64, i64)],
+) -> Result<bool, DieselError> {
+    if let [(month, count)] = months {
+        return diesel::select(sluice_count_usage(workspace, *month, *count)).get_result(connection).await;
+    }
+    let counted = connection
+        .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+            for (month, count) in months {
+                let within: bool =
+                    diesel::select(sluice_count_usage(workspace, *month, *count)).get_result(connection).await?;
+                if !within {
+                    return Err(DieselError::RollbackTransaction);
+                }
+            }
+            Ok(())
+        })
+        .await;
+    match counted {
+        Ok(()) => Ok(true),
+        Err(DieselError::RollbackTransaction) => Ok(false),
+        Err(error) => Err(error),
+    }
+}
+
+/// What a batch needs in the transaction, worked out before it starts: its counter changes
+/// and its logs per month.
+struct PreparedBatch {
+    deltas: RollupDeltas,
+    months: Vec<(i64, i64)>,
+}
+
+impl PreparedBatch {
+    fn new(batch: &Batch) -> Self {
+        Self { deltas: RollupDeltas::of(&batch.logs), months: sluice_store::logs_per_month(&batch.logs) }
     }
 }
 
@@ -546,6 +590,7 @@ impl PgStore {
             dense_hits: i64::from(options.search_dense_hits),
             walk_rows: i64::from(options.search_walk_rows),
             call_timeout: options.call_timeout,
+            group: options.group,
         };
         store.create_partitions_ahead().await?;
         Ok(store)
@@ -640,33 +685,37 @@ impl PgStore {
     }
 
     /// One insert transaction: the rows, the counters, the monthly usage.
-    async fn insert_once(
+    /// One try at writing a group in one transaction; the answer of each batch.
+    async fn insert_group_once(
         &self,
-        workspace: WorkspaceId,
-        batch: &[Log],
-        deltas: &RollupDeltas,
-    ) -> Result<(), DieselError> {
+        group: &[Batch],
+        prepared: &[PreparedBatch],
+    ) -> Result<Vec<Result<(), StoreError>>, DieselError> {
         let mut connection = self.pool.get().await.map_err(|error| {
             DieselError::DatabaseError(DatabaseErrorKind::UnableToSendCommand, Box::new(error.to_string()))
         })?;
-        let months = sluice_store::logs_per_month(batch);
         (*connection)
             .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
-                let rows: Vec<NewLogRow<'_>> = batch.iter().map(|log| NewLogRow::new(&workspace, log)).collect();
-                // The quota first: a refused batch writes nothing and holds no log locks.
-                for (month, count) in months {
-                    let within: bool = diesel::select(sluice_count_usage(*workspace.as_uuid(), month, count))
-                        .get_result(connection)
-                        .await?;
-                    if !within {
-                        return Err(DieselError::RollbackTransaction);
+                let mut answers = Vec::with_capacity(group.len());
+                let mut rows: Vec<NewLogRow<'_>> = Vec::new();
+                let mut counted: Vec<(Uuid, &RollupDeltas)> = Vec::new();
+                for (batch, prepared) in group.iter().zip(prepared) {
+                    // The quota first: a refused batch writes nothing and holds no log locks.
+                    if !count_usage(connection, *batch.workspace.as_uuid(), &prepared.months).await? {
+                        answers.push(Err(StoreError::QuotaExceeded));
+                        continue;
                     }
+                    answers.push(Ok(()));
+                    rows.extend(batch.logs.iter().map(|log| NewLogRow::new(&batch.workspace, log)));
+                    counted.push((*batch.workspace.as_uuid(), &prepared.deltas));
                 }
                 for chunk in rows.chunks(ROWS_PER_INSERT) {
                     diesel::insert_into(logs::table).values(chunk).execute(connection).await?;
                 }
-                apply_deltas(connection, *workspace.as_uuid(), deltas, false).await?;
-                Ok(())
+                for (workspace, deltas) in counted {
+                    apply_deltas(connection, workspace, deltas, false).await?;
+                }
+                Ok(answers)
             })
             .await
     }
@@ -802,22 +851,32 @@ impl PgStore {
 #[async_trait]
 impl LogStore for PgStore {
     async fn insert_logs(&self, workspace: WorkspaceId, batch: &[Log]) -> Result<(), StoreError> {
+        let group = [Batch { workspace, logs: batch.to_vec() }];
+        sluice_store::only_answer(self.insert_group(&group).await?)
+    }
+
+    async fn insert_group(&self, group: &[Batch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
         self.within(async move {
             let today = today();
-            let days: BTreeSet<i64> = batch.iter().map(|log| day_of(log.entry.timestamp)).collect();
-            let deltas = RollupDeltas::of(batch);
+            let days: BTreeSet<i64> =
+                group.iter().flat_map(|batch| &batch.logs).map(|log| day_of(log.entry.timestamp)).collect();
+            let prepared: Vec<PreparedBatch> = group.iter().map(PreparedBatch::new).collect();
             self.ensure_partitions(days.clone(), today).await?;
-            match self.insert_once(workspace, batch, &deltas).await {
+            match self.insert_group_once(group, &prepared).await {
                 // Another process dropped a partition this one knew: learn again, retry once.
                 Err(error) if missing_partition(&error) => {
                     self.forget_partitions();
                     self.ensure_partitions(days, today).await?;
-                    self.insert_once(workspace, batch, &deltas).await.map_err(from_insert)
+                    self.insert_group_once(group, &prepared).await.map_err(from_diesel)
                 }
-                other => other.map_err(from_insert),
+                other => other.map_err(from_diesel),
             }
         })
         .await
+    }
+
+    fn group_options(&self) -> GroupOptions {
+        self.group
     }
 
     async fn list_logs(&self, workspace: WorkspaceId, filter: &LogFilter, page: Page) -> Result<LogPage, StoreError> {

@@ -22,7 +22,9 @@ use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use sluice_model::{ApiKeyRecord, KeyId, Limits, Log, LogId, Plan, Workspace, WorkspaceId};
 use sluice_query::SearchField;
 use sluice_query::stats::{Bucket, CountBy, LevelCount, MS_PER_DAY, RollupFilter, day_start_ms};
-use sluice_store::{LogFilter, LogPage, LogStore, NewApiKey, Page, Search, Store, StoreError, TenantStore};
+use sluice_store::{
+    Batch, LogFilter, LogPage, LogStore, NewApiKey, Page, Search, Store, StoreError, TenantStore,
+};
 
 use crate::rows::{
     KeyRow, LogRow, NewFtsRow, NewKeyRow, NewLogRow, PlanChange, RollupKey, WorkspaceRow, rollup_deltas,
@@ -350,6 +352,56 @@ struct Counted {
     _logs: i64,
 }
 
+/// Counts a batch's logs in its workspace's usage of each month (see [`COUNT_USAGE`]); false,
+/// with nothing counted, when that would pass the quota. A batch of one month (nearly all) is
+/// one statement that changes nothing when refused; one that spans months counts them inside a
+/// savepoint, undone when a later month refuses.
+fn count_usage(
+    connection: &mut SqliteConnection,
+    workspace: &WorkspaceId,
+    months: &[(i64, i64)],
+) -> Result<bool, DieselError> {
+    let count = |connection: &mut SqliteConnection| -> Result<bool, DieselError> {
+        for (month, count) in months {
+            let counted: Vec<Counted> = diesel::sql_query(COUNT_USAGE)
+                .bind::<Binary, _>(workspace.as_bytes().as_slice())
+                .bind::<BigInt, _>(*month)
+                .bind::<BigInt, _>(*count)
+                .load(connection)?;
+            if counted.is_empty() {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    };
+    if months.len() <= 1 {
+        return count(connection);
+    }
+    match connection.transaction(|connection| if count(connection)? { Ok(()) } else { Err(DieselError::RollbackTransaction) }) {
+        Ok(()) => Ok(true),
+        Err(DieselError::RollbackTransaction) => Ok(false),
+        Err(error) => Err(error),
+    }
+}
+
+/// What a batch needs under the write lock, worked out before it is taken: its folded search
+/// text, its counter changes and its logs per month.
+struct PreparedBatch {
+    texts: Vec<NewFtsRow>,
+    deltas: std::collections::BTreeMap<RollupKey, i64>,
+    months: Vec<(i64, i64)>,
+}
+
+impl PreparedBatch {
+    fn new(batch: &Batch) -> Self {
+        Self {
+            texts: batch.logs.iter().map(NewFtsRow::new).collect(),
+            deltas: rollup_deltas(batch.logs.iter().map(|log| RollupKey::of(&batch.workspace, log))),
+            months: sluice_store::logs_per_month(&batch.logs),
+        }
+    }
+}
+
 /// Settings every connection gets when the pool opens it.
 fn connection_pragmas(busy_timeout: Duration) -> String {
     format!(
@@ -417,48 +469,53 @@ impl SqliteStore {
 #[async_trait]
 impl LogStore for SqliteStore {
     async fn insert_logs(&self, workspace: WorkspaceId, batch: &[Log]) -> Result<(), StoreError> {
-        let batch = batch.to_vec();
+        let group = [Batch { workspace, logs: batch.to_vec() }];
+        sluice_store::only_answer(self.insert_group(&group).await?)
+    }
+
+    async fn insert_group(&self, group: &[Batch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        let group = group.to_vec();
         self.with(move |connection| {
             // Folding and counting happen before the write lock is taken.
-            let texts: Vec<NewFtsRow> = batch.iter().map(NewFtsRow::new).collect();
-            let deltas = rollup_deltas(batch.iter().map(|log| RollupKey::of(&workspace, log)));
-            let months = sluice_store::logs_per_month(&batch);
+            let prepared: Vec<PreparedBatch> = group.iter().map(PreparedBatch::new).collect();
             connection
                 .immediate_transaction(|connection| {
-                    // The quota first: a refused batch writes nothing.
-                    for (month, count) in &months {
-                        let counted: Vec<Counted> = diesel::sql_query(COUNT_USAGE)
-                            .bind::<Binary, _>(workspace.as_bytes().as_slice())
-                            .bind::<BigInt, _>(*month)
-                            .bind::<BigInt, _>(*count)
-                            .load(connection)?;
-                        if counted.is_empty() {
-                            return Err(DieselError::RollbackTransaction);
-                        }
-                    }
+                    let mut answers = Vec::with_capacity(group.len());
+                    let mut deltas = std::collections::BTreeMap::new();
                     // Under the write lock nobody else inserts: the next rowids are ours, and
                     // the search index can point at them.
                     let last: Option<i64> = logs::table.select(diesel::dsl::max(logs::seq)).first(connection)?;
-                    let first = last.unwrap_or(0) + 1;
-                    let rows: Vec<NewLogRow<'_>> =
-                        batch.iter().zip(first..).map(|(log, seq)| NewLogRow::new(seq, &workspace, log)).collect();
+                    let mut next = last.unwrap_or(0) + 1;
+                    let mut rows: Vec<NewLogRow<'_>> = Vec::new();
+                    let mut texts: Vec<NewFtsRow> = Vec::new();
+                    for (batch, prepared) in group.iter().zip(prepared) {
+                        // The quota first: a refused batch writes nothing.
+                        if !count_usage(connection, &batch.workspace, &prepared.months)? {
+                            answers.push(Err(StoreError::QuotaExceeded));
+                            continue;
+                        }
+                        answers.push(Ok(()));
+                        for (log, text) in batch.logs.iter().zip(prepared.texts) {
+                            rows.push(NewLogRow::new(next, &batch.workspace, log));
+                            texts.push(text.at(next));
+                            next += 1;
+                        }
+                        for (key, count) in prepared.deltas {
+                            *deltas.entry(key).or_insert(0) += count;
+                        }
+                    }
                     for chunk in rows.chunks(ROWS_PER_INSERT) {
                         diesel::insert_into(logs::table).values(chunk).execute(connection)?;
                     }
-                    let texts: Vec<NewFtsRow> =
-                        texts.into_iter().zip(first..).map(|(text, seq)| text.at(seq)).collect();
                     for chunk in texts.chunks(ROWS_PER_INSERT) {
                         diesel::insert_into(logs_fts::table).values(chunk).execute(connection)?;
                     }
                     for (key, count) in &deltas {
                         add_to_rollup(connection, key, *count)?;
                     }
-                    Ok::<_, DieselError>(())
+                    Ok::<_, DieselError>(answers)
                 })
-                .map_err(|error| match error {
-                    DieselError::RollbackTransaction => StoreError::QuotaExceeded,
-                    other => from_diesel(other),
-                })
+                .map_err(from_diesel)
         })
         .await
     }

@@ -15,7 +15,9 @@ use sluice_query::stats::{
 };
 use sluice_query::{Query, SearchField};
 
-use crate::{LogFilter, NewApiKey, Page, Search, Store, StoreError, accepted_month, month_start_ms, retention};
+use crate::{
+    Batch, LogFilter, NewApiKey, Page, Search, Store, StoreError, accepted_month, month_start_ms, retention,
+};
 
 /// Builds one test per behaviour of this module. `$make` is an expression evaluating to an
 /// async closure (or function) that returns something dereferencing to the store under test.
@@ -47,6 +49,7 @@ macro_rules! conformance_suite {
             sweep_applies_each_workspace_cutoff,
             quota_refuses_the_batch_that_would_cross_it,
             quota_follows_plan_changes_and_counts_per_workspace,
+            a_group_refuses_only_the_batches_over_their_quota,
             retention_sweep_keeps_each_workspace_its_days,
             rollups_equal_the_rows_after_random_ingests_and_deletes
         );
@@ -830,6 +833,70 @@ pub async fn quota_follows_plan_changes_and_counts_per_workspace(store: &dyn Sto
     let lowered = Limits { logs_per_month: Some(299), ..Plan::Free.limits() };
     store.set_plan(free, Plan::Free, lowered).await.expect("lower");
     assert!(matches!(store.insert_logs(free, &batch("f", 1)).await, Err(StoreError::QuotaExceeded)));
+}
+
+/// A UUID v7 log id stamped `ms` (Unix ms), the `n`th of that millisecond.
+fn id_stamped(ms: i64, n: u8) -> LogId {
+    let mut bytes = [0_u8; 16];
+    bytes[..6].copy_from_slice(&ms.to_be_bytes()[2..]);
+    bytes[6] = 0x70;
+    bytes[8] = 0x80;
+    bytes[15] = n;
+    LogId::from_slice(&bytes).expect("a UUID v7")
+}
+
+/// One transaction for many batches (a group commit): each batch is counted against its own
+/// workspace's quota, in order, and one refused is left out whole, its usage, rows and counters
+/// untouched, while the rest of the group is stored. A batch accepted across a month's end
+/// counts in both months, and is refused whole when either would pass the quota.
+pub async fn a_group_refuses_only_the_batches_over_their_quota(store: &dyn Store) {
+    let metered = workspace_with_quota(store, 150).await;
+    let other = new_workspace(store, "other").await;
+    let month = month_start_ms(wall_clock_ms());
+    let last_month = month_start_ms(month - 1);
+    let spanning = |prefix: &str, before: usize, after: usize| -> Vec<Log> {
+        let mut logs = batch(prefix, before + after);
+        for (n, log) in logs.iter_mut().take(before).enumerate() {
+            log.id = id_stamped(month - 1, n as u8);
+        }
+        logs
+    };
+    let group = [
+        Batch { workspace: other, logs: batch("g1", 100) },
+        Batch { workspace: metered, logs: batch("g2", 100) },
+        Batch { workspace: metered, logs: batch("g3", 100) },
+        Batch { workspace: other, logs: batch("g4", 10) },
+        Batch { workspace: metered, logs: batch("g5", 48) },
+        Batch { workspace: metered, logs: spanning("g6", 2, 2) },
+        Batch { workspace: metered, logs: spanning("g7", 1, 1) },
+    ];
+    let answers = store.insert_group(&group).await.expect("the group");
+    let refused: Vec<bool> = answers.iter().map(|answer| matches!(answer, Err(StoreError::QuotaExceeded))).collect();
+    assert_eq!(refused, [false, false, true, false, false, false, true], "{answers:?}");
+    assert!(answers.iter().all(|answer| answer.is_ok() || matches!(answer, Err(StoreError::QuotaExceeded))));
+
+    assert_eq!(store.monthly_usage(metered, month).await.expect("usage"), 150);
+    assert_eq!(store.monthly_usage(metered, last_month).await.expect("usage"), 2, "g7's first month stayed counted");
+    assert_eq!(store.monthly_usage(other, month).await.expect("usage"), 110);
+    let stored = store.list_logs(metered, &LogFilter::default(), EVERYTHING).await.expect("list");
+    let mut prefixes: Vec<&str> =
+        stored.logs.iter().filter_map(|log| log.entry.message.split(' ').next()).collect();
+    prefixes.dedup();
+    prefixes.sort_unstable();
+    prefixes.dedup();
+    assert_eq!(prefixes, ["g2", "g5", "g6"]);
+    assert_eq!(stored.logs.len(), 152);
+    assert!(found(store, metered, "g3", &[SearchField::Message]).await.is_empty());
+    assert!(found(store, metered, "g7", &[SearchField::Message]).await.is_empty());
+    assert_eq!(store.list_logs(other, &LogFilter::default(), EVERYTHING).await.expect("list").logs.len(), 110);
+    let counts = store
+        .level_counts(metered, day_start_ms(T0), day_start_ms(T0) + MS_PER_DAY, &RollupFilter::default(), CountBy::Hour)
+        .await
+        .expect("counts");
+    assert_eq!(counts.iter().map(|count| count.count).sum::<u64>(), 152, "refused batches left counts behind");
+    // A group of one answers as `insert_logs` does.
+    let alone = store.insert_group(&[Batch { workspace: metered, logs: batch("g8", 1) }]).await.expect("group");
+    assert!(matches!(alone.as_slice(), [Err(StoreError::QuotaExceeded)]), "{alone:?}");
 }
 
 /// The sweep of `retention::sweep` at an injected "now": each workspace keeps its own number

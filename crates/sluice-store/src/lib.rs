@@ -14,10 +14,11 @@ use sluice_query::{Query, SearchField};
 pub mod bench;
 #[cfg(feature = "conformance")]
 pub mod conformance;
+pub mod group;
 pub mod retention;
 
 /// Why a store call failed.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum StoreError {
     /// The database cannot be reached or is overloaded; a retry may succeed.
     #[error("database unavailable: {0}")]
@@ -67,6 +68,38 @@ pub fn logs_per_month(batch: &[Log]) -> Vec<(i64, i64)> {
     }
     months.sort_unstable();
     months
+}
+
+/// One request's logs, all for one workspace: the unit a group commit acknowledges.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Batch {
+    /// Whose logs they are.
+    pub workspace: WorkspaceId,
+    /// The logs, stored all or none.
+    pub logs: Vec<Log>,
+}
+
+/// How a store's writes are grouped ([`group::GroupCommitter`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupOptions {
+    /// Groups written at the same time (each its own transaction).
+    pub writers: usize,
+    /// A group takes no more batches once it holds this many logs (one batch may pass it).
+    pub max_rows: usize,
+    /// How long a writer that found one batch waits for more before it writes; zero writes
+    /// what is queued at once (the batches that arrive meanwhile make the next group).
+    pub linger: std::time::Duration,
+}
+
+impl Default for GroupOptions {
+    fn default() -> Self {
+        Self { writers: 1, max_rows: 10_000, linger: std::time::Duration::ZERO }
+    }
+}
+
+/// The answer of a group of one batch ([`LogStore::insert_group`]).
+pub fn only_answer(mut answers: Vec<Result<(), StoreError>>) -> Result<(), StoreError> {
+    answers.pop().unwrap_or_else(|| Err(StoreError::Backend("the store gave no answer".into())))
 }
 
 /// Filters of `GET /v1/logs`; every field set must match.
@@ -161,6 +194,25 @@ pub trait LogStore: Send + Sync {
     /// would take that past the workspace's `logs_per_month`, as stored when the transaction
     /// runs, is refused whole with [`StoreError::QuotaExceeded`].
     async fn insert_logs(&self, workspace: WorkspaceId, logs: &[Log]) -> Result<(), StoreError>;
+
+    /// Stores several batches in one transaction (a group commit). Each batch is counted
+    /// against its own workspace's quota as [`LogStore::insert_logs`] counts one: a refused
+    /// batch gets [`StoreError::QuotaExceeded`] in its place of the answer and stores nothing,
+    /// while the others are stored. `Ok` means every batch answered `Ok` is durable and
+    /// visible; `Err` means none of the group was stored. By default each batch is written by
+    /// its own `insert_logs`, which keeps the answers but not the single transaction.
+    async fn insert_group(&self, group: &[Batch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        let mut answers = Vec::with_capacity(group.len());
+        for batch in group {
+            answers.push(self.insert_logs(batch.workspace, &batch.logs).await);
+        }
+        Ok(answers)
+    }
+
+    /// How this store's writes are best grouped; one writer and no lingering by default.
+    fn group_options(&self) -> GroupOptions {
+        GroupOptions::default()
+    }
 
     /// Logs the workspace was sent in the UTC month starting at `month_ms`
     /// ([`month_start_ms`]).

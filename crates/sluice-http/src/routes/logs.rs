@@ -96,11 +96,12 @@ async fn ingest_batch(
             ip_address: ip_address.clone(),
         })
         .collect();
-    match state.store.insert_logs(workspace, &logs).await {
+    let count = logs.len();
+    match state.writer.insert(workspace, logs).await {
         Err(StoreError::QuotaExceeded) => return Err(ApiError::quota_exceeded(received_at)),
         other => other?,
     }
-    Ok(HttpResponse::Ok().json(IngestResponse { success: true, count: logs.len(), timestamp: received_at }))
+    Ok(HttpResponse::Ok().json(IngestResponse { success: true, count, timestamp: received_at }))
 }
 
 #[derive(Serialize)]
