@@ -9,6 +9,7 @@ mod rows;
 mod schema;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -22,13 +23,9 @@ use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use sluice_model::{ApiKeyRecord, KeyId, Limits, Log, LogId, Plan, Workspace, WorkspaceId};
 use sluice_query::SearchField;
 use sluice_query::stats::{Bucket, CountBy, LevelCount, MS_PER_DAY, RollupFilter, day_start_ms};
-use sluice_store::{
-    Batch, LogFilter, LogPage, LogStore, NewApiKey, Page, Search, Store, StoreError, TenantStore,
-};
+use sluice_store::{Batch, LogFilter, LogPage, LogStore, NewApiKey, Page, Search, Store, StoreError, TenantStore};
 
-use crate::rows::{
-    KeyRow, LogRow, NewFtsRow, NewKeyRow, NewLogRow, PlanChange, RollupKey, WorkspaceRow, rollup_deltas,
-};
+use crate::rows::{KeyRow, LogRow, NewKeyRow, NewLogRow, PlanChange, RollupKey, WorkspaceRow, rollup_deltas};
 use crate::schema::{api_keys, logs, logs_fts, usage_monthly, workspaces};
 
 const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
@@ -308,6 +305,8 @@ pub struct SqliteStore {
     pool: Pool,
     dense_hits: u32,
     walk_rows: u32,
+    /// Runs while any clone of the store lives.
+    _checkpointer: Arc<Checkpointer>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -377,17 +376,18 @@ fn count_usage(
     if months.len() <= 1 {
         return count(connection);
     }
-    match connection.transaction(|connection| if count(connection)? { Ok(()) } else { Err(DieselError::RollbackTransaction) }) {
+    match connection
+        .transaction(|connection| if count(connection)? { Ok(()) } else { Err(DieselError::RollbackTransaction) })
+    {
         Ok(()) => Ok(true),
         Err(DieselError::RollbackTransaction) => Ok(false),
         Err(error) => Err(error),
     }
 }
 
-/// What a batch needs under the write lock, worked out before it is taken: its folded search
-/// text, its counter changes and its logs per month.
+/// What a batch needs under the write lock, worked out before it is taken: its counter
+/// changes and its logs per month.
 struct PreparedBatch {
-    texts: Vec<NewFtsRow>,
     deltas: std::collections::BTreeMap<RollupKey, i64>,
     months: Vec<(i64, i64)>,
 }
@@ -395,18 +395,98 @@ struct PreparedBatch {
 impl PreparedBatch {
     fn new(batch: &Batch) -> Self {
         Self {
-            texts: batch.logs.iter().map(NewFtsRow::new).collect(),
             deltas: rollup_deltas(batch.logs.iter().map(|log| RollupKey::of(&batch.workspace, log))),
             months: sluice_store::logs_per_month(&batch.logs),
         }
     }
 }
 
+/// Fills the search index for the logs with `seq` in `?1..=?2`: their searchable fields
+/// folded by `sluice_query::fold` (the SQL function `sluice_fold`, [`register_functions`]),
+/// so index and exact check fold alike.
+const INDEX_TEXT: &str = "INSERT INTO logs_fts (rowid, message, error_name, error_stack, data) \
+     SELECT seq, sluice_fold(message), sluice_fold(error_name), sluice_fold(error_stack), sluice_fold(data) \
+     FROM logs WHERE seq BETWEEN ?1 AND ?2";
+
+/// SQL functions written in Rust, registered on every connection.
+mod functions {
+    use diesel::sql_types::{Nullable, Text};
+
+    diesel::define_sql_function! {
+        /// `sluice_query::fold` of a text (NULL stays NULL).
+        fn sluice_fold(text: Nullable<Text>) -> Nullable<Text>;
+    }
+}
+
+/// Registers [`functions`] on a connection.
+fn register_functions(connection: &mut SqliteConnection) -> QueryResult<()> {
+    functions::sluice_fold_utils::register_impl(connection, |text: Option<String>| {
+        text.map(|text| sluice_query::fold(&text))
+    })
+}
+
+/// How often the checkpointer copies the write-ahead log back into the database file.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
+
+/// Checkpoints off the writer's path. SQLite's default has the connection that commits past
+/// 1,000 WAL pages copy the log into the database file inside that commit, which put about a
+/// tenth of the write path's time and its slowest commits on the one writer. Here no
+/// connection checkpoints at commit (`wal_autocheckpoint = 0`); a thread of the store's own
+/// runs a passive checkpoint every [`CHECKPOINT_EVERY`], beside the writer, on the other core.
+/// It stops, after a last checkpoint, when the store is dropped.
+struct Checkpointer {
+    /// Dropped with the store, which tells the thread to finish.
+    _running: std::sync::mpsc::Sender<()>,
+}
+
+impl Checkpointer {
+    fn start(mut connection: SqliteConnection) -> Result<Self, StoreError> {
+        let (running, stopped) = std::sync::mpsc::channel::<()>();
+        std::thread::Builder::new()
+            .name("sluice-sqlite-checkpoint".into())
+            .spawn(move || {
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(CHECKPOINT_EVERY) {
+                    if let Err(error) = checkpoint(&mut connection) {
+                        tracing::warn!(%error, "WAL checkpoint failed; the next one retries");
+                    }
+                }
+                let _ = connection.batch_execute("PRAGMA wal_checkpoint(TRUNCATE);");
+            })
+            .map_err(|error| backend(format!("cannot start the checkpoint thread: {error}")))?;
+        Ok(Self { _running: running })
+    }
+}
+
+/// Frames (pages) the log may hold before a checkpoint holds writers back to start it over:
+/// 64 MB of 4 KiB pages.
+const WAL_RESTART_FRAMES: i64 = 16_384;
+
+/// The answer of `PRAGMA wal_checkpoint`: frames in the log, and how many are copied.
+#[derive(QueryableByName)]
+struct CheckpointResult {
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    #[diesel(column_name = log)]
+    log_frames: i32,
+}
+
+/// One checkpoint. A passive one copies what it can without waiting for anybody; under steady
+/// writes it never copies the very last frames, so the writer never starts the log over and it
+/// would grow without end. Past [`WAL_RESTART_FRAMES`] a restart checkpoint waits for the
+/// writer's current commit, copies the rest, and makes the next commit start the log over.
+fn checkpoint(connection: &mut SqliteConnection) -> Result<(), DieselError> {
+    let passive: Vec<CheckpointResult> = diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)").load(connection)?;
+    if passive.first().is_some_and(|result| i64::from(result.log_frames) > WAL_RESTART_FRAMES) {
+        diesel::sql_query("PRAGMA wal_checkpoint(RESTART)").execute(connection)?;
+    }
+    Ok(())
+}
+
 /// Settings every connection gets when the pool opens it.
 fn connection_pragmas(busy_timeout: Duration) -> String {
     format!(
         "PRAGMA busy_timeout = {}; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; \
-         PRAGMA cache_size = -8000; PRAGMA temp_store = MEMORY;",
+         PRAGMA cache_size = -8000; PRAGMA temp_store = MEMORY; PRAGMA wal_autocheckpoint = 0; \
+         PRAGMA journal_size_limit = 67108864;",
         busy_timeout.as_millis()
     )
 }
@@ -429,9 +509,10 @@ impl SqliteStore {
 
         let mut connection = SqliteConnection::establish(&url).map_err(backend)?;
         connection.batch_execute(&pragmas).map_err(backend)?;
+        register_functions(&mut connection).map_err(backend)?;
         connection.batch_execute("PRAGMA journal_mode = WAL;").map_err(backend)?;
         connection.run_pending_migrations(MIGRATIONS).map_err(|error| backend(format!("migrations: {error}")))?;
-        drop(connection);
+        let checkpointer = Arc::new(Checkpointer::start(connection)?);
 
         let manager = Manager::new(url, Runtime::Tokio1);
         let pool = Pool::builder(manager)
@@ -444,7 +525,10 @@ impl SqliteStore {
                 let pragmas = pragmas.clone();
                 Box::pin(async move {
                     connection
-                        .interact(move |connection| connection.batch_execute(&pragmas))
+                        .interact(move |connection| {
+                            connection.batch_execute(&pragmas)?;
+                            register_functions(connection)
+                        })
                         .await
                         .map_err(|error| HookError::message(error.to_string()))?
                         .map_err(|error| HookError::message(error.to_string()))
@@ -452,7 +536,12 @@ impl SqliteStore {
             }))
             .build()
             .map_err(backend)?;
-        Ok(Self { pool, dense_hits: options.search_dense_hits, walk_rows: options.search_walk_rows })
+        Ok(Self {
+            pool,
+            dense_hits: options.search_dense_hits,
+            walk_rows: options.search_walk_rows,
+            _checkpointer: checkpointer,
+        })
     }
 
     /// Runs `work` on a pooled connection, on a blocking thread.
@@ -485,9 +574,9 @@ impl LogStore for SqliteStore {
                     // Under the write lock nobody else inserts: the next rowids are ours, and
                     // the search index can point at them.
                     let last: Option<i64> = logs::table.select(diesel::dsl::max(logs::seq)).first(connection)?;
-                    let mut next = last.unwrap_or(0) + 1;
+                    let first = last.unwrap_or(0) + 1;
+                    let mut next = first;
                     let mut rows: Vec<NewLogRow<'_>> = Vec::new();
-                    let mut texts: Vec<NewFtsRow> = Vec::new();
                     for (batch, prepared) in group.iter().zip(prepared) {
                         // The quota first: a refused batch writes nothing.
                         if !count_usage(connection, &batch.workspace, &prepared.months)? {
@@ -495,9 +584,8 @@ impl LogStore for SqliteStore {
                             continue;
                         }
                         answers.push(Ok(()));
-                        for (log, text) in batch.logs.iter().zip(prepared.texts) {
+                        for log in &batch.logs {
                             rows.push(NewLogRow::new(next, &batch.workspace, log));
-                            texts.push(text.at(next));
                             next += 1;
                         }
                         for (key, count) in prepared.deltas {
@@ -507,8 +595,14 @@ impl LogStore for SqliteStore {
                     for chunk in rows.chunks(ROWS_PER_INSERT) {
                         diesel::insert_into(logs::table).values(chunk).execute(connection)?;
                     }
-                    for chunk in texts.chunks(ROWS_PER_INSERT) {
-                        diesel::insert_into(logs_fts::table).values(chunk).execute(connection)?;
+                    // The whole group's search text in one statement: FTS5 writes its pending terms
+                    // out at every statement boundary inside a transaction, so one statement
+                    // makes one index segment per group instead of one per chunk.
+                    if next > first {
+                        diesel::sql_query(INDEX_TEXT)
+                            .bind::<BigInt, _>(first)
+                            .bind::<BigInt, _>(next - 1)
+                            .execute(connection)?;
                     }
                     for (key, count) in &deltas {
                         add_to_rollup(connection, key, *count)?;

@@ -4,11 +4,10 @@ use diesel::prelude::*;
 use sluice_model::{
     ApiKeyRecord, JsonObject, KeyId, Limits, Log, LogEntry, LogId, Plan, SmolStr, Workspace, WorkspaceId,
 };
-use sluice_query::fold;
 use sluice_query::stats::hour_start;
 use sluice_store::{NewApiKey, Search, StoreError};
 
-use crate::schema::{api_keys, logs, logs_fts, workspaces};
+use crate::schema::{api_keys, logs, workspaces};
 
 fn corrupt(what: &str) -> StoreError {
     StoreError::Backend(format!("corrupt {what} in the database"))
@@ -71,36 +70,6 @@ impl<'a> NewLogRow<'a> {
             country: log.country.as_deref(),
             ip_address: log.ip_address.as_deref(),
         }
-    }
-}
-
-/// A log's searchable text, folded as `sluice_query::fold` does, for the FTS5 table.
-#[derive(Insertable)]
-#[diesel(table_name = logs_fts, treat_none_as_default_value = false)]
-pub(crate) struct NewFtsRow {
-    rowid: i64,
-    message: String,
-    error_name: Option<String>,
-    error_stack: Option<String>,
-    data: Option<String>,
-}
-
-impl NewFtsRow {
-    /// The folded text of `log`; its rowid is set once the log's `seq` is known.
-    pub(crate) fn new(log: &Log) -> Self {
-        let entry = &log.entry;
-        Self {
-            rowid: 0,
-            message: fold(&entry.message),
-            error_name: entry.error_name.as_deref().map(fold),
-            error_stack: entry.error_stack.as_deref().map(fold),
-            data: entry.data.as_ref().map(|data| fold(data.as_str())),
-        }
-    }
-
-    pub(crate) fn at(mut self, seq: i64) -> Self {
-        self.rowid = seq;
-        self
     }
 }
 

@@ -1,0 +1,1 @@
+DELETE FROM logs_fts_config WHERE k IN ('hashsize', 'automerge', 'crisismerge');
