@@ -102,6 +102,20 @@ impl Cluster {
         Ok(())
     }
 
+    /// Runs SQL in the cluster's `postgres` database with its `psql`.
+    pub fn psql(&self, sql: &str) -> Result<(), Error> {
+        let psql = self.bin.join("psql");
+        let psql = if psql.is_file() { psql } else { PathBuf::from("psql") };
+        checked(Command::new(psql).args([&self.url(), "-qAtc", sql]), "psql")?;
+        Ok(())
+    }
+
+    /// The process id of the running server (its postmaster), from `postmaster.pid`.
+    pub fn server_pid(&self) -> Option<u32> {
+        let text = std::fs::read_to_string(self.data.join("postmaster.pid")).ok()?;
+        text.lines().next()?.trim().parse().ok()
+    }
+
     /// The URL of the cluster's `postgres` database.
     pub fn url(&self) -> String {
         format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
