@@ -166,6 +166,20 @@ impl RollupDeltas {
         *self.hourly.entry((hour_start(ts), scope)).or_insert(0) += sign;
     }
 
+    /// Adds `other`'s deltas to these (several batches of one workspace, applied at once so
+    /// their counter rows are locked in key order).
+    pub(crate) fn absorb(&mut self, other: &RollupDeltas) {
+        for (key, count) in &other.hourly {
+            *self.hourly.entry(key.clone()).or_insert(0) += count;
+        }
+        for (key, count) in &other.daily {
+            *self.daily.entry(key.clone()).or_insert(0) += count;
+        }
+        for (key, count) in &other.daily_sources {
+            *self.daily_sources.entry(key.clone()).or_insert(0) += count;
+        }
+    }
+
     /// The deltas of a batch being inserted.
     pub(crate) fn of(logs: &[Log]) -> Self {
         let mut deltas = RollupDeltas::default();

@@ -15,9 +15,7 @@ use sluice_query::stats::{
 };
 use sluice_query::{Query, SearchField};
 
-use crate::{
-    Batch, LogFilter, NewApiKey, Page, Search, Store, StoreError, accepted_month, month_start_ms, retention,
-};
+use crate::{Batch, LogFilter, NewApiKey, Page, Search, Store, StoreError, accepted_month, month_start_ms, retention};
 
 /// Builds one test per behaviour of this module. `$make` is an expression evaluating to an
 /// async closure (or function) that returns something dereferencing to the store under test.
@@ -854,10 +852,11 @@ pub async fn a_group_refuses_only_the_batches_over_their_quota(store: &dyn Store
     let other = new_workspace(store, "other").await;
     let month = month_start_ms(wall_clock_ms());
     let last_month = month_start_ms(month - 1);
-    let spanning = |prefix: &str, before: usize, after: usize| -> Vec<Log> {
+    // `first` keeps the stamped ids of different batches apart.
+    let spanning = |prefix: &str, before: usize, after: usize, first: u8| -> Vec<Log> {
         let mut logs = batch(prefix, before + after);
         for (n, log) in logs.iter_mut().take(before).enumerate() {
-            log.id = id_stamped(month - 1, n as u8);
+            log.id = id_stamped(month - 1, first + n as u8);
         }
         logs
     };
@@ -867,8 +866,8 @@ pub async fn a_group_refuses_only_the_batches_over_their_quota(store: &dyn Store
         Batch { workspace: metered, logs: batch("g3", 100) },
         Batch { workspace: other, logs: batch("g4", 10) },
         Batch { workspace: metered, logs: batch("g5", 48) },
-        Batch { workspace: metered, logs: spanning("g6", 2, 2) },
-        Batch { workspace: metered, logs: spanning("g7", 1, 1) },
+        Batch { workspace: metered, logs: spanning("g6", 2, 2, 0) },
+        Batch { workspace: metered, logs: spanning("g7", 1, 1, 2) },
     ];
     let answers = store.insert_group(&group).await.expect("the group");
     let refused: Vec<bool> = answers.iter().map(|answer| matches!(answer, Err(StoreError::QuotaExceeded))).collect();
@@ -879,8 +878,7 @@ pub async fn a_group_refuses_only_the_batches_over_their_quota(store: &dyn Store
     assert_eq!(store.monthly_usage(metered, last_month).await.expect("usage"), 2, "g7's first month stayed counted");
     assert_eq!(store.monthly_usage(other, month).await.expect("usage"), 110);
     let stored = store.list_logs(metered, &LogFilter::default(), EVERYTHING).await.expect("list");
-    let mut prefixes: Vec<&str> =
-        stored.logs.iter().filter_map(|log| log.entry.message.split(' ').next()).collect();
+    let mut prefixes: Vec<&str> = stored.logs.iter().filter_map(|log| log.entry.message.split(' ').next()).collect();
     prefixes.dedup();
     prefixes.sort_unstable();
     prefixes.dedup();
