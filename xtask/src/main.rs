@@ -6,7 +6,8 @@
 //!   (`postgres.rs`); and a Redis server as `SLUICE_TEST_REDIS` the same way (`redis.rs`).
 //! - `bench [--quick]`: the criterion benchmarks, whose figures go to docs/PERFORMANCE.md;
 //!   the PostgreSQL ones get `SLUICE_BENCH_PG`, a durable cluster kept in
-//!   `target/bench-data/postgres` unless the variable names a server.
+//!   `target/bench-data/postgres` unless the variable names a server; then the ingest
+//!   benchmark over HTTP (`ingest.rs`), which `bench ingest [--quick]` runs alone.
 //! - `with-pg <command...>`: runs one command with `SLUICE_TEST_PG` and `SLUICE_TEST_REDIS`
 //!   set to throwaway servers (e.g. `cargo xtask with-pg cargo test -p <crate>`), removed
 //!   afterwards.
@@ -18,6 +19,7 @@ use std::process::Command;
 
 use anyhow::{Context, bail};
 
+mod ingest;
 /// The throwaway cluster, shared with the store's tests (standard library only).
 #[path = "../../crates/sluice-store-pg/src/cluster.rs"]
 #[allow(dead_code, reason = "xtask starts clusters; only the outage test stops and resumes one")]
@@ -31,12 +33,18 @@ fn main() -> anyhow::Result<()> {
     std::env::set_current_dir(&root)?;
     match args.first().map(String::as_str) {
         Some("ci") => ci(&root),
-        Some("bench") => bench(&args[1..]),
+        Some("bench") if args.get(1).is_some_and(|arg| arg == "ingest") => {
+            ingest::bench(&root, args.iter().any(|arg| arg == "--quick"))
+        }
+        Some("bench") => {
+            bench(&args[1..])?;
+            ingest::bench(&root, args.iter().any(|arg| arg == "--quick"))
+        }
         Some("with-pg") => with_pg(&args[1..]),
         Some("pg-schema") => pg_schema(&root),
         _ => {
             eprintln!(
-                "usage: cargo xtask ci | cargo xtask bench [--quick] | cargo xtask with-pg <command...> | cargo xtask pg-schema"
+                "usage: cargo xtask ci | cargo xtask bench [ingest] [--quick] | cargo xtask with-pg <command...> | cargo xtask pg-schema"
             );
             bail!("unknown task {:?}", args.first())
         }
@@ -55,7 +63,7 @@ fn pg_schema(root: &Path) -> anyhow::Result<()> {
 }
 
 /// Runs a command, echoing it, and fails when it fails.
-fn run(program: &str, args: &[&str]) -> anyhow::Result<()> {
+pub(crate) fn run(program: &str, args: &[&str]) -> anyhow::Result<()> {
     run_with(program, args, &[])
 }
 

@@ -72,6 +72,17 @@ pub(crate) struct ServeOptions {
     /// Time between retention sweeps, counted from start (`3600`, `90s`, `30m`, `1h`, `1d`).
     #[arg(long, env = "SLUICE_RETENTION_INTERVAL", default_value = "1h", value_parser = parse_interval)]
     pub(crate) retention_interval: std::time::Duration,
+
+    /// Benchmarks only: answer `POST /v1/logs` after parsing and discard the logs, which
+    /// measures the HTTP and parsing ceiling (`cargo xtask bench`).
+    #[arg(long, hide = true)]
+    pub(crate) bench_discard_writes: bool,
+
+    /// Benchmarks only: write `POST /v1/logs` batches the naive way (one transaction per
+    /// request into a plain table with a trigram index; `sluice_store_*::naive`), the baseline
+    /// of `cargo xtask bench`.
+    #[arg(long, hide = true)]
+    pub(crate) bench_naive_writes: bool,
 }
 
 /// A duration: whole seconds, or a number with `s`, `m`, `h` or `d`.

@@ -54,7 +54,7 @@ async fn main() -> ExitCode {
     let result = async {
         let store = open_store(&cli).await?;
         match cli.command {
-            Command::Serve(options) => serve::run(store, options).await,
+            Command::Serve(options) => serve::run(store, &cli.database_url, options).await,
             Command::Admin(command) => admin::run(store.as_ref(), command).await,
         }
     }

@@ -10,7 +10,8 @@ use sluice_http::AppState;
 use sluice_http::client::{ClientResolver, open_country_database, parse_trusted_proxies};
 use sluice_limits::RedisLimiter;
 use sluice_model::{ApiKeyRecord, KeyEnv, KeyId, Plan, Scopes, Workspace};
-use sluice_store::{NewApiKey, Store};
+use sluice_store::group::{GroupCommitter, GroupWriter};
+use sluice_store::{Batch, GroupOptions, NewApiKey, Store, StoreError};
 
 use crate::cli::ServeOptions;
 
@@ -39,13 +40,33 @@ async fn bootstrap(store: &dyn Store) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The naive baseline writer of the benchmark, on the database `url` names.
+async fn naive_writer(url: &str) -> anyhow::Result<Arc<dyn GroupWriter>> {
+    if let Some(path) = sluice_store_sqlite::path_from_url(url) {
+        return Ok(Arc::new(sluice_store_sqlite::naive::NaiveWriter::open(&path)?));
+    }
+    Ok(Arc::new(sluice_store_pg::naive::NaiveWriter::connect(url).await?))
+}
+
 /// Runs the server until a shutdown signal.
-pub(crate) async fn run(store: Arc<dyn Store>, options: ServeOptions) -> anyhow::Result<()> {
+pub(crate) async fn run(store: Arc<dyn Store>, database_url: &str, options: ServeOptions) -> anyhow::Result<()> {
     bootstrap(store.as_ref()).await?;
     let mut state = AppState::new(store.clone());
     let trusted = parse_trusted_proxies(&options.trusted_proxies)?;
     let countries = options.geoip_db.as_deref().map(open_country_database).transpose()?;
     state.clients = Arc::new(ClientResolver::new(trusted, countries));
+    if options.bench_discard_writes {
+        tracing::warn!("--bench-discard-writes: logs are parsed and thrown away, nothing is stored");
+        state.writer.shutdown().await;
+        state.writer = GroupCommitter::start(Arc::new(DiscardWrites), GroupOptions::default());
+    }
+    if options.bench_naive_writes {
+        tracing::warn!("--bench-naive-writes: logs go to the naive baseline's table, not the store");
+        state.writer.shutdown().await;
+        // Four writers, each taking one batch: a transaction per request, four at a time.
+        let naive = GroupOptions { writers: 4, max_rows: 1, linger: Duration::ZERO };
+        state.writer = GroupCommitter::start(naive_writer(database_url).await?, naive);
+    }
     if let Some(url) = &options.redis_url {
         let timeout = Duration::from_millis(options.redis_timeout_ms);
         let limiter = RedisLimiter::new(url, timeout).context("SLUICE_REDIS_URL is not a Redis URL")?;
@@ -79,6 +100,7 @@ pub(crate) async fn run(store: Arc<dyn Store>, options: ServeOptions) -> anyhow:
         }
     });
     let listen = options.listen.clone();
+    let writer = state.writer.clone();
     let server = HttpServer::new(move || App::new().configure(sluice_http::configure(state.clone())))
         .shutdown_timeout(30)
         .bind(&listen)
@@ -86,7 +108,21 @@ pub(crate) async fn run(store: Arc<dyn Store>, options: ServeOptions) -> anyhow:
     for address in server.addrs() {
         tracing::info!(listen.address = %address, "sluice is listening");
     }
-    server.run().await.context("the server stopped with an error")?;
+    let served = server.run().await;
+    // Requests have finished; write what they queued and let the writers go while the
+    // runtime still runs.
+    writer.shutdown().await;
+    served.context("the server stopped with an error")?;
     tracing::info!("sluice stopped");
     Ok(())
+}
+
+/// The benchmark's HTTP ceiling: a writer that acknowledges every batch and keeps none.
+struct DiscardWrites;
+
+#[async_trait::async_trait]
+impl GroupWriter for DiscardWrites {
+    async fn write_group(&self, group: &[Batch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        Ok(group.iter().map(|_| Ok(())).collect())
+    }
 }

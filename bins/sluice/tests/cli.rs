@@ -549,7 +549,10 @@ fn a_server_killed_under_load_keeps_every_acknowledged_log() {
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     let acknowledged: Vec<Vec<usize>> =
         senders.into_iter().map(|sender| sender.join().expect("sender thread")).collect();
-    assert!(acknowledged.iter().map(Vec::len).sum::<usize>() >= 10, "too few batches before the kill: {acknowledged:?}");
+    assert!(
+        acknowledged.iter().map(Vec::len).sum::<usize>() >= 10,
+        "too few batches before the kill: {acknowledged:?}"
+    );
 
     let server = Server::start(dir.path());
     let stored = all_messages(&server, &key);

@@ -47,7 +47,7 @@ impl AppState {
     /// and the wall clock. Starts the committer's writers on the current Tokio runtime.
     pub fn new(store: Arc<dyn Store>) -> Self {
         let auth = Authenticator::new(store.clone(), sluice_auth::CACHE_TTL);
-        let writer = GroupCommitter::start(store.clone(), store.group_options());
+        let writer = GroupCommitter::start(Arc::new(store.clone()), store.group_options());
         Self {
             store,
             writer,

@@ -5,6 +5,7 @@
 //! pool; each call runs on a blocking thread so the async runtime never stalls on disk.
 //! Writes take `BEGIN IMMEDIATE` and `synchronous = FULL`, so a returned `Ok` is on disk.
 
+pub mod naive;
 mod rows;
 mod schema;
 

@@ -21,16 +21,39 @@ use tokio::sync::{Mutex, mpsc, oneshot};
 
 use crate::{Batch, GroupOptions, LogStore, StoreError};
 
+/// What a group committer writes to: a store (any `Arc` of a [`LogStore`]), or a benchmark's
+/// stand-in (the HTTP ceiling that discards, a naive table).
+#[async_trait::async_trait]
+pub trait GroupWriter: Send + Sync {
+    /// Writes a group as [`LogStore::insert_group`] does.
+    async fn write_group(&self, group: &[Batch]) -> Result<Vec<Result<(), StoreError>>, StoreError>;
+}
+
+#[async_trait::async_trait]
+impl<S: LogStore + ?Sized> GroupWriter for Arc<S> {
+    async fn write_group(&self, group: &[Batch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        self.insert_group(group).await
+    }
+}
+
 /// A batch waiting for its group's commit, and where its answer goes.
 struct Pending {
     batch: Batch,
     answer: oneshot::Sender<Result<(), StoreError>>,
 }
 
+/// What the queue carries: batches, and the end of the writers' work.
+enum Message {
+    Batch(Pending),
+    /// One writer stops after writing what was queued before it.
+    Stop,
+}
+
 /// The queue in front of a store's writes. Cloning shares it.
 #[derive(Clone)]
 pub struct GroupCommitter {
-    queue: mpsc::UnboundedSender<Pending>,
+    queue: mpsc::UnboundedSender<Message>,
+    writers: Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>>,
 }
 
 impl std::fmt::Debug for GroupCommitter {
@@ -40,15 +63,28 @@ impl std::fmt::Debug for GroupCommitter {
 }
 
 impl GroupCommitter {
-    /// Starts `options.writers` writer tasks on the current Tokio runtime. They stop when the
-    /// last clone of the committer is dropped and the queue is empty.
-    pub fn start(store: Arc<dyn LogStore>, options: GroupOptions) -> Self {
+    /// Starts `options.writers` writer tasks on the current Tokio runtime. They stop at
+    /// [`GroupCommitter::shutdown`], or when the last clone is dropped and the queue is empty.
+    pub fn start(store: Arc<dyn GroupWriter>, options: GroupOptions) -> Self {
         let (queue, receiver) = mpsc::unbounded_channel();
         let receiver = Arc::new(Mutex::new(receiver));
-        for _ in 0..options.writers.max(1) {
-            tokio::spawn(write_groups(store.clone(), receiver.clone(), options));
+        let writers = (0..options.writers.max(1))
+            .map(|_| tokio::spawn(write_groups(store.clone(), receiver.clone(), options)))
+            .collect();
+        Self { queue, writers: Arc::new(std::sync::Mutex::new(writers)) }
+    }
+
+    /// Writes every batch queued so far, then stops the writers and waits for them, so the
+    /// store they hold is released while the runtime still runs (a server calls this after
+    /// its last request). Batches queued afterwards are refused as unavailable.
+    pub async fn shutdown(&self) {
+        let writers = std::mem::take(&mut *self.writers.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        for _ in &writers {
+            let _ = self.queue.send(Message::Stop);
         }
-        Self { queue }
+        for writer in writers {
+            let _ = writer.await;
+        }
     }
 
     /// Stores one batch with whatever else is being written, all or nothing; returns once the
@@ -57,63 +93,76 @@ impl GroupCommitter {
     pub async fn insert(&self, workspace: WorkspaceId, logs: Vec<Log>) -> Result<(), StoreError> {
         let (answer, answered) = oneshot::channel();
         self.queue
-            .send(Pending { batch: Batch { workspace, logs }, answer })
+            .send(Message::Batch(Pending { batch: Batch { workspace, logs }, answer }))
             .map_err(|_| StoreError::Unavailable("the writer has stopped".into()))?;
         answered.await.map_err(|_| StoreError::Unavailable("the writer has stopped".into()))?
     }
 }
 
-/// One writer: takes a group off the queue, writes it, answers its batches; until the queue
-/// closes.
+/// One writer: takes a group off the queue, writes it, answers its batches; until it is told
+/// to stop or the queue closes.
 async fn write_groups(
-    store: Arc<dyn LogStore>,
-    receiver: Arc<Mutex<mpsc::UnboundedReceiver<Pending>>>,
+    store: Arc<dyn GroupWriter>,
+    receiver: Arc<Mutex<mpsc::UnboundedReceiver<Message>>>,
     options: GroupOptions,
 ) {
     loop {
-        let group = {
+        let (group, go_on) = {
             // One writer gathers at a time; the others wait here, not on the database.
             let mut receiver = receiver.lock().await;
-            match gather(&mut receiver, options.max_rows, options.linger).await {
-                Some(group) => group,
-                None => return,
-            }
+            gather(&mut receiver, options.max_rows, options.linger).await
         };
-        commit(store.as_ref(), group).await;
+        if !group.is_empty() {
+            commit(store.as_ref(), group).await;
+        }
+        if !go_on {
+            return;
+        }
     }
 }
 
 /// The next group: the first batch to arrive, then what is queued behind it (waiting up to
-/// `linger` for more) until `max_rows`. `None` once the queue is closed and empty.
+/// `linger` for more) until `max_rows`; and whether this writer goes on afterwards (not after
+/// a stop, or once the queue is closed).
 async fn gather(
-    receiver: &mut mpsc::UnboundedReceiver<Pending>,
+    receiver: &mut mpsc::UnboundedReceiver<Message>,
     max_rows: usize,
     linger: Duration,
-) -> Option<Vec<Pending>> {
-    let first = receiver.recv().await?;
+) -> (Vec<Pending>, bool) {
+    let first = match receiver.recv().await {
+        Some(Message::Batch(first)) => first,
+        Some(Message::Stop) | None => return (Vec::new(), false),
+    };
     let mut rows = first.batch.logs.len();
     let mut group = vec![first];
     let deadline = tokio::time::Instant::now() + linger;
     while rows < max_rows {
         let next = match receiver.try_recv() {
             Ok(next) => next,
-            Err(mpsc::error::TryRecvError::Disconnected) => break,
+            Err(mpsc::error::TryRecvError::Disconnected) => return (group, false),
             Err(mpsc::error::TryRecvError::Empty) if linger.is_zero() => break,
             Err(mpsc::error::TryRecvError::Empty) => match tokio::time::timeout_at(deadline, receiver.recv()).await {
                 Ok(Some(next)) => next,
-                Ok(None) | Err(_) => break,
+                Ok(None) => return (group, false),
+                Err(_) => break,
             },
         };
-        rows += next.batch.logs.len();
-        group.push(next);
+        match next {
+            Message::Batch(next) => {
+                rows += next.batch.logs.len();
+                group.push(next);
+            }
+            Message::Stop => return (group, false),
+        }
     }
-    Some(group)
+    (group, true)
 }
 
 /// Writes a group and answers each of its batches.
-async fn commit(store: &dyn LogStore, group: Vec<Pending>) {
-    let (batches, answers): (Vec<Batch>, Vec<_>) = group.into_iter().map(|pending| (pending.batch, pending.answer)).unzip();
-    match store.insert_group(&batches).await {
+async fn commit(store: &dyn GroupWriter, group: Vec<Pending>) {
+    let (batches, answers): (Vec<Batch>, Vec<_>) =
+        group.into_iter().map(|pending| (pending.batch, pending.answer)).unzip();
+    match store.write_group(&batches).await {
         Ok(outcomes) => {
             for (answer, outcome) in answers.into_iter().zip(outcomes) {
                 // A caller that stopped waiting no longer needs the answer.
@@ -124,7 +173,7 @@ async fn commit(store: &dyn LogStore, group: Vec<Pending>) {
         Err(error) if batches.len() > 1 && !matches!(error, StoreError::Unavailable(_)) => {
             tracing::warn!(%error, group.batches = batches.len(), "a group failed; writing its batches one by one");
             for (batch, answer) in batches.iter().zip(answers) {
-                let outcome = store.insert_group(std::slice::from_ref(batch)).await.and_then(crate::only_answer);
+                let outcome = store.write_group(std::slice::from_ref(batch)).await.and_then(crate::only_answer);
                 let _ = answer.send(outcome);
             }
         }

@@ -1,0 +1,135 @@
+//! The ingest benchmark's naive baseline on SQLite (`sluice serve --bench-naive-writes`): what
+//! a first endpoint does, against which the real write path is measured in the same run. Each
+//! request is one `BEGIN IMMEDIATE` transaction inserting its rows into a plain table and their
+//! messages into an FTS5 trigram table, on a pool of four connections waiting on the write
+//! lock. No counters, quota or other indexes.
+
+use std::path::Path;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use deadpool_diesel::sqlite::{Manager, Pool, Runtime};
+use diesel::connection::SimpleConnection;
+use diesel::prelude::*;
+use sluice_model::JsonObject;
+use sluice_store::group::GroupWriter;
+use sluice_store::{Batch, StoreError};
+
+/// The naive tables (the macro makes public modules; these stay private).
+mod tables {
+    diesel::table! {
+        bench_naive_logs (id) {
+            id -> Binary,
+            workspace_id -> Binary,
+            ts -> BigInt,
+            level -> Text,
+            source -> Text,
+            environment -> Text,
+            message -> Text,
+            data -> Nullable<Text>,
+        }
+    }
+
+    diesel::table! {
+        bench_naive_fts (rowid) {
+            rowid -> BigInt,
+            message -> Text,
+        }
+    }
+}
+
+use tables::{bench_naive_fts, bench_naive_logs};
+
+/// One row of the naive table.
+#[derive(Insertable)]
+#[diesel(table_name = bench_naive_logs)]
+struct NaiveRow<'a> {
+    id: &'a [u8],
+    workspace_id: &'a [u8],
+    ts: i64,
+    level: &'a str,
+    source: &'a str,
+    environment: &'a str,
+    message: &'a str,
+    data: Option<&'a str>,
+}
+
+/// The naive writer: four connections and the tables, made on first use.
+pub struct NaiveWriter {
+    pool: Pool,
+}
+
+fn failed(error: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend(error.to_string())
+}
+
+/// Every connection: durable commits, waiting for the write lock rather than failing.
+const PRAGMAS: &str = "PRAGMA busy_timeout = 10000; PRAGMA synchronous = FULL; PRAGMA journal_mode = WAL;";
+
+impl NaiveWriter {
+    /// Opens the database at `path` and makes the tables when missing. Must be called inside a
+    /// Tokio runtime.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let url = path.to_str().ok_or_else(|| failed("the database path is not UTF-8"))?.to_owned();
+        let mut connection = SqliteConnection::establish(&url).map_err(failed)?;
+        connection
+            .batch_execute(&format!(
+                "{PRAGMAS} CREATE TABLE IF NOT EXISTS bench_naive_logs (id BLOB PRIMARY KEY, workspace_id BLOB NOT NULL, \
+                 ts INTEGER NOT NULL, level TEXT NOT NULL, source TEXT NOT NULL, environment TEXT NOT NULL, \
+                 message TEXT NOT NULL, data TEXT); \
+                 CREATE VIRTUAL TABLE IF NOT EXISTS bench_naive_fts USING fts5(message, tokenize = 'trigram');"
+            ))
+            .map_err(failed)?;
+        let pool = Pool::builder(Manager::new(url, Runtime::Tokio1))
+            .max_size(4)
+            .wait_timeout(Some(Duration::from_secs(10)))
+            .runtime(Runtime::Tokio1)
+            .build()
+            .map_err(failed)?;
+        Ok(Self { pool })
+    }
+
+    async fn insert(&self, batch: Batch) -> Result<(), StoreError> {
+        let connection = self.pool.get().await.map_err(failed)?;
+        connection
+            .interact(move |connection| {
+                connection.batch_execute(PRAGMAS)?;
+                let workspace = batch.workspace.as_bytes();
+                let rows: Vec<NaiveRow<'_>> = batch
+                    .logs
+                    .iter()
+                    .map(|log| NaiveRow {
+                        id: log.id.as_bytes(),
+                        workspace_id: workspace,
+                        ts: log.entry.timestamp,
+                        level: log.entry.level.as_str(),
+                        source: &log.entry.source,
+                        environment: log.entry.environment.as_str(),
+                        message: &log.entry.message,
+                        data: log.entry.data.as_ref().map(JsonObject::as_str),
+                    })
+                    .collect();
+                let messages: Vec<_> =
+                    batch.logs.iter().map(|log| bench_naive_fts::message.eq(log.entry.message.as_str())).collect();
+                connection.immediate_transaction(|connection| {
+                    diesel::insert_into(bench_naive_logs::table).values(&rows).execute(connection)?;
+                    diesel::insert_into(bench_naive_fts::table).values(&messages).execute(connection)?;
+                    Ok::<_, diesel::result::Error>(())
+                })
+            })
+            .await
+            .map_err(failed)?
+            .map_err(failed)
+    }
+}
+
+#[async_trait]
+impl GroupWriter for NaiveWriter {
+    async fn write_group(&self, group: &[Batch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        let mut answers = Vec::with_capacity(group.len());
+        for batch in group {
+            answers.push(self.insert(batch.clone()).await);
+        }
+        Ok(answers)
+    }
+}

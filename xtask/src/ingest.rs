@@ -1,0 +1,227 @@
+//! `cargo xtask bench ingest [--quick]`: the ingest benchmark over HTTP.
+//!
+//! Builds the release `sluice` and `sluice-loadgen`, then for each store (SQLite in a fresh
+//! file; PostgreSQL in a fresh database of the durable bench cluster) starts `sluice serve`
+//! and drives it from the load generator, a process of its own, with 100-entry batches in
+//! JSON, JSONL, syslog and text as fast as it answers, then JSON offered at the store's target
+//! rate; then the naive endpoint on the same store (`--bench-naive-writes`); last, the HTTP
+//! ceiling: the same server parsing and discarding (`--bench-discard-writes`). Prints the
+//! table and writes it to docs/PERFORMANCE.md between the `ingest-bench` markers.
+
+use std::io::{BufRead, BufReader};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+
+use crate::postgres;
+
+/// Where the table goes in docs/PERFORMANCE.md.
+const START_MARK: &str = "<!-- ingest-bench:start -->";
+const END_MARK: &str = "<!-- ingest-bench:end -->";
+
+/// How long and how hard.
+struct Plan {
+    seconds: u64,
+    warmup: u64,
+    connections: usize,
+}
+
+/// A `sluice serve` of the benchmark, stopped when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+    key: String,
+}
+
+impl Server {
+    /// Starts the release server on a fresh database and reads the key its first start prints.
+    fn start(root: &Path, database_url: &str, extra: &[&str]) -> anyhow::Result<Server> {
+        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let mut child = Command::new(root.join("target/release/sluice"))
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+            .args(extra)
+            .env("SLUICE_DATABASE_URL", database_url)
+            .env("SLUICE_LOG", "warn")
+            .stdout(Stdio::piped())
+            .spawn()
+            .context("cannot start target/release/sluice")?;
+        let stdout = child.stdout.take().context("server stdout")?;
+        let mut key = None;
+        for line in BufReader::new(stdout).lines() {
+            let line = line?;
+            if let Some(found) = line.split_whitespace().find(|word| word.starts_with("slc_live_")) {
+                key = Some(found.to_owned());
+                break;
+            }
+        }
+        let Some(key) = key else {
+            let _ = child.kill();
+            bail!("the server printed no key (was the database fresh?)");
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                bail!("the server did not listen within 30 s");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(Server { child, port, key })
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs the load generator against `server` once; returns its table row.
+fn drive(
+    root: &Path,
+    server: &Server,
+    label: &str,
+    format: &str,
+    plan: &Plan,
+    db_pid: Option<u32>,
+    rate: Option<u32>,
+) -> anyhow::Result<String> {
+    let mut command = Command::new(root.join("target/release/sluice-loadgen"));
+    command
+        .args(["--url", &format!("http://127.0.0.1:{}", server.port), "--key", &server.key])
+        .args(["--format", format, "--label", label])
+        .args(["--corpus", &root.join("../shared/corpus").display().to_string()])
+        .args(["--connections", &plan.connections.to_string()])
+        .args(["--seconds", &plan.seconds.to_string(), "--warmup", &plan.warmup.to_string()])
+        .args(["--server-pid", &server.child.id().to_string()]);
+    if let Some(pid) = db_pid {
+        command.args(["--db-pid", &pid.to_string()]);
+    }
+    if let Some(rate) = rate {
+        command.args(["--rate", &rate.to_string()]);
+    }
+    let output = command.stderr(Stdio::inherit()).output().context("cannot run sluice-loadgen")?;
+    if !output.status.success() {
+        bail!("sluice-loadgen failed ({})", output.status);
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    stdout.lines().last().map(str::to_owned).context("sluice-loadgen printed no row")
+}
+
+/// One store's part of the run: its name, database URL, the offered rate of its target, and
+/// the postmaster whose CPU counts as the database's.
+struct Backend {
+    name: &'static str,
+    url: String,
+    target_rate: u32,
+    db_pid: Option<u32>,
+}
+
+/// A fresh database called `name`: in `cluster`, dropped and made again; without one, a SQLite
+/// file in an emptied folder.
+fn fresh(root: &Path, cluster: Option<&postgres::Cluster>, name: &str) -> anyhow::Result<String> {
+    let Some(cluster) = cluster else {
+        let folder = root.join("target/bench-data").join(name);
+        let _ = std::fs::remove_dir_all(&folder);
+        std::fs::create_dir_all(&folder)?;
+        return Ok(format!("sqlite://{}", folder.join("sluice.db").display()));
+    };
+    cluster.psql(&format!("DROP DATABASE IF EXISTS {name}")).map_err(anyhow::Error::msg)?;
+    cluster.psql(&format!("CREATE DATABASE {name}")).map_err(anyhow::Error::msg)?;
+    let url = cluster.url();
+    let server = url.rsplit_once('/').map_or(url.as_str(), |(server, _)| server);
+    Ok(format!("{server}/{name}"))
+}
+
+pub(crate) fn bench(root: &Path, quick: bool) -> anyhow::Result<()> {
+    crate::run("cargo", &["build", "--release", "--locked", "-p", "sluice", "-p", "sluice-loadgen"])?;
+    let plan = if quick {
+        Plan { seconds: 3, warmup: 1, connections: 32 }
+    } else {
+        Plan { seconds: 60, warmup: 5, connections: 32 }
+    };
+    // Quick: JSON only, so the whole run stays under a minute after the build.
+    let formats: &[&str] = if quick { &["json"] } else { &["json", "jsonl", "syslog", "text"] };
+    // The PostgreSQL store's database: a durable cluster (fsync on) kept between runs, whose
+    // postmaster's CPU is counted, so SLUICE_BENCH_PG is not used here.
+    let cluster = postgres::Cluster::kept_at(&root.join("target/bench-data/postgres")).map_err(anyhow::Error::msg)?;
+    let mut rows = Vec::new();
+    for sqlite in [true, false] {
+        let backend = Backend {
+            name: if sqlite { "SQLite" } else { "PostgreSQL" },
+            url: fresh(root, (!sqlite).then_some(&cluster), "sluice_ingest_bench")?,
+            // The issue's targets: what each store must sustain with p99 <= 100 ms.
+            target_rate: if sqlite { 15_000 } else { 40_000 },
+            db_pid: if sqlite { None } else { cluster.server_pid() },
+        };
+        let label = format!("sluice, {}", backend.name);
+        {
+            let server = Server::start(root, &backend.url, &[])?;
+            for format in formats {
+                rows.push(drive(root, &server, &label, format, &plan, backend.db_pid, None)?);
+            }
+            rows.push(drive(root, &server, &label, "json", &plan, backend.db_pid, Some(backend.target_rate))?);
+        }
+        // The naive endpoint in the same run, on a database of its own.
+        let naive_url = fresh(root, (!sqlite).then_some(&cluster), "sluice_naive_bench")?;
+        let server = Server::start(root, &naive_url, &["--bench-naive-writes"])?;
+        let naive = format!("naive, {}", backend.name);
+        rows.push(drive(root, &server, &naive, "json", &plan, backend.db_pid, None)?);
+    }
+    drop(cluster);
+
+    // The HTTP ceiling: authentication, parsing and the answer, nothing stored.
+    let url = fresh(root, None, "sluice_ceiling_bench")?;
+    {
+        let server = Server::start(root, &url, &["--bench-discard-writes"])?;
+        for format in formats {
+            rows.push(drive(root, &server, "HTTP ceiling (parse, discard)", format, &plan, None, None)?);
+        }
+    }
+    for name in ["sluice_ingest_bench", "sluice_naive_bench", "sluice_ceiling_bench"] {
+        let _ = std::fs::remove_dir_all(root.join("target/bench-data").join(name));
+    }
+
+    let mode = if quick { "`--quick` (JSON only, 3 s a row)" } else { "60 s a row after 5 s of warm-up" };
+    let table = format!(
+        "Measured {} by `cargo xtask bench ingest{}`: {mode}, {} connections, 100-entry batches from the \
+         loghub samples. Load \"as fast as answered\": each connection sends when its last request is \
+         answered (the most the server takes); \"N offered\": requests due at fixed times for N logs/s, \
+         latency counted from when each was due. CPU in % of one core over the measured window \
+         (database: the postmaster and its backends); RSS is the server's peak.\n\n\
+         | what | format | load | logs/s | MB/s | p50 ms | p99 ms | server CPU | database CPU | server peak RSS | refused |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|\n{}\n",
+        utc_now(),
+        if quick { " --quick" } else { "" },
+        plan.connections,
+        rows.join("\n")
+    );
+    println!("\n{table}");
+    write_table(root, &table)
+}
+
+/// The current UTC time, as `date` prints it.
+fn utc_now() -> String {
+    Command::new("date")
+        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
+        .output()
+        .map(|output| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+        .unwrap_or_default()
+}
+
+/// Replaces the text between the markers in docs/PERFORMANCE.md.
+fn write_table(root: &Path, table: &str) -> anyhow::Result<()> {
+    let path = root.join("docs/PERFORMANCE.md");
+    let text = std::fs::read_to_string(&path)?;
+    let (Some(start), Some(end)) = (text.find(START_MARK), text.find(END_MARK)) else {
+        bail!("docs/PERFORMANCE.md lacks the {START_MARK} and {END_MARK} markers");
+    };
+    let updated = format!("{}{START_MARK}\n{table}{}", &text[..start], &text[end..]);
+    std::fs::write(&path, updated)?;
+    eprintln!("ingest bench: table written to docs/PERFORMANCE.md");
+    Ok(())
+}
