@@ -140,7 +140,7 @@ fn fresh(root: &Path, cluster: Option<&postgres::Cluster>, name: &str) -> anyhow
 pub(crate) fn bench(root: &Path, quick: bool) -> anyhow::Result<()> {
     crate::run("cargo", &["build", "--release", "--locked", "-p", "sluice", "-p", "sluice-loadgen"])?;
     let plan = if quick {
-        Plan { seconds: 3, warmup: 1, connections: 32 }
+        Plan { seconds: 2, warmup: 1, connections: 32 }
     } else {
         Plan { seconds: 60, warmup: 5, connections: 32 }
     };
@@ -186,7 +186,7 @@ pub(crate) fn bench(root: &Path, quick: bool) -> anyhow::Result<()> {
         let _ = std::fs::remove_dir_all(root.join("target/bench-data").join(name));
     }
 
-    let mode = if quick { "`--quick` (JSON only, 3 s a row)" } else { "60 s a row after 5 s of warm-up" };
+    let mode = if quick { "`--quick` (JSON only, 2 s a row)" } else { "60 s a row after 5 s of warm-up" };
     let table = format!(
         "Measured {} by `cargo xtask bench ingest{}`: {mode}, {} connections, 100-entry batches from the \
          loghub samples. Load \"as fast as answered\": each connection sends when its last request is \

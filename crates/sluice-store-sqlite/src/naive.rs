@@ -126,10 +126,6 @@ impl NaiveWriter {
 #[async_trait]
 impl GroupWriter for NaiveWriter {
     async fn write_group(&self, group: &[Batch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
-        let mut answers = Vec::with_capacity(group.len());
-        for batch in group {
-            answers.push(self.insert(batch.clone()).await);
-        }
-        Ok(answers)
+        Ok(sluice_store::one_by_one(group, |batch| self.insert(batch.clone())).await)
     }
 }

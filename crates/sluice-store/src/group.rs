@@ -78,10 +78,13 @@ impl GroupCommitter {
     /// store they hold is released while the runtime still runs (a server calls this after
     /// its last request). Batches queued afterwards are refused as unavailable.
     pub async fn shutdown(&self) {
-        let writers = std::mem::take(&mut *self.writers.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
-        for _ in &writers {
-            let _ = self.queue.send(Message::Stop);
-        }
+        let writers = {
+            let mut writers = self.writers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            for _ in writers.iter() {
+                let _ = self.queue.send(Message::Stop);
+            }
+            std::mem::take(&mut *writers)
+        };
         for writer in writers {
             let _ = writer.await;
         }
@@ -91,11 +94,19 @@ impl GroupCommitter {
     /// group holding it has committed (or failed), with the answer [`LogStore::insert_logs`]
     /// would give. If the caller stops waiting, the batch is still written.
     pub async fn insert(&self, workspace: WorkspaceId, logs: Vec<Log>) -> Result<(), StoreError> {
+        let stopped = || StoreError::Unavailable("the writer has stopped".into());
         let (answer, answered) = oneshot::channel();
-        self.queue
-            .send(Message::Batch(Pending { batch: Batch { workspace, logs }, answer }))
-            .map_err(|_| StoreError::Unavailable("the writer has stopped".into()))?;
-        answered.await.map_err(|_| StoreError::Unavailable("the writer has stopped".into()))?
+        {
+            // Queued under the lock `shutdown` takes, so a batch is either ahead of the stop
+            // messages (and written) or refused here, never left with no writer.
+            let writers = self.writers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if writers.is_empty() {
+                return Err(stopped());
+            }
+            let batch = Batch { workspace, logs };
+            self.queue.send(Message::Batch(Pending { batch, answer })).map_err(|_| stopped())?;
+        }
+        answered.await.map_err(|_| stopped())?
     }
 }
 

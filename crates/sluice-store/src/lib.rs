@@ -97,6 +97,20 @@ impl Default for GroupOptions {
     }
 }
 
+/// Writes a group batch by batch, each with its own answer, in order: a group without a
+/// shared transaction.
+pub async fn one_by_one<'a, Write, Written>(group: &'a [Batch], mut write: Write) -> Vec<Result<(), StoreError>>
+where
+    Write: FnMut(&'a Batch) -> Written,
+    Written: Future<Output = Result<(), StoreError>>,
+{
+    let mut answers = Vec::with_capacity(group.len());
+    for batch in group {
+        answers.push(write(batch).await);
+    }
+    answers
+}
+
 /// The answer of a group of one batch ([`LogStore::insert_group`]).
 pub fn only_answer(mut answers: Vec<Result<(), StoreError>>) -> Result<(), StoreError> {
     answers.pop().unwrap_or_else(|| Err(StoreError::Backend("the store gave no answer".into())))
@@ -202,11 +216,7 @@ pub trait LogStore: Send + Sync {
     /// visible; `Err` means none of the group was stored. By default each batch is written by
     /// its own `insert_logs`, which keeps the answers but not the single transaction.
     async fn insert_group(&self, group: &[Batch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
-        let mut answers = Vec::with_capacity(group.len());
-        for batch in group {
-            answers.push(self.insert_logs(batch.workspace, &batch.logs).await);
-        }
-        Ok(answers)
+        Ok(one_by_one(group, |batch| self.insert_logs(batch.workspace, &batch.logs)).await)
     }
 
     /// How this store's writes are best grouped; one writer and no lingering by default.
