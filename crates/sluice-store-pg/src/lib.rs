@@ -14,7 +14,6 @@ mod schema;
 mod text;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -688,8 +687,10 @@ impl PgStore {
 
     /// One insert transaction: the rows, the counters, the monthly usage.
     /// One try at writing a group, less the batches marked `refused`, in one transaction.
-    /// `Ok(None)`: committed. `Ok(Some(index))`: batch `index` would pass its workspace's
-    /// quota, and the transaction was rolled back, nothing stored.
+    /// An empty answer: committed. Otherwise the batches that would pass their workspace's
+    /// quota (every one of them: each check that refuses counts nothing, so the rest are
+    /// checked as they would be without it), and the transaction was rolled back, nothing
+    /// stored.
     ///
     /// The rows go in first; the rows every group of a workspace updates (its monthly usage,
     /// its counters) are touched last, in one order for every writer (workspace id, then the
@@ -701,11 +702,11 @@ impl PgStore {
         group: &[Batch],
         prepared: &[PreparedBatch],
         refused: &[bool],
-    ) -> Result<Option<usize>, DieselError> {
+    ) -> Result<Vec<usize>, DieselError> {
         let mut connection = self.pool.get().await.map_err(|error| {
             DieselError::DatabaseError(DatabaseErrorKind::UnableToSendCommand, Box::new(error.to_string()))
         })?;
-        let over = AtomicUsize::new(usize::MAX);
+        let over = Mutex::new(Vec::new());
         let over_quota = &over;
         let written = (*connection)
             .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
@@ -721,11 +722,15 @@ impl PgStore {
                 }
                 let mut order = kept;
                 order.sort_by_key(|&index| group[index].workspace);
+                let mut refusals = Vec::new();
                 for &index in &order {
                     if !count_usage(connection, *group[index].workspace.as_uuid(), &prepared[index].months).await? {
-                        over_quota.store(index, Ordering::Relaxed);
-                        return Err(DieselError::RollbackTransaction);
+                        refusals.push(index);
                     }
+                }
+                if !refusals.is_empty() {
+                    *over_quota.lock().unwrap_or_else(PoisonError::into_inner) = refusals;
+                    return Err(DieselError::RollbackTransaction);
                 }
                 let mut deltas: BTreeMap<Uuid, RollupDeltas> = BTreeMap::new();
                 for &index in &order {
@@ -737,11 +742,10 @@ impl PgStore {
                 Ok(())
             })
             .await;
-        // `AtomicUsize::load` by name: diesel's `RunQueryDsl::load` is in scope too.
-        let over = AtomicUsize::load(&over, Ordering::Relaxed);
+        let over = over.into_inner().unwrap_or_else(PoisonError::into_inner);
         match written {
-            Ok(()) => Ok(None),
-            Err(DieselError::RollbackTransaction) if over != usize::MAX => Ok(Some(over)),
+            Ok(()) => Ok(Vec::new()),
+            Err(DieselError::RollbackTransaction) if !over.is_empty() => Ok(over),
             Err(error) => Err(error),
         }
     }
@@ -888,14 +892,15 @@ impl LogStore for PgStore {
                 group.iter().flat_map(|batch| &batch.logs).map(|log| day_of(log.entry.timestamp)).collect();
             let prepared: Vec<PreparedBatch> = group.iter().map(PreparedBatch::new).collect();
             self.ensure_partitions(days.clone(), today).await?;
-            // Each try either commits or finds one more batch over its quota (rarely: a
-            // workspace at the end of its quota), which the next try leaves out.
+            // Each try either commits or finds the batches over their quota (rarely: a
+            // workspace at the end of its quota), which the next try leaves out: two tries,
+            // unless another writer used up a quota in between.
             let mut refused = vec![false; group.len()];
             let mut relearned = false;
             loop {
                 match self.insert_group_once(group, &prepared, &refused).await {
-                    Ok(None) => break,
-                    Ok(Some(index)) => refused[index] = true,
+                    Ok(over) if over.is_empty() => break,
+                    Ok(over) => over.into_iter().for_each(|index| refused[index] = true),
                     // Another process dropped a partition this one knew: learn again, retry once.
                     Err(error) if missing_partition(&error) && !relearned => {
                         relearned = true;

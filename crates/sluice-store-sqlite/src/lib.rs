@@ -442,6 +442,10 @@ struct Checkpointer {
 
 impl Checkpointer {
     fn start(mut connection: SqliteConnection) -> Result<Self, StoreError> {
+        // A restart checkpoint holds new writers back while it waits for readers: it waits
+        // 50 ms at most, then gives up until the next round, so a long search cannot stall
+        // the writer behind it.
+        connection.batch_execute("PRAGMA busy_timeout = 50;").map_err(backend)?;
         let (running, stopped) = std::sync::mpsc::channel::<()>();
         std::thread::Builder::new()
             .name("sluice-sqlite-checkpoint".into())

@@ -92,7 +92,8 @@ impl GroupCommitter {
 
     /// Stores one batch with whatever else is being written, all or nothing; returns once the
     /// group holding it has committed (or failed), with the answer [`LogStore::insert_logs`]
-    /// would give. If the caller stops waiting, the batch is still written.
+    /// would give. If the caller stops waiting before a writer takes the batch, it is not
+    /// written; once taken, it is.
     pub async fn insert(&self, workspace: WorkspaceId, logs: Vec<Log>) -> Result<(), StoreError> {
         let stopped = || StoreError::Unavailable("the writer has stopped".into());
         let (answer, answered) = oneshot::channel();
@@ -140,9 +141,14 @@ async fn gather(
     max_rows: usize,
     linger: Duration,
 ) -> (Vec<Pending>, bool) {
-    let first = match receiver.recv().await {
-        Some(Message::Batch(first)) => first,
-        Some(Message::Stop) | None => return (Vec::new(), false),
+    let first = loop {
+        match receiver.recv().await {
+            // A caller that stopped waiting (its client hung up, and may send again) gets
+            // no answer: its batch is not written, so a retry cannot store it twice.
+            Some(Message::Batch(first)) if first.answer.is_closed() => continue,
+            Some(Message::Batch(first)) => break first,
+            Some(Message::Stop) | None => return (Vec::new(), false),
+        }
     };
     let mut rows = first.batch.logs.len();
     let mut group = vec![first];
@@ -159,6 +165,7 @@ async fn gather(
             },
         };
         match next {
+            Message::Batch(next) if next.answer.is_closed() => {}
             Message::Batch(next) => {
                 rows += next.batch.logs.len();
                 group.push(next);
@@ -174,6 +181,18 @@ async fn commit(store: &dyn GroupWriter, group: Vec<Pending>) {
     let (batches, answers): (Vec<Batch>, Vec<_>) =
         group.into_iter().map(|pending| (pending.batch, pending.answer)).unzip();
     match store.write_group(&batches).await {
+        // A store that answers for more or fewer batches than it was given is broken; what
+        // it stored cannot be told, so nobody is told it was stored.
+        Ok(outcomes) if outcomes.len() != answers.len() => {
+            tracing::error!(
+                group.batches = answers.len(),
+                answers = outcomes.len(),
+                "the store answered a group wrongly"
+            );
+            for answer in answers {
+                let _ = answer.send(Err(StoreError::Backend("the store answered a group wrongly".into())));
+            }
+        }
         Ok(outcomes) => {
             for (answer, outcome) in answers.into_iter().zip(outcomes) {
                 // A caller that stopped waiting no longer needs the answer.
