@@ -7,11 +7,13 @@
 //! [`LogStore::insert_group`]. While it writes, new batches queue and make the next group, so
 //! under load each transaction carries what arrived during the previous one, and an idle
 //! service writes a lone batch at once. With several writers ([`GroupOptions::writers`]),
-//! groups are written side by side (PostgreSQL); SQLite has one writer, as it has one write
-//! lock.
+//! groups are written side by side (PostgreSQL, three); SQLite has one writer, as it has one
+//! write lock.
 //!
 //! A group that fails as a whole for any reason but an unavailable database is written again
-//! batch by batch, so one batch the database refuses cannot fail the requests beside it.
+//! batch by batch, so one batch the database refuses cannot fail the requests beside it. A
+//! batch whose caller stopped waiting (the client hung up) before a writer took it is dropped
+//! unanswered, so the client's retry cannot store it twice; one already taken is written.
 
 use std::sync::Arc;
 use std::time::Duration;
