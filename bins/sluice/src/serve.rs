@@ -75,7 +75,7 @@ pub(crate) async fn run(store: Arc<dyn Store>, database_url: &str, options: Serv
     // Housekeeping (PostgreSQL's coming partitions) every hour; a failure is logged and
     // tried again next hour (inserts make a missing partition themselves meanwhile).
     let housekeeping = store.clone();
-    actix_web::rt::spawn(async move {
+    let housekeeping_task = actix_web::rt::spawn(async move {
         let mut hourly = actix_web::rt::time::interval(Duration::from_secs(3600));
         loop {
             hourly.tick().await;
@@ -89,7 +89,7 @@ pub(crate) async fn run(store: Arc<dyn Store>, database_url: &str, options: Serv
     let retention = store.clone();
     let clock = state.clock.clone();
     let interval = options.retention_interval;
-    actix_web::rt::spawn(async move {
+    let retention_task = actix_web::rt::spawn(async move {
         let mut every = actix_web::rt::time::interval(interval);
         loop {
             every.tick().await;
@@ -109,9 +109,14 @@ pub(crate) async fn run(store: Arc<dyn Store>, database_url: &str, options: Serv
         tracing::info!(listen.address = %address, "sluice is listening");
     }
     let served = server.run().await;
-    // Requests have finished; write what they queued and let the writers go while the
-    // runtime still runs.
+    // Requests have finished; write what they queued, and stop the writers and the periodic
+    // tasks while the runtime still runs: the store they hold must be dropped inside it (its
+    // pools hand connections to blocking threads as they close).
     writer.shutdown().await;
+    for task in [housekeeping_task, retention_task] {
+        task.abort();
+        let _ = task.await;
+    }
     served.context("the server stopped with an error")?;
     tracing::info!("sluice stopped");
     Ok(())
