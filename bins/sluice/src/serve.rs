@@ -55,17 +55,20 @@ pub(crate) async fn run(store: Arc<dyn Store>, database_url: &str, options: Serv
     let trusted = parse_trusted_proxies(&options.trusted_proxies)?;
     let countries = options.geoip_db.as_deref().map(open_country_database).transpose()?;
     state.clients = Arc::new(ClientResolver::new(trusted, countries));
-    if options.bench_discard_writes {
-        tracing::warn!("--bench-discard-writes: logs are parsed and thrown away, nothing is stored");
-        state.writer.shutdown().await;
-        state.writer = GroupCommitter::start(Arc::new(DiscardWrites), GroupOptions::default());
-    }
-    if options.bench_naive_writes {
+    // The benchmark's stand-ins for the store's writes (hidden flags; the naive one wins).
+    let stand_in: Option<(Arc<dyn GroupWriter>, GroupOptions)> = if options.bench_naive_writes {
         tracing::warn!("--bench-naive-writes: logs go to the naive baseline's table, not the store");
-        state.writer.shutdown().await;
         // Four writers, each taking one batch: a transaction per request, four at a time.
-        let naive = GroupOptions { writers: 4, max_rows: 1, linger: Duration::ZERO };
-        state.writer = GroupCommitter::start(naive_writer(database_url).await?, naive);
+        Some((naive_writer(database_url).await?, GroupOptions { writers: 4, max_rows: 1, linger: Duration::ZERO }))
+    } else if options.bench_discard_writes {
+        tracing::warn!("--bench-discard-writes: logs are parsed and thrown away, nothing is stored");
+        Some((Arc::new(DiscardWrites), GroupOptions::default()))
+    } else {
+        None
+    };
+    if let Some((writer, group)) = stand_in {
+        state.writer.shutdown().await;
+        state.writer = GroupCommitter::start(writer, group);
     }
     if let Some(url) = &options.redis_url {
         let timeout = Duration::from_millis(options.redis_timeout_ms);

@@ -549,28 +549,10 @@ impl SqliteStore {
         })
     }
 
-    /// Runs `work` on a pooled connection, on a blocking thread.
-    async fn with<R, F>(&self, work: F) -> Result<R, StoreError>
-    where
-        R: Send + 'static,
-        F: FnOnce(&mut SqliteConnection) -> Result<R, StoreError> + Send + 'static,
-    {
-        let connection = self.pool.get().await.map_err(|error| StoreError::Unavailable(error.to_string()))?;
-        connection.interact(work).await.map_err(backend)?
-    }
-}
-
-#[async_trait]
-impl LogStore for SqliteStore {
-    async fn insert_logs(&self, workspace: WorkspaceId, batch: &[Log]) -> Result<(), StoreError> {
-        let group = [Batch { workspace, logs: batch.to_vec() }];
-        sluice_store::only_answer(self.insert_group(&group).await?)
-    }
-
-    async fn insert_group(&self, group: &[Batch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
-        let group = group.to_vec();
+    /// [`LogStore::insert_group`] of a group the call owns (its work runs on a blocking thread).
+    async fn insert_owned(&self, group: Vec<Batch>) -> Result<Vec<Result<(), StoreError>>, StoreError> {
         self.with(move |connection| {
-            // Folding and counting happen before the write lock is taken.
+            // Counting happens before the write lock is taken.
             let prepared: Vec<PreparedBatch> = group.iter().map(PreparedBatch::new).collect();
             connection
                 .immediate_transaction(|connection| {
@@ -617,6 +599,28 @@ impl LogStore for SqliteStore {
                 .map_err(from_diesel)
         })
         .await
+    }
+
+    /// Runs `work` on a pooled connection, on a blocking thread.
+    async fn with<R, F>(&self, work: F) -> Result<R, StoreError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut SqliteConnection) -> Result<R, StoreError> + Send + 'static,
+    {
+        let connection = self.pool.get().await.map_err(|error| StoreError::Unavailable(error.to_string()))?;
+        connection.interact(work).await.map_err(backend)?
+    }
+}
+
+#[async_trait]
+impl LogStore for SqliteStore {
+    async fn insert_logs(&self, workspace: WorkspaceId, batch: &[Log]) -> Result<(), StoreError> {
+        let group = vec![Batch { workspace, logs: batch.to_vec() }];
+        sluice_store::only_answer(self.insert_owned(group).await?)
+    }
+
+    async fn insert_group(&self, group: &[Batch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        self.insert_owned(group.to_vec()).await
     }
 
     async fn monthly_usage(&self, workspace: WorkspaceId, month_ms: i64) -> Result<u64, StoreError> {
