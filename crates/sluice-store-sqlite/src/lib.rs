@@ -5,6 +5,7 @@
 //! pool; each call runs on a blocking thread so the async runtime never stalls on disk.
 //! Writes take `BEGIN IMMEDIATE` and `synchronous = FULL`, so a returned `Ok` is on disk.
 
+mod index;
 pub mod naive;
 mod rows;
 mod schema;
@@ -22,12 +23,11 @@ use diesel::sql_types::{BigInt, Binary, Nullable, Text};
 use diesel::sqlite::Sqlite;
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use sluice_model::{ApiKeyRecord, KeyId, Limits, Log, LogId, Plan, Workspace, WorkspaceId};
-use sluice_query::SearchField;
 use sluice_query::stats::{Bucket, CountBy, LevelCount, MS_PER_DAY, RollupFilter, day_start_ms};
 use sluice_store::{Batch, LogFilter, LogPage, LogStore, NewApiKey, Page, Search, Store, StoreError, TenantStore};
 
 use crate::rows::{KeyRow, LogRow, NewKeyRow, NewLogRow, PlanChange, RollupKey, WorkspaceRow, rollup_deltas};
-use crate::schema::{api_keys, logs, logs_fts, usage_monthly, workspaces};
+use crate::schema::{api_keys, logs, usage_monthly, workspaces};
 
 const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
 
@@ -38,38 +38,6 @@ const ROWS_PER_INSERT: usize = 500;
 /// Logs deleted per retention transaction: bounded, so a large sweep never holds the write
 /// lock for long, and well under SQLite's bound-variable limit.
 const DELETE_BATCH: i64 = 5_000;
-
-/// The FTS5 column of a searchable field.
-fn fts_column(field: SearchField) -> &'static str {
-    match field {
-        SearchField::Message => "message",
-        SearchField::ErrorName => "error_name",
-        SearchField::ErrorStack => "error_stack",
-        SearchField::Data => "data",
-    }
-}
-
-/// The FTS5 query that narrows `search` to candidates: every index group, each as `"a" OR
-/// "b"`, within the searched columns. `None` when the query gives the index nothing.
-/// Needles are folded and at least three characters, as trigram lookups need; inside FTS5
-/// strings a `"` is doubled, and no other character is special.
-fn fts_expression(search: &Search) -> Option<String> {
-    let groups = search.query.index_groups();
-    if groups.is_empty() {
-        return None;
-    }
-    let body: Vec<String> = groups
-        .iter()
-        .map(|group| format!("({})", group.iter().map(|needle| fts_string(needle)).collect::<Vec<_>>().join(" OR ")))
-        .collect();
-    let columns: Vec<&str> = search.fields.iter().map(|field| fts_column(*field)).collect();
-    Some(format!("{{{}}} : ({})", columns.join(" "), body.join(" AND ")))
-}
-
-/// A needle as an FTS5 string: in double quotes, a `"` inside doubled.
-fn fts_string(needle: &str) -> String {
-    format!("\"{}\"", needle.replace('"', "\"\""))
-}
 
 /// The workspace's logs matching `filter`, as a query still open to more conditions.
 fn filtered(workspace: &WorkspaceId, filter: &LogFilter) -> logs::BoxedQuery<'static, Sqlite> {
@@ -104,23 +72,53 @@ fn filtered(workspace: &WorkspaceId, filter: &LogFilter) -> logs::BoxedQuery<'st
     query
 }
 
-/// An indexed search: the FTS5 hits drive (`CROSS JOIN` keeps SQLite from walking the
-/// workspace's logs instead), each hit is read by rowid, filtered, and sorted newest first.
-/// Filters bound as NULL do not apply.
-const SEARCH_SQL: &str = "SELECT logs.id, logs.ts, logs.level, logs.environment, logs.source, logs.dataset, \
+/// The columns a search reads of each log.
+const LOG_COLUMNS: &str = "logs.id, logs.ts, logs.level, logs.environment, logs.source, logs.dataset, \
      logs.message, logs.version, logs.user_id, logs.session_id, logs.request_id, logs.data, logs.error_name, \
-     logs.error_stack, logs.tags, logs.flow_id, logs.step_index, logs.country, logs.ip_address \
-     FROM (SELECT rowid AS hit FROM logs_fts WHERE logs_fts MATCH ?1) AS hits CROSS JOIN logs ON logs.seq = hits.hit \
-     WHERE logs.workspace_id = ?2 AND (?3 IS NULL OR logs.level = ?3) AND (?4 IS NULL OR logs.source = ?4) \
-     AND (?5 IS NULL OR logs.environment = ?5) AND (?6 IS NULL OR logs.dataset = ?6) \
-     AND (?7 IS NULL OR logs.ts >= ?7) AND (?8 IS NULL OR logs.ts <= ?8) \
-     ORDER BY logs.ts DESC, logs.id DESC";
+     logs.error_stack, logs.tags, logs.flow_id, logs.step_index, logs.country, logs.ip_address";
 
-/// One candidate of the search index.
+/// The filters of a search, bound as `?2` (workspace) to `?8`; a filter bound as NULL does
+/// not apply. Then the exact check ([`register_search`]), so only matches are sorted. The
+/// unary `+` keeps SQLite from reading the workspace's index instead of the chunks' ranges.
+const SEARCH_FILTERS: &str = "+logs.workspace_id = ?2 AND (?3 IS NULL OR logs.level = ?3) \
+     AND (?4 IS NULL OR logs.source = ?4) AND (?5 IS NULL OR logs.environment = ?5) \
+     AND (?6 IS NULL OR logs.dataset = ?6) AND (?7 IS NULL OR logs.ts >= ?7) AND (?8 IS NULL OR logs.ts <= ?8) \
+     AND sluice_matches(logs.message, logs.error_name, logs.error_stack, logs.data)";
+
+/// The candidate chunks of a search (`?1`, an FTS5 query) in the workspace (`?2`) whose time
+/// span meets the filter's (`?3`, `?4`): the index's hits drive (`CROSS JOIN`).
+const CHUNK_HITS_SQL: &str = "SELECT chunk.id AS first, chunk.last_seq AS last \
+     FROM (SELECT rowid AS hit FROM log_chunks_fts WHERE log_chunks_fts MATCH ?1) AS hits \
+     CROSS JOIN log_chunks AS chunk ON chunk.id = hits.hit \
+     WHERE chunk.workspace_id = ?2 AND (?3 IS NULL OR chunk.max_ts >= ?3) AND (?4 IS NULL OR chunk.min_ts <= ?4)";
+
+/// The matching logs of given chunks (`?1`, a JSON array of `[first, last]` seqs), each
+/// chunk read as a range of `seq`, newest first.
+fn chunk_logs_sql() -> String {
+    format!(
+        "SELECT {LOG_COLUMNS} FROM json_each(?1) AS chunk \
+         CROSS JOIN logs ON logs.seq BETWEEN chunk.value ->> 0 AND chunk.value ->> 1 \
+         WHERE {SEARCH_FILTERS} ORDER BY logs.ts DESC, logs.id DESC"
+    )
+}
+
+/// The matching logs of every candidate chunk of `?1`, newest first.
+fn all_candidates_sql() -> String {
+    format!(
+        "SELECT {LOG_COLUMNS} FROM (SELECT rowid AS hit FROM log_chunks_fts WHERE log_chunks_fts MATCH ?1) AS hits \
+         CROSS JOIN log_chunks AS chunk ON chunk.id = hits.hit \
+         CROSS JOIN logs ON logs.seq BETWEEN chunk.id AND chunk.last_seq \
+         WHERE chunk.workspace_id = ?2 AND {SEARCH_FILTERS} ORDER BY logs.ts DESC, logs.id DESC"
+    )
+}
+
+/// One candidate chunk: its first and last seq.
 #[derive(QueryableByName)]
-struct Hit {
+struct ChunkHit {
     #[diesel(sql_type = BigInt)]
-    hit: i64,
+    first: i64,
+    #[diesel(sql_type = BigInt)]
+    last: i64,
 }
 
 /// The page of `rows` (newest first) that `search` accepts: skips `offset` matches, keeps
@@ -152,17 +150,6 @@ fn collect_page(
     }
     Ok((LogPage { logs, has_more }, read))
 }
-
-/// The logs of given rowids (`?1`, a JSON array), filtered as `SEARCH_SQL` does and newest
-/// first; `CROSS JOIN` makes the list drive.
-const SEARCH_HITS_SQL: &str = "SELECT logs.id, logs.ts, logs.level, logs.environment, logs.source, logs.dataset, \
-     logs.message, logs.version, logs.user_id, logs.session_id, logs.request_id, logs.data, logs.error_name, \
-     logs.error_stack, logs.tags, logs.flow_id, logs.step_index, logs.country, logs.ip_address \
-     FROM json_each(?1) AS hits CROSS JOIN logs ON logs.seq = hits.value \
-     WHERE logs.workspace_id = ?2 AND (?3 IS NULL OR logs.level = ?3) AND (?4 IS NULL OR logs.source = ?4) \
-     AND (?5 IS NULL OR logs.environment = ?5) AND (?6 IS NULL OR logs.dataset = ?6) \
-     AND (?7 IS NULL OR logs.ts >= ?7) AND (?8 IS NULL OR logs.ts <= ?8) \
-     ORDER BY logs.ts DESC, logs.id DESC";
 
 /// One summed rollup counter, as `level_counts` reads it.
 #[derive(QueryableByName)]
@@ -272,13 +259,16 @@ pub struct SqliteOptions {
     pub busy_timeout: Duration,
     /// How long a call waits for a free connection.
     pub wait_timeout: Duration,
-    /// A search whose index lookup finds at least this many candidates (in all workspaces)
-    /// first walks the workspace's newest logs instead: a common needle fills a page within a
-    /// few thousand logs, while reading and sorting every candidate would cost them all.
+    /// A search whose index lookup finds chunks holding more than this many logs (in the
+    /// workspace) first walks the workspace's newest logs instead: a common needle fills a
+    /// page within a few thousand logs, while reading every candidate would cost them all.
     pub search_dense_hits: u32,
     /// How many logs such a walk reads at most before it falls back to the index's
     /// candidates, so a needle common elsewhere but rare here never walks the whole workspace.
     pub search_walk_rows: u32,
+    /// The most logs one document of the search index covers ([`index`]): more make ingest
+    /// cheaper (fewer distinct trigrams per log) and a rare needle's search read more logs.
+    pub index_chunk_rows: usize,
 }
 
 impl Default for SqliteOptions {
@@ -287,8 +277,9 @@ impl Default for SqliteOptions {
             pool_size: 8,
             busy_timeout: Duration::from_secs(5),
             wait_timeout: Duration::from_secs(5),
-            search_dense_hits: 5_000,
+            search_dense_hits: 50_000,
             search_walk_rows: 100_000,
+            index_chunk_rows: 256,
         }
     }
 }
@@ -306,6 +297,7 @@ pub struct SqliteStore {
     pool: Pool,
     dense_hits: u32,
     walk_rows: u32,
+    chunk_rows: usize,
     /// Runs while any clone of the store lives.
     _checkpointer: Arc<Checkpointer>,
 }
@@ -402,13 +394,6 @@ impl PreparedBatch {
     }
 }
 
-/// Fills the search index for the logs with `seq` in `?1..=?2`: their searchable fields
-/// folded by `sluice_query::fold` (the SQL function `sluice_fold`, [`register_functions`]),
-/// so index and exact check fold alike.
-const INDEX_TEXT: &str = "INSERT INTO logs_fts (rowid, message, error_name, error_stack, data) \
-     SELECT seq, sluice_fold(message), sluice_fold(error_name), sluice_fold(error_stack), sluice_fold(data) \
-     FROM logs WHERE seq BETWEEN ?1 AND ?2";
-
 /// SQL functions written in Rust, registered on every connection.
 mod functions {
     use diesel::sql_types::{Nullable, Text};
@@ -417,6 +402,25 @@ mod functions {
         /// `sluice_query::fold` of a text (NULL stays NULL).
         fn sluice_fold(text: Nullable<Text>) -> Nullable<Text>;
     }
+
+    diesel::define_sql_function! {
+        /// The exact check of the search last registered on the connection
+        /// ([`super::register_search`]) on a log's searchable fields.
+        fn sluice_matches(message: Text, error_name: Nullable<Text>, error_stack: Nullable<Text>, data: Nullable<Text>) -> Bool;
+    }
+}
+
+/// Makes `sluice_matches` on this connection the exact check of `search`, so a statement
+/// drops the logs that fail it before it sorts: a candidate chunk holds hundreds of logs for
+/// each that matches.
+fn register_search(connection: &mut SqliteConnection, search: &Search) -> QueryResult<()> {
+    let search = search.clone();
+    functions::sluice_matches_utils::register_impl(
+        connection,
+        move |message: String, error_name: Option<String>, error_stack: Option<String>, data: Option<String>| {
+            search.matches(&message, error_name.as_deref(), error_stack.as_deref(), data.as_deref())
+        },
+    )
 }
 
 /// Registers [`functions`] on a connection.
@@ -517,6 +521,11 @@ impl SqliteStore {
         register_functions(&mut connection).map_err(backend)?;
         connection.batch_execute("PRAGMA journal_mode = WAL;").map_err(backend)?;
         connection.run_pending_migrations(MIGRATIONS).map_err(|error| backend(format!("migrations: {error}")))?;
+        // Logs stored before the chunk index existed (or by a build without it) get theirs.
+        let indexed = index::index_unindexed(&mut connection, options.index_chunk_rows).map_err(from_diesel)?;
+        if indexed > 0 {
+            tracing::info!(logs = indexed, "indexed logs the search index did not cover");
+        }
         let checkpointer = Arc::new(Checkpointer::start(connection)?);
 
         let manager = Manager::new(url, Runtime::Tokio1);
@@ -545,52 +554,53 @@ impl SqliteStore {
             pool,
             dense_hits: options.search_dense_hits,
             walk_rows: options.search_walk_rows,
+            chunk_rows: options.index_chunk_rows,
             _checkpointer: checkpointer,
         })
     }
 
     /// [`LogStore::insert_group`] of a group the call owns (its work runs on a blocking thread).
     async fn insert_owned(&self, group: Vec<Batch>) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        let chunk_rows = self.chunk_rows;
         self.with(move |connection| {
             // Counting happens before the write lock is taken.
             let prepared: Vec<PreparedBatch> = group.iter().map(PreparedBatch::new).collect();
             connection
                 .immediate_transaction(|connection| {
-                    let mut answers = Vec::with_capacity(group.len());
+                    let mut answers: Vec<Result<(), StoreError>> = vec![Ok(()); group.len()];
                     let mut deltas = std::collections::BTreeMap::new();
-                    // Under the write lock nobody else inserts: the next rowids are ours, and
-                    // the search index can point at them.
+                    // Under the write lock nobody else inserts: the next seqs are ours. They
+                    // start past every log and every chunk of the index, so a chunk never covers
+                    // a log it was not built from.
                     let last: Option<i64> = logs::table.select(diesel::dsl::max(logs::seq)).first(connection)?;
-                    let first = last.unwrap_or(0) + 1;
-                    let mut next = first;
+                    let mut next = last.unwrap_or(0).max(index::indexed_through(connection)?) + 1;
                     let mut rows: Vec<NewLogRow<'_>> = Vec::new();
-                    for (batch, prepared) in group.iter().zip(prepared) {
+                    let mut chunker = index::Chunker::new(chunk_rows);
+                    // Each workspace's logs take consecutive seqs, so they make whole chunks.
+                    let mut order: Vec<usize> = (0..group.len()).collect();
+                    order.sort_by_key(|&index| group[index].workspace);
+                    let mut prepared: Vec<Option<PreparedBatch>> = prepared.into_iter().map(Some).collect();
+                    for index in order {
+                        let (batch, Some(prepared)) = (&group[index], prepared[index].take()) else { continue };
                         // The quota first: a refused batch writes nothing.
                         if !count_usage(connection, &batch.workspace, &prepared.months)? {
-                            answers.push(Err(StoreError::QuotaExceeded));
+                            answers[index] = Err(StoreError::QuotaExceeded);
                             continue;
                         }
-                        answers.push(Ok(()));
                         for log in &batch.logs {
-                            rows.push(NewLogRow::new(next, &batch.workspace, log));
+                            let row = NewLogRow::new(next, &batch.workspace, log);
+                            chunker.add(&row.indexed());
+                            rows.push(row);
                             next += 1;
                         }
                         for (key, count) in prepared.deltas {
                             *deltas.entry(key).or_insert(0) += count;
                         }
                     }
-                    for chunk in rows.chunks(ROWS_PER_INSERT) {
-                        diesel::insert_into(logs::table).values(chunk).execute(connection)?;
+                    for part in rows.chunks(ROWS_PER_INSERT) {
+                        diesel::insert_into(logs::table).values(part).execute(connection)?;
                     }
-                    // The whole group's search text in one statement: FTS5 writes its pending terms
-                    // out at every statement boundary inside a transaction, so one statement
-                    // makes one index segment per group instead of one per chunk.
-                    if next > first {
-                        diesel::sql_query(INDEX_TEXT)
-                            .bind::<BigInt, _>(first)
-                            .bind::<BigInt, _>(next - 1)
-                            .execute(connection)?;
-                    }
+                    index::write(connection, &chunker.finish())?;
                     for (key, count) in &deltas {
                         add_to_rollup(connection, key, *count)?;
                     }
@@ -678,10 +688,10 @@ impl LogStore for SqliteStore {
     ) -> Result<LogPage, StoreError> {
         let search = search.clone();
         let filter = filter.clone();
-        let (dense_hits, walk_rows) = (i64::from(self.dense_hits), i64::from(self.walk_rows));
+        let (dense_hits, walk_rows) = (u64::from(self.dense_hits), i64::from(self.walk_rows));
         self.with(move |connection| {
             // Without an indexable needle: walk the filtered logs newest first.
-            let Some(expression) = fts_expression(&search) else {
+            let Some(expression) = index::expression(&search) else {
                 let rows = filtered(&workspace, &filter)
                     .order((logs::ts.desc(), logs::id.desc()))
                     .select(LogRow::as_select())
@@ -689,18 +699,29 @@ impl LogStore for SqliteStore {
                     .map_err(from_diesel)?;
                 return Ok(collect_page(rows, &search, page)?.0);
             };
-            // The index's candidates (a superset: trigrams of folded text), at most one more
-            // than `dense_hits`. Fewer: read just them, by rowid, whatever the workspace's size.
-            let hits: Vec<Hit> =
-                diesel::sql_query("SELECT rowid AS hit FROM logs_fts WHERE logs_fts MATCH ?1 LIMIT ?2")
-                    .bind::<Text, _>(&expression)
-                    .bind::<BigInt, _>(dense_hits + 1)
-                    .load(connection)
-                    .map_err(from_diesel)?;
-            if hits.len() as i64 <= dense_hits {
-                let ids = format!("[{}]", hits.iter().map(|hit| hit.hit.to_string()).collect::<Vec<_>>().join(","));
-                let rows = diesel::sql_query(SEARCH_HITS_SQL)
-                    .bind::<Text, _>(ids)
+            register_search(connection, &search).map_err(from_diesel)?;
+            // The candidate chunks, until their logs pass `dense_hits`. Fewer: read just their
+            // logs, by seq range, whatever the workspace's size.
+            let mut chunks = Vec::new();
+            let mut candidates = 0_u64;
+            for hit in diesel::sql_query(CHUNK_HITS_SQL)
+                .bind::<Text, _>(&expression)
+                .bind::<Binary, _>(workspace.as_bytes().to_vec())
+                .bind::<Nullable<BigInt>, _>(filter.from)
+                .bind::<Nullable<BigInt>, _>(filter.to)
+                .load_iter::<ChunkHit, DefaultLoadingMode>(connection)
+                .map_err(from_diesel)?
+            {
+                let hit = hit.map_err(from_diesel)?;
+                candidates += u64::try_from(hit.last - hit.first + 1).unwrap_or(0);
+                if candidates > dense_hits {
+                    break;
+                }
+                chunks.push([hit.first, hit.last]);
+            }
+            let bind_filters = |query: diesel::query_builder::SqlQuery, first: String| {
+                query
+                    .bind::<Text, _>(first)
                     .bind::<Binary, _>(workspace.as_bytes().to_vec())
                     .bind::<Nullable<Text>, _>(filter.level.map(|level| level.as_str()))
                     .bind::<Nullable<Text>, _>(filter.source.clone())
@@ -708,6 +729,10 @@ impl LogStore for SqliteStore {
                     .bind::<Nullable<Text>, _>(filter.dataset.clone())
                     .bind::<Nullable<BigInt>, _>(filter.from)
                     .bind::<Nullable<BigInt>, _>(filter.to)
+            };
+            if candidates <= dense_hits {
+                let ranges = serde_json::to_string(&chunks).map_err(backend)?;
+                let rows = bind_filters(diesel::sql_query(chunk_logs_sql()), ranges)
                     .load_iter::<LogRow, DefaultLoadingMode>(connection)
                     .map_err(from_diesel)?;
                 return Ok(collect_page(rows, &search, page)?.0);
@@ -727,16 +752,8 @@ impl LogStore for SqliteStore {
                     return Ok(found);
                 }
             }
-            // Common elsewhere, rare here: every candidate, read by rowid.
-            let rows = diesel::sql_query(SEARCH_SQL)
-                .bind::<Text, _>(expression)
-                .bind::<Binary, _>(workspace.as_bytes().to_vec())
-                .bind::<Nullable<Text>, _>(filter.level.map(|level| level.as_str()))
-                .bind::<Nullable<Text>, _>(filter.source)
-                .bind::<Nullable<Text>, _>(filter.environment.map(|environment| environment.as_str()))
-                .bind::<Nullable<Text>, _>(filter.dataset)
-                .bind::<Nullable<BigInt>, _>(filter.from)
-                .bind::<Nullable<BigInt>, _>(filter.to)
+            // Common elsewhere, rare here: the logs of every candidate chunk.
+            let rows = bind_filters(diesel::sql_query(all_candidates_sql()), expression)
                 .load_iter::<LogRow, DefaultLoadingMode>(connection)
                 .map_err(from_diesel)?;
             Ok(collect_page(rows, &search, page)?.0)
@@ -804,9 +821,8 @@ impl LogStore for SqliteStore {
                                 .limit(DELETE_BATCH)
                                 .load(connection)?;
                             let seqs: Vec<i64> = victims.iter().map(|victim| victim.0).collect();
-                            diesel::delete(logs_fts::table.filter(logs_fts::rowid.eq_any(&seqs)))
-                                .execute(connection)?;
                             diesel::delete(logs::table.filter(logs::seq.eq_any(&seqs))).execute(connection)?;
+                            index::drop_emptied(connection, workspace.as_bytes(), cutoff_ms)?;
                             let keys =
                                 victims.into_iter().map(|(_, ts, source, environment, dataset, level)| RollupKey {
                                     workspace_id: workspace.as_bytes().to_vec(),
@@ -987,18 +1003,36 @@ mod tests {
         (dir, connection)
     }
 
-    /// An indexed search reads the index's hits by rowid: it never walks a workspace's logs,
-    /// with or without filters.
-    #[test]
-    fn indexed_search_is_driven_by_the_index() {
-        let (_dir, mut connection) = migrated();
-        let steps: Vec<String> = diesel::sql_query(format!("EXPLAIN QUERY PLAN {SEARCH_SQL}"))
-            .bind::<Text, _>("{message} : (\"timeout\")")
+    fn plan(connection: &mut SqliteConnection, sql: &str, first: &str) -> Vec<String> {
+        let search = Search { query: sluice_query::Query::parse("timeout").expect("query"), fields: vec![] };
+        register_search(connection, &search).expect("register");
+        diesel::sql_query(format!("EXPLAIN QUERY PLAN {sql}"))
+            .bind::<Text, _>(first)
             .bind::<Binary, _>(vec![0_u8; 16])
             .bind::<Nullable<Text>, _>(Some("error"))
+            .bind::<Nullable<Text>, _>(Some("api"))
             .bind::<Nullable<Text>, _>(None::<String>)
             .bind::<Nullable<Text>, _>(None::<String>)
-            .bind::<Nullable<Text>, _>(None::<String>)
+            .bind::<Nullable<BigInt>, _>(Some(0_i64))
+            .bind::<Nullable<BigInt>, _>(None::<i64>)
+            .load::<PlanStep>(connection)
+            .expect("plan")
+            .into_iter()
+            .map(|step| step.detail)
+            .collect()
+    }
+
+    fn scans_logs(steps: &[String]) -> bool {
+        steps.iter().any(|step| step == "SCAN logs" || step.starts_with("SCAN logs "))
+    }
+
+    /// The index's candidate chunks are found from its hits, each chunk by its primary key.
+    #[test]
+    fn candidate_chunks_are_driven_by_the_index() {
+        let (_dir, mut connection) = migrated();
+        let steps: Vec<String> = diesel::sql_query(format!("EXPLAIN QUERY PLAN {CHUNK_HITS_SQL}"))
+            .bind::<Text, _>("{message} : (\"1\")")
+            .bind::<Binary, _>(vec![0_u8; 16])
             .bind::<Nullable<BigInt>, _>(Some(0_i64))
             .bind::<Nullable<BigInt>, _>(None::<i64>)
             .load::<PlanStep>(&mut connection)
@@ -1007,31 +1041,35 @@ mod tests {
             .map(|step| step.detail)
             .collect();
         assert!(steps.iter().any(|step| step.contains("VIRTUAL TABLE INDEX")), "{steps:?}");
-        assert!(steps.iter().any(|step| step.starts_with("SEARCH logs USING INTEGER PRIMARY KEY")), "{steps:?}");
-        assert!(!steps.iter().any(|step| step == "SCAN logs" || step.starts_with("SCAN logs ")), "{steps:?}");
+        assert!(steps.iter().any(|step| step.starts_with("SEARCH chunk USING INTEGER PRIMARY KEY")), "{steps:?}");
     }
 
-    /// Candidates from the index are read by rowid, driven by their list.
+    /// An indexed search reads each candidate chunk's logs as a range of seq: it never walks a
+    /// workspace's logs, with or without filters.
     #[test]
-    fn search_by_hits_reads_only_the_hits() {
+    fn indexed_search_is_driven_by_the_index() {
         let (_dir, mut connection) = migrated();
-        let steps: Vec<String> = diesel::sql_query(format!("EXPLAIN QUERY PLAN {SEARCH_HITS_SQL}"))
-            .bind::<Text, _>("[1,2,3]")
-            .bind::<Binary, _>(vec![0_u8; 16])
-            .bind::<Nullable<Text>, _>(Some("error"))
-            .bind::<Nullable<Text>, _>(Some("api"))
-            .bind::<Nullable<Text>, _>(None::<String>)
-            .bind::<Nullable<Text>, _>(None::<String>)
-            .bind::<Nullable<BigInt>, _>(Some(0_i64))
-            .bind::<Nullable<BigInt>, _>(None::<i64>)
-            .load::<PlanStep>(&mut connection)
-            .expect("plan")
-            .into_iter()
-            .map(|step| step.detail)
-            .collect();
-        assert!(steps.iter().any(|step| step.starts_with("SCAN hits VIRTUAL TABLE")), "{steps:?}");
-        assert!(steps.iter().any(|step| step.starts_with("SEARCH logs USING INTEGER PRIMARY KEY")), "{steps:?}");
-        assert!(!steps.iter().any(|step| step == "SCAN logs" || step.starts_with("SCAN logs ")), "{steps:?}");
+        let steps = plan(&mut connection, &all_candidates_sql(), "{message} : (\"1\")");
+        assert!(steps.iter().any(|step| step.contains("VIRTUAL TABLE INDEX")), "{steps:?}");
+        assert!(steps.iter().any(|step| step.starts_with("SEARCH chunk USING INTEGER PRIMARY KEY")), "{steps:?}");
+        assert!(
+            steps.iter().any(|step| step.starts_with("SEARCH logs USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)")),
+            "{steps:?}"
+        );
+        assert!(!scans_logs(&steps), "{steps:?}");
+    }
+
+    /// Given chunks are read by seq range, driven by their list.
+    #[test]
+    fn search_by_chunks_reads_only_the_chunks() {
+        let (_dir, mut connection) = migrated();
+        let steps = plan(&mut connection, &chunk_logs_sql(), "[[1,3],[7,9]]");
+        assert!(steps.iter().any(|step| step.starts_with("SCAN chunk VIRTUAL TABLE")), "{steps:?}");
+        assert!(
+            steps.iter().any(|step| step.starts_with("SEARCH logs USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)")),
+            "{steps:?}"
+        );
+        assert!(!scans_logs(&steps), "{steps:?}");
     }
 
     /// Counts read a range of one counter table's primary key, never the logs: the daily
@@ -1069,22 +1107,5 @@ mod tests {
             assert!(steps.iter().any(|step| step.starts_with(&range)), "{by:?}: {steps:?}");
             assert!(!steps.iter().any(|step| step.contains("logs ")), "{steps:?}");
         }
-    }
-
-    #[test]
-    fn fts_expressions_quote_and_group() {
-        let search = |raw: &str, fields: &[SearchField]| Search {
-            query: sluice_query::Query::parse(raw).expect("query"),
-            fields: fields.to_vec(),
-        };
-        assert_eq!(
-            fts_expression(&search(
-                r#"Timeout "Say Hi" abc OR bcd OR efg -zzz x OR yyy"#,
-                &[SearchField::Message, SearchField::Data]
-            )),
-            Some(r#"{message data} : (("timeout") AND ("say hi") AND ("abc" OR "bcd" OR "efg"))"#.to_owned())
-        );
-        assert_eq!(fts_string(r#"a"b"#), r#""a""b""#);
-        assert_eq!(fts_expression(&search("ab -cdef", &[SearchField::Message])), None);
     }
 }

@@ -95,14 +95,27 @@ diesel::table! {
     }
 }
 
-// The FTS5 table; `rowid` is `logs.seq`. Its text is folded by `sluice_query::fold`.
+// A run of consecutive logs of one workspace, written together, as the search index knows it:
+// `id` is its first log's seq.
 diesel::table! {
-    logs_fts (rowid) {
+    log_chunks (id) {
+        id -> BigInt,
+        last_seq -> BigInt,
+        workspace_id -> Binary,
+        min_ts -> BigInt,
+        max_ts -> BigInt,
+    }
+}
+
+// The FTS5 table of chunks; `rowid` is `log_chunks.id`. Each column holds the distinct trigram
+// codes of that field's folded text in the chunk's logs, as hex tokens.
+diesel::table! {
+    log_chunks_fts (rowid) {
         rowid -> BigInt,
         message -> Text,
-        error_name -> Nullable<Text>,
-        error_stack -> Nullable<Text>,
-        data -> Nullable<Text>,
+        error_name -> Text,
+        error_stack -> Text,
+        data -> Text,
     }
 }
 
@@ -114,6 +127,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     log_rollups,
     log_rollups_daily,
     log_rollups_daily_sources,
-    logs_fts,
+    log_chunks,
+    log_chunks_fts,
     usage_monthly
 );

@@ -28,14 +28,20 @@ async fn fresh() -> Fixture {
 sluice_store::conformance_suite!(fresh);
 
 /// The same contract with search's thresholds at their smallest, so every search takes the
-/// walk of the newest logs first and, when that is not conclusive, falls back to the index.
+/// walk of the newest logs first and, when that is not conclusive, falls back to the index;
+/// and with the index's chunks of two logs, so a batch spans several.
 mod dense_search {
     use super::*;
     use sluice_store_sqlite::SqliteOptions;
 
     async fn fresh() -> Fixture {
         let dir = tempfile::tempdir().expect("temp dir");
-        let options = SqliteOptions { search_dense_hits: 1, search_walk_rows: 3, ..SqliteOptions::default() };
+        let options = SqliteOptions {
+            search_dense_hits: 1,
+            search_walk_rows: 3,
+            index_chunk_rows: 2,
+            ..SqliteOptions::default()
+        };
         let store = SqliteStore::open_with(&dir.path().join("sluice.db"), &options).expect("open store");
         Fixture { store, _dir: dir }
     }

@@ -60,14 +60,21 @@ async fn schema_matches_migrations() {
             )
             .to_string(),
         ),
+        (
+            "log_chunks",
+            diesel::debug_query::<diesel::sqlite::Sqlite, _>(
+                &schema::log_chunks::table.select(schema::log_chunks::all_columns),
+            )
+            .to_string(),
+        ),
         // An FTS5 table lists its columns without the rowid diesel addresses it by.
         (
-            "logs_fts",
-            diesel::debug_query::<diesel::sqlite::Sqlite, _>(&schema::logs_fts::table.select((
-                schema::logs_fts::message,
-                schema::logs_fts::error_name,
-                schema::logs_fts::error_stack,
-                schema::logs_fts::data,
+            "log_chunks_fts",
+            diesel::debug_query::<diesel::sqlite::Sqlite, _>(&schema::log_chunks_fts::table.select((
+                schema::log_chunks_fts::message,
+                schema::log_chunks_fts::error_name,
+                schema::log_chunks_fts::error_stack,
+                schema::log_chunks_fts::data,
             )))
             .to_string(),
         ),

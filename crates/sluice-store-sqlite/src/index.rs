@@ -1,0 +1,334 @@
+//! The search index: one FTS5 document per chunk of logs, not per log.
+//!
+//! A chunk is a run of consecutive logs (by `seq`) of one workspace, written in one
+//! transaction, at most [`crate::SqliteOptions::index_chunk_rows`] of them. Its document holds,
+//! per searchable field, each distinct trigram of the folded text of its logs once, as a hex
+//! token of [`sluice_query::trigram_codes`]. Logs repeat their words, so a chunk of a few
+//! hundred logs has a few thousand distinct trigrams where its logs have tens of thousands:
+//! the index costs FTS5 a fraction of what a document per log cost (measured in
+//! docs/PERFORMANCE.md, issue 7), and its lookups name chunks, whose logs a search then reads
+//! by `seq` range and checks exactly.
+//!
+//! The chunk rows and their documents are written in the transaction that writes the logs, so
+//! a committed log is always findable (DECISIONS: read-after-write). [`index_unindexed`] fills
+//! in logs stored before this index existed.
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+
+use diesel::prelude::*;
+use diesel::result::Error as DieselError;
+use diesel::sql_types::{BigInt, Binary, Nullable, Text};
+use sluice_query::{SearchField, trigram_codes};
+use sluice_store::Search;
+
+use crate::schema::{log_chunks, logs};
+
+/// The distinct trigram codes of one field of a chunk.
+type Codes = HashSet<u64, foldhash::fast::RandomState>;
+
+/// One chunk as it is built.
+pub(crate) struct Chunk {
+    first: i64,
+    last: i64,
+    workspace: Vec<u8>,
+    min_ts: i64,
+    max_ts: i64,
+    /// Per searchable field, in [`SearchField::ALL`] order (the index's columns).
+    codes: [Codes; 4],
+}
+
+/// The FTS5 column of a searchable field.
+pub(crate) fn column(field: SearchField) -> &'static str {
+    match field {
+        SearchField::Message => "message",
+        SearchField::ErrorName => "error_name",
+        SearchField::ErrorStack => "error_stack",
+        SearchField::Data => "data",
+    }
+}
+
+/// One log's searchable text, as the index takes it.
+pub(crate) struct Indexed<'a> {
+    pub(crate) seq: i64,
+    pub(crate) workspace: &'a [u8],
+    pub(crate) ts: i64,
+    pub(crate) fields: [Option<&'a str>; 4],
+}
+
+/// Cuts logs, given in `seq` order, into chunks.
+pub(crate) struct Chunker {
+    max_rows: i64,
+    done: Vec<Chunk>,
+    open: Option<Chunk>,
+}
+
+impl Chunker {
+    pub(crate) fn new(max_rows: usize) -> Self {
+        Self { max_rows: i64::try_from(max_rows.max(1)).unwrap_or(i64::MAX), done: Vec::new(), open: None }
+    }
+
+    /// Adds the next log: it joins the open chunk when it follows that chunk's last log, is
+    /// of its workspace, and the chunk has room.
+    pub(crate) fn add(&mut self, log: &Indexed<'_>) {
+        let joins = self.open.as_ref().is_some_and(|chunk| {
+            chunk.workspace == log.workspace && chunk.last + 1 == log.seq && log.seq - chunk.first < self.max_rows
+        });
+        if !joins && let Some(chunk) = self.open.take() {
+            self.done.push(chunk);
+        }
+        let chunk = self.open.get_or_insert_with(|| Chunk {
+            first: log.seq,
+            last: log.seq,
+            workspace: log.workspace.to_vec(),
+            min_ts: log.ts,
+            max_ts: log.ts,
+            codes: Default::default(),
+        });
+        chunk.last = log.seq;
+        chunk.min_ts = chunk.min_ts.min(log.ts);
+        chunk.max_ts = chunk.max_ts.max(log.ts);
+        for (codes, text) in chunk.codes.iter_mut().zip(log.fields) {
+            if let Some(text) = text {
+                trigram_codes(&sluice_query::fold(text), |code| {
+                    codes.insert(code);
+                });
+            }
+        }
+    }
+
+    /// The chunks of every log added.
+    pub(crate) fn finish(mut self) -> Vec<Chunk> {
+        self.done.extend(self.open.take());
+        self.done
+    }
+}
+
+/// A chunk's row in `log_chunks`.
+#[derive(Insertable)]
+#[diesel(table_name = log_chunks)]
+struct NewChunkRow<'a> {
+    id: i64,
+    last_seq: i64,
+    workspace_id: &'a [u8],
+    min_ts: i64,
+    max_ts: i64,
+}
+
+/// Writes chunks: their rows, then every document in one statement (FTS5 writes its pending
+/// terms out at each statement's end, so one statement makes one index segment).
+pub(crate) fn write(connection: &mut SqliteConnection, chunks: &[Chunk]) -> Result<(), DieselError> {
+    if chunks.is_empty() {
+        return Ok(());
+    }
+    let rows: Vec<NewChunkRow<'_>> = chunks
+        .iter()
+        .map(|chunk| NewChunkRow {
+            id: chunk.first,
+            last_seq: chunk.last,
+            workspace_id: &chunk.workspace,
+            min_ts: chunk.min_ts,
+            max_ts: chunk.max_ts,
+        })
+        .collect();
+    // 5 bound values a row: well under SQLite's variable limit.
+    for part in rows.chunks(1_000) {
+        diesel::insert_into(log_chunks::table).values(part).execute(connection)?;
+    }
+    let documents: Vec<serde_json::Value> = chunks
+        .iter()
+        .map(|chunk| {
+            let mut row = vec![serde_json::Value::from(chunk.first)];
+            row.extend(chunk.codes.iter().map(|codes| serde_json::Value::String(tokens(codes))));
+            serde_json::Value::Array(row)
+        })
+        .collect();
+    diesel::sql_query(
+        "INSERT INTO log_chunks_fts (rowid, message, error_name, error_stack, data) \
+         SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?1)",
+    )
+    .bind::<Text, _>(serde_json::Value::Array(documents).to_string())
+    .execute(connection)?;
+    Ok(())
+}
+
+/// Trigram codes as the document's text: hex tokens, which FTS5's `ascii` tokenizer keeps whole.
+fn tokens(codes: &Codes) -> String {
+    let mut text = String::with_capacity(codes.len() * 13);
+    for code in codes {
+        let _ = write!(text, "{code:x} ");
+    }
+    text
+}
+
+/// The FTS5 query that narrows `search` to candidate chunks: for every index group, one of
+/// its needles, each needle as all of its trigrams, within the searched columns. `None` when
+/// the query gives the index nothing. Tokens are hex, so nothing inside the quotes is special.
+pub(crate) fn expression(search: &Search) -> Option<String> {
+    let groups = search.query.index_groups();
+    if groups.is_empty() {
+        return None;
+    }
+    let needle = |needle: &str| {
+        let all: Vec<String> =
+            sluice_query::needle_trigrams(needle).iter().map(|code| format!("\"{code:x}\"")).collect();
+        format!("({})", all.join(" AND "))
+    };
+    let body: Vec<String> = groups
+        .iter()
+        .map(|group| format!("({})", group.iter().map(|text| needle(text)).collect::<Vec<_>>().join(" OR ")))
+        .collect();
+    let columns: Vec<&str> = search.fields.iter().map(|field| column(*field)).collect();
+    Some(format!("{{{}}} : ({})", columns.join(" "), body.join(" AND ")))
+}
+
+/// A log as [`index_unindexed`] reads it.
+#[derive(QueryableByName)]
+struct UnindexedRow {
+    #[diesel(sql_type = BigInt)]
+    seq: i64,
+    #[diesel(sql_type = Binary)]
+    workspace_id: Vec<u8>,
+    #[diesel(sql_type = BigInt)]
+    ts: i64,
+    #[diesel(sql_type = Text)]
+    message: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    error_name: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    error_stack: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    data: Option<String>,
+}
+
+/// Logs indexed per transaction by [`index_unindexed`].
+const UNINDEXED_STEP: i64 = 20_000;
+
+/// The seq after every chunk's last log: the insert path numbers new logs from past both this
+/// and the last log, so no chunk ever covers a log it was not built from.
+pub(crate) fn indexed_through(connection: &mut SqliteConnection) -> Result<i64, DieselError> {
+    let last: Option<i64> = log_chunks::table.select(diesel::dsl::max(log_chunks::last_seq)).first(connection)?;
+    Ok(last.unwrap_or(0))
+}
+
+/// Indexes the logs past the last chunk (the logs stored before this index existed; the
+/// insert path indexes its own), a transaction per [`UNINDEXED_STEP`]. Returns how many.
+pub(crate) fn index_unindexed(connection: &mut SqliteConnection, chunk_rows: usize) -> Result<u64, DieselError> {
+    let mut indexed = 0_u64;
+    loop {
+        let step = connection.immediate_transaction(|connection| {
+            let after = indexed_through(connection)?;
+            let rows: Vec<UnindexedRow> = diesel::sql_query(
+                "SELECT seq, workspace_id, ts, message, error_name, error_stack, data FROM logs \
+                 WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+            )
+            .bind::<BigInt, _>(after)
+            .bind::<BigInt, _>(UNINDEXED_STEP)
+            .load(connection)?;
+            let mut chunker = Chunker::new(chunk_rows);
+            for row in &rows {
+                chunker.add(&Indexed {
+                    seq: row.seq,
+                    workspace: &row.workspace_id,
+                    ts: row.ts,
+                    fields: [
+                        Some(row.message.as_str()),
+                        row.error_name.as_deref(),
+                        row.error_stack.as_deref(),
+                        row.data.as_deref(),
+                    ],
+                });
+            }
+            write(connection, &chunker.finish())?;
+            Ok::<_, DieselError>(rows.len() as u64)
+        })?;
+        indexed += step;
+        if step < UNINDEXED_STEP as u64 {
+            return Ok(indexed);
+        }
+    }
+}
+
+/// After logs of `workspace` older than `cutoff_ms` were deleted: drops the chunks of the
+/// workspace that no longer hold a log, rows and documents. A chunk that still holds some
+/// stays whole (its document a superset of its logs' text, which the exact check allows).
+pub(crate) fn drop_emptied(
+    connection: &mut SqliteConnection,
+    workspace: &[u8],
+    cutoff_ms: i64,
+) -> Result<(), DieselError> {
+    let emptied: Vec<i64> = log_chunks::table
+        .filter(log_chunks::workspace_id.eq(workspace))
+        .filter(log_chunks::min_ts.lt(cutoff_ms))
+        .filter(diesel::dsl::not(diesel::dsl::exists(
+            logs::table.filter(logs::seq.between(log_chunks::id, log_chunks::last_seq)),
+        )))
+        .select(log_chunks::id)
+        .load(connection)?;
+    for part in emptied.chunks(5_000) {
+        diesel::sql_query("DELETE FROM log_chunks_fts WHERE rowid IN (SELECT value FROM json_each(?1))")
+            .bind::<Text, _>(serde_json::to_string(part).unwrap_or_else(|_| "[]".to_owned()))
+            .execute(connection)?;
+        diesel::delete(log_chunks::table.filter(log_chunks::id.eq_any(part))).execute(connection)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn log(seq: i64, workspace: &'static [u8], message: &'static str) -> Indexed<'static> {
+        Indexed { seq, workspace, ts: seq * 10, fields: [Some(message), None, None, None] }
+    }
+
+    #[test]
+    fn chunks_follow_workspace_runs_consecutive_seqs_and_their_cap() {
+        let (a, b): (&'static [u8], &'static [u8]) = (&[1], &[2]);
+        let mut chunker = Chunker::new(2);
+        for entry in [log(1, a, "x"), log(2, a, "x"), log(3, a, "x"), log(4, b, "x"), log(6, b, "x")] {
+            chunker.add(&entry);
+        }
+        let chunks: Vec<(i64, i64, Vec<u8>)> =
+            chunker.finish().into_iter().map(|chunk| (chunk.first, chunk.last, chunk.workspace)).collect();
+        assert_eq!(chunks, [(1, 2, vec![1]), (3, 3, vec![1]), (4, 4, vec![2]), (6, 6, vec![2])]);
+    }
+
+    #[test]
+    fn a_chunk_holds_each_trigram_of_its_folded_text_once() {
+        let mut chunker = Chunker::new(10);
+        chunker.add(&log(1, &[1], "ABCD"));
+        chunker.add(&log(2, &[1], "abcab"));
+        let chunk = chunker.finish().pop().expect("one chunk");
+        let mut codes: Vec<u64> = chunk.codes[0].iter().copied().collect();
+        codes.sort_unstable();
+        let mut expected: Vec<u64> = [['a', 'b', 'c'], ['b', 'c', 'd'], ['b', 'c', 'a'], ['c', 'a', 'b']]
+            .map(sluice_query::trigram_code)
+            .to_vec();
+        expected.sort_unstable();
+        assert_eq!(codes, expected);
+        assert!(chunk.codes[1].is_empty());
+        assert_eq!((chunk.min_ts, chunk.max_ts), (10, 20));
+    }
+
+    #[test]
+    fn expressions_look_needles_up_by_their_trigrams_in_the_searched_columns() {
+        let search = |raw: &str, fields: &[SearchField]| Search {
+            query: sluice_query::Query::parse(raw).expect("query"),
+            fields: fields.to_vec(),
+        };
+        let hex = |text: &str| {
+            sluice_query::needle_trigrams(text).iter().map(|code| format!("\"{code:x}\"")).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            expression(&search("Abcd efg OR hij -zzz", &[SearchField::Message, SearchField::Data])),
+            Some(format!(
+                "{{message data}} : ((({})) AND (({}) OR ({})))",
+                hex("abcd").join(" AND "),
+                hex("efg")[0],
+                hex("hij")[0]
+            ))
+        );
+        assert_eq!(expression(&search("ab -cdef", &[SearchField::Message])), None);
+    }
+}
