@@ -5,7 +5,9 @@
 //! and drives it from the load generator, a process of its own, with 100-entry batches in
 //! JSON, JSONL, syslog and text as fast as it answers, then JSON offered at the store's target
 //! rate; then the naive endpoint on the same store (`--bench-naive-writes`); last, the HTTP
-//! ceiling: the same server parsing and discarding (`--bench-discard-writes`). Prints the
+//! ceiling: the same server parsing and discarding (`--bench-discard-writes`); and on
+//! PostgreSQL the raw COPY baseline: the same rows loaded by one psql `\copy`, with and
+//! without the naive table's trigram index. Prints the
 //! table, and (not with `--quick`) writes it to docs/PERFORMANCE.md between the
 //! `ingest-bench` markers.
 
@@ -172,6 +174,13 @@ pub(crate) fn bench(root: &Path, quick: bool) -> anyhow::Result<()> {
         let server = Server::start(root, &naive_url, &["--bench-naive-writes"])?;
         let naive = format!("naive, {}", backend.name);
         rows.push(drive(root, &server, &naive, "json", &plan, backend.db_pid, None)?);
+        if !sqlite {
+            drop(server);
+            let copy_rows = if quick { 50_000 } else { 500_000 };
+            for with_index in [false, true] {
+                rows.push(copy_baseline(root, &cluster, copy_rows, with_index)?);
+            }
+        }
     }
     drop(cluster);
 
@@ -204,6 +213,53 @@ pub(crate) fn bench(root: &Path, quick: bool) -> anyhow::Result<()> {
     println!("\n{table}");
     // A quick run is a check, not a measurement: it leaves the documented table alone.
     if quick { Ok(()) } else { write_table(root, &table) }
+}
+
+/// The naive endpoint's table, which the raw COPY baseline loads.
+const NAIVE_TABLE: &str = "CREATE TABLE bench_naive_logs (id UUID PRIMARY KEY, workspace_id UUID NOT NULL, \
+     ts BIGINT NOT NULL, level TEXT NOT NULL, source TEXT NOT NULL, environment TEXT NOT NULL, \
+     message TEXT NOT NULL, data TEXT)";
+
+/// The raw COPY baseline: `rows` of the JSON workload's entries (written by the load
+/// generator) loaded by one `\copy` of psql into the naive endpoint's table in a fresh
+/// database, with or without its pg_trgm index on the message. Returns its table row.
+fn copy_baseline(root: &Path, cluster: &postgres::Cluster, rows: usize, with_index: bool) -> anyhow::Result<String> {
+    let file = root.join("target/bench-data/copy.csv");
+    let output = Command::new(root.join("target/release/sluice-loadgen"))
+        .args(["--copy-csv", &file.display().to_string(), "--copy-rows", &rows.to_string()])
+        .args(["--corpus", &root.join("../shared/corpus").display().to_string()])
+        .stderr(Stdio::inherit())
+        .output()
+        .context("cannot run sluice-loadgen")?;
+    if !output.status.success() {
+        bail!("sluice-loadgen --copy-csv failed ({})", output.status);
+    }
+    let name = "sluice_copy_bench";
+    fresh(root, Some(cluster), name)?;
+    let mut setup = NAIVE_TABLE.to_owned();
+    if with_index {
+        setup.push_str(
+            "; CREATE EXTENSION IF NOT EXISTS pg_trgm; \
+             CREATE INDEX bench_naive_logs_message ON bench_naive_logs USING gin (message gin_trgm_ops)",
+        );
+    }
+    cluster.psql_in(name, &setup).map_err(anyhow::Error::msg)?;
+    let started = Instant::now();
+    cluster
+        .psql_in(name, &format!("\\copy bench_naive_logs FROM '{}' WITH (FORMAT csv)", file.display()))
+        .map_err(anyhow::Error::msg)?;
+    let seconds = started.elapsed().as_secs_f64();
+    let megabytes = std::fs::metadata(&file).map(|meta| meta.len() as f64 / 1e6).unwrap_or(0.0);
+    cluster.psql(&format!("DROP DATABASE IF EXISTS {name}")).map_err(anyhow::Error::msg)?;
+    let _ = std::fs::remove_file(&file);
+    let what =
+        if with_index { "raw COPY, PostgreSQL, pg_trgm index on message" } else { "raw COPY, PostgreSQL, no index" };
+    eprintln!("{what}: {rows} rows in {seconds:.2} s");
+    Ok(format!(
+        "| {what} | CSV | one client, {rows} rows | {:.0} | {:.1} | – | – | – | – | – | – |",
+        rows as f64 / seconds,
+        megabytes / seconds
+    ))
 }
 
 /// The current UTC time, as `date` prints it.

@@ -46,6 +46,10 @@ struct Args {
     label: String,
     /// Offered load in logs per second (open loop); `None` sends as fast as answers come.
     rate: Option<f64>,
+    /// Instead of sending: write this many rows of the JSON workload's entries as CSV, in the
+    /// naive table's columns, to `copy_csv` (the bench's raw COPY baseline).
+    copy_rows: usize,
+    copy_csv: Option<PathBuf>,
 }
 
 impl Args {
@@ -62,6 +66,8 @@ impl Args {
             db_pid: None,
             label: "sluice".into(),
             rate: None,
+            copy_rows: 100_000,
+            copy_csv: None,
         };
         let mut words = std::env::args().skip(1);
         while let Some(flag) = words.next() {
@@ -78,13 +84,15 @@ impl Args {
                 "--db-pid" => args.db_pid = Some(value.parse()?),
                 "--label" => args.label = value,
                 "--rate" => args.rate = Some(value.parse()?),
+                "--copy-rows" => args.copy_rows = value.parse()?,
+                "--copy-csv" => args.copy_csv = Some(PathBuf::from(value)),
                 other => bail!("unknown option {other}"),
             }
         }
-        if args.url.is_empty() || args.key.is_empty() {
+        if args.copy_csv.is_none() && (args.url.is_empty() || args.key.is_empty()) {
             bail!(
                 "usage: sluice-loadgen --url http://HOST:PORT --key KEY [--format json|jsonl|syslog|text] \
-                 [--corpus DIR] [--connections N] [--seconds N] [--warmup N] [--server-pid PID] [--db-pid PID] [--label TEXT] [--rate LOGS_PER_SECOND]"
+                 [--corpus DIR] [--connections N] [--seconds N] [--warmup N] [--server-pid PID] [--db-pid PID] [--label TEXT] [--rate LOGS_PER_SECOND]\n   or: sluice-loadgen --copy-csv FILE [--copy-rows N] [--corpus DIR]"
             );
         }
         Ok(args)
@@ -163,6 +171,36 @@ fn json_entry(body: usize, index: usize, line: &Line) -> serde_json::Value {
         "requestId": format!("req-{body}-{index}"),
         "data": {"host": format!("node-{}", index % 16), "pid": 1_000 + index, "region": "eu-west-1"},
     })
+}
+
+/// Writes `rows` of the JSON workload's entries (the bodies' entries, in turn) as CSV in the
+/// columns of the naive table (`bench_naive_logs`: id, workspace_id, ts, level, source,
+/// environment, message, data), for a raw `COPY` of the same rows the server is sent.
+fn write_copy_csv(path: &Path, rows: usize, lines: &[Line]) -> anyhow::Result<()> {
+    let mut writer = csv::Writer::from_path(path).with_context(|| format!("cannot write {}", path.display()))?;
+    let now = time::OffsetDateTime::now_utc().unix_timestamp() * 1_000;
+    let workspace = "01900000-0000-7000-8000-000000000001";
+    for row in 0..rows {
+        let (body, index) = (row / ENTRIES, row % ENTRIES);
+        let line = &lines[((body * ENTRIES + index) * 7_919) % lines.len()];
+        let entry = json_entry(body, index, line);
+        let id = format!("01900000-0000-7000-8000-{row:012x}");
+        let ts = (now + row as i64).to_string();
+        let field = |name: &str| entry[name].as_str().unwrap_or_default().to_owned();
+        let record = [
+            id,
+            workspace.to_owned(),
+            ts,
+            field("level"),
+            field("source"),
+            field("environment"),
+            field("message"),
+            entry["data"].to_string(),
+        ];
+        writer.write_record(&record)?;
+    }
+    writer.flush()?;
+    Ok(())
 }
 
 /// Request bodies and how each is sent: the query string and `Content-Type`.
@@ -332,6 +370,9 @@ fn quantile_ms(sorted: &[u64], q: f64) -> f64 {
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse()?;
     let lines = corpus_lines(&args.corpus)?;
+    if let Some(path) = &args.copy_csv {
+        return write_copy_csv(path, args.copy_rows, &lines);
+    }
     let workload = workload(&args.format, &lines)?;
     let start = Instant::now();
     let measured_from = start + Duration::from_secs(args.warmup);

@@ -104,9 +104,15 @@ impl Cluster {
 
     /// Runs SQL in the cluster's `postgres` database with its `psql`.
     pub fn psql(&self, sql: &str) -> Result<(), Error> {
+        self.psql_in("postgres", sql)
+    }
+
+    /// Runs `sql` (or a psql command such as `\copy`) in database `database`.
+    pub fn psql_in(&self, database: &str, sql: &str) -> Result<(), Error> {
         let psql = self.bin.join("psql");
         let psql = if psql.is_file() { psql } else { PathBuf::from("psql") };
-        checked(Command::new(psql).args([&self.url(), "-qAtc", sql]), "psql")?;
+        let url = format!("postgres://postgres@127.0.0.1:{}/{database}", self.port);
+        checked(Command::new(psql).args([&url, "-qAtc", sql]), "psql")?;
         Ok(())
     }
 

@@ -3,10 +3,11 @@
 //!
 //! The schema is laid out for a database that will outgrow one machine: every key of a
 //! workspace's rows leads with `workspace_id`, and `logs` is range-partitioned by timestamp
-//! ([`partitions`]), so retention drops whole days. Search reads a trigram (pg_trgm) GIN
-//! index of each log's folded text for candidates and checks them exactly, like the SQLite
-//! store; stats read counters kept in the insert and delete transactions.
+//! ([`partitions`]), so retention drops whole days. Search finds candidate chunks of logs by
+//! the trigrams of their folded text ([`chunks`]) and checks their logs exactly, like the
+//! SQLite store; stats read counters kept in the insert and delete transactions.
 
+mod chunks;
 pub mod naive;
 mod partitions;
 mod rows;
@@ -39,7 +40,7 @@ use uuid::Uuid;
 pub use crate::partitions::{COARSE_DAYS, DAILY_AHEAD, DAILY_BEHIND};
 use crate::partitions::{Partitions, day_of, parse_bounds};
 use crate::rows::{KeyRow, LogRow, NewKeyRow, NewLogRow, PlanChange, RollupDeltas, Scope, WorkspaceRow, insert_rows};
-use crate::schema::{api_keys, logs, usage_monthly, workspaces};
+use crate::schema::{api_keys, log_chunks, logs, usage_monthly, workspaces};
 
 #[cfg(feature = "testing")]
 pub mod cluster;
@@ -76,13 +77,16 @@ pub struct PgOptions {
     /// unavailable. Also the server's `statement_timeout` and the sockets' TCP user timeout,
     /// so a network that stops answering without a reset cannot hold a request.
     pub call_timeout: Duration,
-    /// A search whose index proposes more candidates than this (in the workspace) first walks
-    /// the workspace's newest logs instead, as the SQLite store does.
+    /// A search whose index proposes chunks holding more logs than this (in the workspace)
+    /// first walks the workspace's newest logs instead, as the SQLite store does.
     pub search_dense_hits: u32,
     /// How many logs such a walk reads at most before it reads every candidate instead.
     pub search_walk_rows: u32,
     /// How concurrent inserts are grouped into transactions.
     pub group: GroupOptions,
+    /// The most logs one chunk of the search index covers ([`chunks`]): more make ingest
+    /// cheaper (fewer distinct trigrams per log) and a rare needle's search read more logs.
+    pub index_chunk_rows: usize,
 }
 
 impl Default for PgOptions {
@@ -93,8 +97,9 @@ impl Default for PgOptions {
             create_timeout: Duration::from_secs(5),
             recycle_timeout: Duration::from_secs(2),
             call_timeout: Duration::from_secs(10),
-            search_dense_hits: 5_000,
+            search_dense_hits: 50_000,
             search_walk_rows: 100_000,
+            index_chunk_rows: 256,
             // Three writers: one PostgreSQL backend runs one transaction on one core, so
             // concurrent groups use both (measured with `cargo xtask bench ingest`: 1 writer
             // 8.4k, 2 13.8k, 3 16.8k, 4 15.2-16.3k logs/s). They hold the rows every group
@@ -115,6 +120,7 @@ pub struct PgStore {
     walk_rows: i64,
     call_timeout: Duration,
     group: GroupOptions,
+    chunk_rows: usize,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -200,6 +206,35 @@ fn index_condition(search: &Search) -> Option<Condition> {
             any = Some(match any {
                 Some(before) => Box::new(before.or(like)),
                 None => like,
+            });
+        }
+        if let Some(any) = any {
+            all = Some(match all {
+                Some(before) => Box::new(before.and(any)),
+                None => any,
+            });
+        }
+    }
+    all
+}
+
+type ChunkCondition = Box<dyn BoxableExpression<log_chunks::table, Pg, SqlType = Bool>>;
+
+/// What the chunk index can narrow `search` to: for every index group, a chunk holding all
+/// the trigrams of one of its needles (as stored: [`text`]). `None` when the query gives the
+/// index nothing.
+fn chunk_condition(search: &Search) -> Option<ChunkCondition> {
+    let mut all: Option<ChunkCondition> = None;
+    for group in search.query.index_groups() {
+        let mut any: Option<ChunkCondition> = None;
+        for needle in group {
+            // Codes are at most 63 bits: they fit a BIGINT as they are.
+            let codes: Vec<i64> =
+                sluice_query::needle_trigrams(&text::encode(needle)).into_iter().map(|code| code as i64).collect();
+            let holds: ChunkCondition = Box::new(log_chunks::trigrams.contains(codes));
+            any = Some(match any {
+                Some(before) => Box::new(before.or(holds)),
+                None => holds,
             });
         }
         if let Some(any) = any {
@@ -592,8 +627,16 @@ impl PgStore {
             walk_rows: i64::from(options.search_walk_rows),
             call_timeout: options.call_timeout,
             group: options.group,
+            chunk_rows: options.index_chunk_rows,
         };
         store.create_partitions_ahead().await?;
+        // Logs stored before the chunk index existed get theirs.
+        let mut connection = store.connection().await?;
+        let indexed = chunks::index_unchunked(&mut connection, store.chunk_rows).await.map_err(from_diesel)?;
+        if indexed > 0 {
+            tracing::info!(logs = indexed, "indexed logs the search index did not cover");
+        }
+        drop(connection);
         Ok(store)
     }
 
@@ -703,6 +746,19 @@ impl PgStore {
         prepared: &[PreparedBatch],
         refused: &[bool],
     ) -> Result<Vec<usize>, DieselError> {
+        // The rows, each workspace's together, and their chunks of the search index: worked
+        // out before a connection is taken.
+        let mut kept: Vec<usize> = (0..group.len()).filter(|&index| !refused[index]).collect();
+        kept.sort_by_key(|&index| group[index].workspace);
+        let mut rows: Vec<NewLogRow<'_>> = kept
+            .iter()
+            .flat_map(|&index| group[index].logs.iter().map(move |log| NewLogRow::new(&group[index].workspace, log)))
+            .collect();
+        let mut chunker = chunks::Chunker::new(self.chunk_rows);
+        for row in &rows {
+            let (workspace, ts, text) = row.indexed();
+            chunker.add(workspace, ts, text);
+        }
         let mut connection = self.pool.get().await.map_err(|error| {
             DieselError::DatabaseError(DatabaseErrorKind::UnableToSendCommand, Box::new(error.to_string()))
         })?;
@@ -710,18 +766,14 @@ impl PgStore {
         let over_quota = &over;
         let written = (*connection)
             .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
-                let kept: Vec<usize> = (0..group.len()).filter(|&index| !refused[index]).collect();
-                let rows: Vec<NewLogRow<'_>> = kept
-                    .iter()
-                    .flat_map(|&index| {
-                        group[index].logs.iter().map(move |log| NewLogRow::new(&group[index].workspace, log))
-                    })
-                    .collect();
                 if !rows.is_empty() {
+                    let ids = chunker.write(connection).await?;
+                    for (row, &chunk) in rows.iter_mut().zip(chunker.chunk_of_rows()) {
+                        row.chunk_id = ids[chunk];
+                    }
                     insert_rows(connection, &rows).await?;
                 }
-                let mut order = kept;
-                order.sort_by_key(|&index| group[index].workspace);
+                let order = kept;
                 let mut refusals = Vec::new();
                 for &index in &order {
                     if !count_usage(connection, *group[index].workspace.as_uuid(), &prepared[index].months).await? {
@@ -801,6 +853,11 @@ impl PgStore {
                         for table in name {
                             connection.batch_execute(&format!("DROP TABLE \"{}\"", table.bound)).await?;
                         }
+                        // Chunks whose every log was in the dropped days.
+                        diesel::sql_query("DELETE FROM log_chunks WHERE max_ts < $1")
+                            .bind::<BigInt, _>(end)
+                            .execute(connection)
+                            .await?;
                         partitions.remove(range);
                     }
                     Ok((dropped, partitions))
@@ -852,21 +909,24 @@ impl PgStore {
         }
     }
 
-    /// Reads every candidate the index proposes (bitmap scan of the GIN index, plain index
-    /// scans off), filtered and newest first. With `limit`, at most that many.
-    async fn candidates(
+    /// The candidate chunks of `search` in the workspace whose time span meets the filter's
+    /// (bitmap scans of the trigram GIN index): their ids and how many logs they hold.
+    async fn candidate_chunks(
         &self,
         workspace: WorkspaceId,
         search: &Search,
         filter: &LogFilter,
-        limit: Option<i64>,
-    ) -> Result<Vec<LogRow>, StoreError> {
-        let Some(condition) = index_condition(search) else { return Ok(Vec::new()) };
-        let mut query = filtered(&workspace, filter).filter(condition).select(LogRow::as_select());
-        query = match limit {
-            Some(limit) => query.limit(limit),
-            None => query.order((logs::ts.desc(), logs::id.desc())),
-        };
+    ) -> Result<Vec<(i64, i32)>, StoreError> {
+        let Some(condition) = chunk_condition(search) else { return Ok(Vec::new()) };
+        let mut query =
+            log_chunks::table.filter(log_chunks::workspace_id.eq(*workspace.as_uuid())).filter(condition).into_boxed();
+        if let Some(from) = filter.from {
+            query = query.filter(log_chunks::max_ts.ge(from));
+        }
+        if let Some(to) = filter.to {
+            query = query.filter(log_chunks::min_ts.le(to));
+        }
+        let query = query.select((log_chunks::id, log_chunks::logs));
         let mut connection = self.connection().await?;
         (*connection)
             .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
@@ -875,6 +935,29 @@ impl PgStore {
             })
             .await
             .map_err(from_diesel)
+    }
+
+    /// The logs of `chunks` that the index's needles are in (a `LIKE` on the search text, so
+    /// few rows leave the server), filtered, newest first.
+    async fn chunk_logs(
+        &self,
+        workspace: WorkspaceId,
+        search: &Search,
+        filter: &LogFilter,
+        chunks: Vec<i64>,
+    ) -> Result<Vec<LogRow>, StoreError> {
+        let Some(condition) = index_condition(search) else { return Ok(Vec::new()) };
+        if chunks.is_empty() {
+            return Ok(Vec::new());
+        }
+        let query = filtered(&workspace, filter)
+            .filter(logs::chunk_id.eq_any(chunks))
+            .filter(condition)
+            .select(LogRow::as_select());
+        let mut connection = self.connection().await?;
+        let mut rows: Vec<LogRow> = query.load(&mut connection).await.map_err(from_diesel)?;
+        rows.sort_by_key(|row| std::cmp::Reverse((row.ts, row.id)));
+        Ok(rows)
     }
 }
 
@@ -982,12 +1065,12 @@ impl LogStore for PgStore {
                 self.walk(workspace, filter, &mut builder, None).await?;
                 return Ok(builder.finish());
             }
-            // Few candidates in the workspace: read them all, newest first.
-            let probe = self.candidates(workspace, search, filter, Some(self.dense_hits + 1)).await?;
-            if (probe.len() as i64) <= self.dense_hits {
-                let mut rows = probe;
-                rows.sort_by_key(|row| std::cmp::Reverse((row.ts, row.id)));
-                builder.take(rows)?;
+            // Candidate chunks holding few logs: read just those, whatever the workspace's size.
+            let chunks = self.candidate_chunks(workspace, search, filter).await?;
+            let candidates: i64 = chunks.iter().map(|(_, logs)| i64::from(*logs)).sum();
+            let ids: Vec<i64> = chunks.into_iter().map(|(id, _)| id).collect();
+            if candidates <= self.dense_hits {
+                builder.take(self.chunk_logs(workspace, search, filter, ids).await?)?;
                 return Ok(builder.finish());
             }
             // A common needle: look in the newest logs first, for a bounded number of rows.
@@ -995,9 +1078,9 @@ impl LogStore for PgStore {
             if builder.has_more || walked < self.walk_rows {
                 return Ok(builder.finish());
             }
-            // Common, but not among the newest: every candidate, newest first.
+            // Common, but not among the newest: every candidate chunk's logs, newest first.
             let mut builder = PageBuilder::new(search, page);
-            builder.take(self.candidates(workspace, search, filter, None).await?)?;
+            builder.take(self.chunk_logs(workspace, search, filter, ids).await?)?;
             Ok(builder.finish())
         })
         .await
@@ -1079,9 +1162,22 @@ impl LogStore for PgStore {
                 .await?;
             deleted += batch;
             if batch < DELETE_BATCH as u64 {
-                return Ok(deleted);
+                break;
             }
         }
+        // Chunks whose every log is now gone. A chunk that keeps some logs stays whole: its
+        // trigrams, a superset of theirs, only add candidates the exact check drops.
+        self.within(async {
+            let mut connection = self.connection().await?;
+            diesel::sql_query("DELETE FROM log_chunks WHERE workspace_id = $1 AND max_ts < $2")
+                .bind::<diesel::sql_types::Uuid, _>(*workspace.as_uuid())
+                .bind::<BigInt, _>(cutoff_ms)
+                .execute(&mut connection)
+                .await
+                .map_err(from_diesel)
+        })
+        .await?;
+        Ok(deleted)
     }
 
     async fn sweep(&self, cutoffs: &[(WorkspaceId, i64)]) -> Result<u64, StoreError> {

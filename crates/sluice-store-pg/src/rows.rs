@@ -62,6 +62,8 @@ pub(crate) struct NewLogRow<'a> {
     country: Option<Cow<'a, str>>,
     ip_address: Option<Cow<'a, str>>,
     search_text: String,
+    /// The search index's chunk ([`crate::chunks`]), set once the chunks are numbered.
+    pub(crate) chunk_id: i64,
 }
 
 impl<'a> NewLogRow<'a> {
@@ -90,7 +92,13 @@ impl<'a> NewLogRow<'a> {
             country: encode_option(log.country.as_deref()),
             ip_address: encode_option(log.ip_address.as_deref()),
             search_text: encode_owned(search_text(log)),
+            chunk_id: 0,
         }
+    }
+
+    /// What the search index takes of the row: its workspace, time and search text.
+    pub(crate) fn indexed(&self) -> (Uuid, i64, &str) {
+        (self.workspace_id, self.ts, &self.search_text)
     }
 }
 
@@ -106,10 +114,10 @@ pub(crate) async fn insert_rows(
 
     const INSERT: &str = "INSERT INTO logs (workspace_id, ts, id, level, environment, source, dataset, message, \
         version, user_id, session_id, request_id, data, error_name, error_stack, tags, flow_id, step_index, \
-        country, ip_address, search_text) \
+        country, ip_address, search_text, chunk_id) \
         SELECT * FROM unnest($1::uuid[], $2::int8[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], \
         $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], \
-        $16::text[], $17::text[], $18::int4[], $19::text[], $20::text[], $21::text[])";
+        $16::text[], $17::text[], $18::int4[], $19::text[], $20::text[], $21::text[], $22::int8[])";
     fn column<'r, T>(rows: &'r [NewLogRow<'_>], field: impl Fn(&'r NewLogRow<'_>) -> T) -> Vec<T> {
         rows.iter().map(field).collect()
     }
@@ -134,7 +142,8 @@ pub(crate) async fn insert_rows(
         .bind::<Array<Nullable<Integer>>, _>(column(rows, |row| row.step_index))
         .bind::<Array<Nullable<Text>>, _>(column(rows, |row| row.country.as_deref()))
         .bind::<Array<Nullable<Text>>, _>(column(rows, |row| row.ip_address.as_deref()))
-        .bind::<Array<Text>, _>(column(rows, |row| row.search_text.as_str()));
+        .bind::<Array<Text>, _>(column(rows, |row| row.search_text.as_str()))
+        .bind::<Array<BigInt>, _>(column(rows, |row| row.chunk_id));
     diesel_async::RunQueryDsl::execute(insert, connection).await
 }
 

@@ -15,6 +15,17 @@ diesel::table! {
 }
 
 diesel::table! {
+    log_chunks (id) {
+        id -> Int8,
+        workspace_id -> Uuid,
+        min_ts -> Int8,
+        max_ts -> Int8,
+        logs -> Int4,
+        trigrams -> Array<Nullable<Int8>>,
+    }
+}
+
+diesel::table! {
     log_rollups (workspace_id, hour, source, environment, dataset, level) {
         workspace_id -> Uuid,
         hour -> Int8,
@@ -71,6 +82,7 @@ diesel::table! {
         country -> Nullable<Text>,
         ip_address -> Nullable<Text>,
         search_text -> Text,
+        chunk_id -> Nullable<Int8>,
     }
 }
 
@@ -98,6 +110,7 @@ diesel::joinable!(api_keys -> workspaces (workspace_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     api_keys,
+    log_chunks,
     log_rollups,
     log_rollups_daily,
     log_rollups_daily_sources,

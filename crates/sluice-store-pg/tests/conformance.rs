@@ -34,12 +34,20 @@ async fn fresh() -> Fixture {
 sluice_store::conformance_suite!(fresh);
 
 /// The same contract with search's thresholds at their smallest, so every search takes the
-/// walk of the newest logs first and, when that is not conclusive, reads every candidate.
+/// walk of the newest logs first and, when that is not conclusive, reads every candidate;
+/// and with the index's chunks of two logs, so a batch spans several.
 mod dense_search {
     use super::*;
 
     async fn fresh() -> Fixture {
-        open(PgOptions { pool_size: 4, search_dense_hits: 1, search_walk_rows: 3, ..PgOptions::default() }).await
+        open(PgOptions {
+            pool_size: 4,
+            search_dense_hits: 1,
+            search_walk_rows: 3,
+            index_chunk_rows: 2,
+            ..PgOptions::default()
+        })
+        .await
     }
 
     sluice_store::conformance_suite!(fresh);

@@ -51,6 +51,7 @@ async fn connect_applies_the_migrations_once() {
         [
             "__diesel_schema_migrations",
             "api_keys",
+            "log_chunks",
             "log_rollups",
             "log_rollups_daily",
             "log_rollups_daily_sources",
