@@ -220,18 +220,33 @@ fn index_condition(search: &Search) -> Option<Condition> {
 
 type ChunkCondition = Box<dyn BoxableExpression<log_chunks::table, Pg, SqlType = Bool>>;
 
-/// What the chunk index can narrow `search` to: for every index group, a chunk holding all
-/// the trigrams of one of its needles (as stored: [`text`]). `None` when the query gives the
-/// index nothing.
+diesel::define_sql_function! {
+    /// PostgreSQL's `get_bit`: bit `n` of `bytes` (bit `n % 8` of byte `n / 8`).
+    fn get_bit(bytes: diesel::sql_types::Binary, n: diesel::sql_types::Integer) -> diesel::sql_types::Integer;
+}
+
+/// What the chunk index can narrow `search` to: for every index group, a chunk whose filter
+/// may hold all the trigrams of one of its needles (as stored: [`text`]). `None` when the
+/// query gives the index nothing.
 fn chunk_condition(search: &Search) -> Option<ChunkCondition> {
     let mut all: Option<ChunkCondition> = None;
     for group in search.query.index_groups() {
         let mut any: Option<ChunkCondition> = None;
         for needle in group {
-            // Codes are at most 63 bits: they fit a BIGINT as they are.
-            let codes: Vec<i64> =
-                sluice_query::needle_trigrams(&text::encode(needle)).into_iter().map(|code| code as i64).collect();
-            let holds: ChunkCondition = Box::new(log_chunks::trigrams.contains(codes));
+            let mut bits: Vec<u32> =
+                sluice_query::needle_trigrams(&text::encode(needle)).into_iter().flat_map(chunks::bloom_bits).collect();
+            bits.sort_unstable();
+            bits.dedup();
+            let mut holds: Option<ChunkCondition> = None;
+            for bit in bits {
+                let set: ChunkCondition =
+                    Box::new(get_bit(log_chunks::bloom, i32::try_from(bit).unwrap_or_default()).eq(1));
+                holds = Some(match holds {
+                    Some(before) => Box::new(before.and(set)),
+                    None => set,
+                });
+            }
+            let Some(holds) = holds else { continue };
             any = Some(match any {
                 Some(before) => Box::new(before.or(holds)),
                 None => holds,
@@ -910,7 +925,7 @@ impl PgStore {
     }
 
     /// The candidate chunks of `search` in the workspace whose time span meets the filter's
-    /// (bitmap scans of the trigram GIN index): their ids and how many logs they hold.
+    /// (their filters tested in place): their ids and how many logs they hold.
     async fn candidate_chunks(
         &self,
         workspace: WorkspaceId,
@@ -928,13 +943,7 @@ impl PgStore {
         }
         let query = query.select((log_chunks::id, log_chunks::logs));
         let mut connection = self.connection().await?;
-        (*connection)
-            .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
-                connection.batch_execute("SET LOCAL enable_indexscan = off; SET LOCAL enable_seqscan = off").await?;
-                query.load(connection).await
-            })
-            .await
-            .map_err(from_diesel)
+        query.load(&mut connection).await.map_err(from_diesel)
     }
 
     /// The logs of `chunks` that the index's needles are in (a `LIKE` on the search text, so

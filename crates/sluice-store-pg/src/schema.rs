@@ -21,7 +21,7 @@ diesel::table! {
         min_ts -> Int8,
         max_ts -> Int8,
         logs -> Int4,
-        trigrams -> Array<Nullable<Int8>>,
+        bloom -> Bytea,
     }
 }
 

@@ -46,7 +46,7 @@ fn reads(criterion: &mut Criterion) {
 }
 
 /// One batch of 100 and of 5,000 logs into a store of 100k logs, with the trigram index and
-/// with the index table replaced by a view that drops what is written to it: the difference
+/// with its FTS5 table replaced by a view that drops what is written to it: the difference
 /// is what the search index costs ingest (at 100, mostly next to the commit's fsync; at 5,000,
 /// per log).
 fn ingest(criterion: &mut Criterion) {
@@ -64,9 +64,9 @@ fn ingest(criterion: &mut Criterion) {
             let mut connection = SqliteConnection::establish(path.to_str().expect("utf-8")).expect("connect");
             connection
                 .batch_execute(
-                    "DROP TABLE logs_fts; \
-                     CREATE VIEW logs_fts AS SELECT 0 AS rowid, '' AS message, '' AS error_name, '' AS error_stack, '' AS data; \
-                     CREATE TRIGGER logs_fts_drop INSTEAD OF INSERT ON logs_fts BEGIN SELECT 1; END;",
+                    "DROP TABLE log_chunks_fts; \
+                     CREATE VIEW log_chunks_fts AS SELECT 0 AS rowid, '' AS message, '' AS error_name, '' AS error_stack, '' AS data; \
+                     CREATE TRIGGER log_chunks_fts_drop INSTEAD OF INSERT ON log_chunks_fts BEGIN SELECT 1; END;",
                 )
                 .expect("replace the index");
         }

@@ -1,9 +1,10 @@
--- The search index moves from a trigram GIN entry per character of every log to one row per
--- chunk: a run of up to a few hundred logs of one workspace written in one transaction, whose
--- `trigrams` hold each distinct trigram of its logs' search text once
--- (`sluice_query::trigram_codes`: three code points side by side). Logs repeat their words,
--- so a chunk has far fewer distinct trigrams than its logs have characters. A search finds
--- candidate chunks by their trigrams and reads their logs by `chunk_id`.
+-- The search index moves from a pg_trgm GIN entry per trigram of every log to one row per
+-- chunk: a run of up to a few hundred logs of one workspace written in one transaction, with
+-- a Bloom filter of the distinct trigrams of their search text (`sluice_store_pg::chunks`).
+-- Maintaining a GIN index, per log or per chunk, was most of the database's work per log;
+-- a chunk's filter is one fixed-size value written with it. A search tests the filters of the
+-- workspace's chunks (`get_bit`) and reads the logs of the chunks that may hold its needles by
+-- `chunk_id`, checking each exactly.
 -- Logs stored before this migration have no chunk; the store indexes them when it connects.
 DROP INDEX logs_search;
 
@@ -19,7 +20,9 @@ CREATE TABLE log_chunks (
     min_ts BIGINT NOT NULL,
     max_ts BIGINT NOT NULL,
     logs INTEGER NOT NULL,
-    trigrams BIGINT[] NOT NULL
+    bloom BYTEA NOT NULL
 );
+-- Kept in the row, uncompressed: a search reads every filter of a workspace in place, where a
+-- TOASTed value would be fetched and copied for every bit tested.
+ALTER TABLE log_chunks ALTER COLUMN bloom SET STORAGE PLAIN;
 CREATE INDEX log_chunks_workspace ON log_chunks (workspace_id, max_ts);
-CREATE INDEX log_chunks_trigrams ON log_chunks USING gin (trigrams);
