@@ -192,33 +192,38 @@ fn like_anywhere(needle: &str) -> String {
     pattern
 }
 
-type Condition = Box<dyn BoxableExpression<logs::table, Pg, SqlType = Bool>>;
+/// A condition on rows of table `T`, built at run time.
+type Boxed<T> = Box<dyn BoxableExpression<T, Pg, SqlType = Bool>>;
+type Condition = Boxed<logs::table>;
+type ChunkCondition = Boxed<log_chunks::table>;
 
-/// What the trigram index can narrow `search` to: for every index group, one of its needles
-/// in the folded text. `None` when the query gives the index nothing.
-fn index_condition(search: &Search) -> Option<Condition> {
-    let groups = search.query.index_groups();
-    let mut all: Option<Condition> = None;
-    for group in groups {
-        let mut any: Option<Condition> = None;
-        for needle in group {
-            let like: Condition = Box::new(logs::search_text.like(like_anywhere(&text::encode(needle))));
-            any = Some(match any {
-                Some(before) => Box::new(before.or(like)),
-                None => like,
-            });
-        }
-        if let Some(any) = any {
-            all = Some(match all {
-                Some(before) => Box::new(before.and(any)),
-                None => any,
-            });
-        }
-    }
-    all
+/// Every one of `conditions` (`None` when there are none).
+fn all_of<T: 'static>(conditions: impl IntoIterator<Item = Boxed<T>>) -> Option<Boxed<T>>
+where
+    diesel::dsl::And<Boxed<T>, Boxed<T>>: BoxableExpression<T, Pg, SqlType = Bool>,
+{
+    conditions.into_iter().reduce(|before, next| Box::new(before.and(next)))
 }
 
-type ChunkCondition = Box<dyn BoxableExpression<log_chunks::table, Pg, SqlType = Bool>>;
+/// Any one of `conditions` (`None` when there are none).
+fn any_of<T: 'static>(conditions: impl IntoIterator<Item = Boxed<T>>) -> Option<Boxed<T>>
+where
+    diesel::dsl::Or<Boxed<T>, Boxed<T>>: BoxableExpression<T, Pg, SqlType = Bool>,
+{
+    conditions.into_iter().reduce(|before, next| Box::new(before.or(next)))
+}
+
+/// What the search text can narrow `search` to: for every index group, one of its needles
+/// in the folded text. `None` when the query gives the index nothing.
+fn index_condition(search: &Search) -> Option<Condition> {
+    all_of(search.query.index_groups().into_iter().filter_map(|group| {
+        any_of(
+            group
+                .into_iter()
+                .map(|needle| -> Condition { Box::new(logs::search_text.like(like_anywhere(&text::encode(needle)))) }),
+        )
+    }))
+}
 
 diesel::define_sql_function! {
     /// PostgreSQL's `get_bit`: bit `n` of `bytes` (bit `n % 8` of byte `n / 8`).
@@ -229,37 +234,17 @@ diesel::define_sql_function! {
 /// may hold all the trigrams of one of its needles (as stored: [`text`]). `None` when the
 /// query gives the index nothing.
 fn chunk_condition(search: &Search) -> Option<ChunkCondition> {
-    let mut all: Option<ChunkCondition> = None;
-    for group in search.query.index_groups() {
-        let mut any: Option<ChunkCondition> = None;
-        for needle in group {
+    all_of(search.query.index_groups().into_iter().filter_map(|group| {
+        any_of(group.into_iter().filter_map(|needle| {
             let mut bits: Vec<u32> =
                 sluice_query::needle_trigrams(&text::encode(needle)).into_iter().flat_map(chunks::bloom_bits).collect();
             bits.sort_unstable();
             bits.dedup();
-            let mut holds: Option<ChunkCondition> = None;
-            for bit in bits {
-                let set: ChunkCondition =
-                    Box::new(get_bit(log_chunks::bloom, i32::try_from(bit).unwrap_or_default()).eq(1));
-                holds = Some(match holds {
-                    Some(before) => Box::new(before.and(set)),
-                    None => set,
-                });
-            }
-            let Some(holds) = holds else { continue };
-            any = Some(match any {
-                Some(before) => Box::new(before.or(holds)),
-                None => holds,
-            });
-        }
-        if let Some(any) = any {
-            all = Some(match all {
-                Some(before) => Box::new(before.and(any)),
-                None => any,
-            });
-        }
-    }
-    all
+            all_of(bits.into_iter().map(|bit| -> ChunkCondition {
+                Box::new(get_bit(log_chunks::bloom, i32::try_from(bit).unwrap_or_default()).eq(1))
+            }))
+        }))
+    }))
 }
 
 /// The workspace's logs matching `filter`, as a query still open to more conditions.
