@@ -177,9 +177,12 @@ pub(crate) fn bench(root: &Path, quick: bool) -> anyhow::Result<()> {
         if !sqlite {
             drop(server);
             let copy_rows = if quick { 50_000 } else { 500_000 };
+            let file = root.join("target/bench-data/copy.csv");
+            write_copy_csv(root, &file, copy_rows)?;
             for with_index in [false, true] {
-                rows.push(copy_baseline(root, &cluster, copy_rows, with_index)?);
+                rows.push(copy_baseline(&cluster, &file, copy_rows, with_index)?);
             }
+            let _ = std::fs::remove_file(&file);
         }
     }
     drop(cluster);
@@ -220,11 +223,9 @@ const NAIVE_TABLE: &str = "CREATE TABLE bench_naive_logs (id UUID PRIMARY KEY, w
      ts BIGINT NOT NULL, level TEXT NOT NULL, source TEXT NOT NULL, environment TEXT NOT NULL, \
      message TEXT NOT NULL, data TEXT)";
 
-/// The raw COPY baseline: `rows` of the JSON workload's entries (written by the load
-/// generator) loaded by one `\copy` of psql into the naive endpoint's table in a fresh
-/// database, with or without its pg_trgm index on the message. Returns its table row.
-fn copy_baseline(root: &Path, cluster: &postgres::Cluster, rows: usize, with_index: bool) -> anyhow::Result<String> {
-    let file = root.join("target/bench-data/copy.csv");
+/// Writes `rows` of the JSON workload's entries as CSV to `file` (the load generator's
+/// `--copy-csv`), for the raw COPY baseline.
+fn write_copy_csv(root: &Path, file: &Path, rows: usize) -> anyhow::Result<()> {
     let output = Command::new(root.join("target/release/sluice-loadgen"))
         .args(["--copy-csv", &file.display().to_string(), "--copy-rows", &rows.to_string()])
         .args(["--corpus", &root.join("../shared/corpus").display().to_string()])
@@ -234,8 +235,16 @@ fn copy_baseline(root: &Path, cluster: &postgres::Cluster, rows: usize, with_ind
     if !output.status.success() {
         bail!("sluice-loadgen --copy-csv failed ({})", output.status);
     }
+    Ok(())
+}
+
+/// The raw COPY baseline: the `rows` of `file` loaded by one `\copy` of psql into the naive
+/// endpoint's table in a fresh database, with or without its pg_trgm index on the message.
+/// Returns its table row.
+fn copy_baseline(cluster: &postgres::Cluster, file: &Path, rows: usize, with_index: bool) -> anyhow::Result<String> {
     let name = "sluice_copy_bench";
-    fresh(root, Some(cluster), name)?;
+    cluster.psql(&format!("DROP DATABASE IF EXISTS {name}")).map_err(anyhow::Error::msg)?;
+    cluster.psql(&format!("CREATE DATABASE {name}")).map_err(anyhow::Error::msg)?;
     let mut setup = NAIVE_TABLE.to_owned();
     if with_index {
         setup.push_str(
@@ -249,9 +258,8 @@ fn copy_baseline(root: &Path, cluster: &postgres::Cluster, rows: usize, with_ind
         .psql_in(name, &format!("\\copy bench_naive_logs FROM '{}' WITH (FORMAT csv)", file.display()))
         .map_err(anyhow::Error::msg)?;
     let seconds = started.elapsed().as_secs_f64();
-    let megabytes = std::fs::metadata(&file).map(|meta| meta.len() as f64 / 1e6).unwrap_or(0.0);
+    let megabytes = std::fs::metadata(file).map(|meta| meta.len() as f64 / 1e6).unwrap_or(0.0);
     cluster.psql(&format!("DROP DATABASE IF EXISTS {name}")).map_err(anyhow::Error::msg)?;
-    let _ = std::fs::remove_file(&file);
     let what =
         if with_index { "raw COPY, PostgreSQL, pg_trgm index on message" } else { "raw COPY, PostgreSQL, no index" };
     eprintln!("{what}: {rows} rows in {seconds:.2} s");

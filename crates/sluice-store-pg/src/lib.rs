@@ -815,6 +815,7 @@ impl PgStore {
                         .await?;
                     let mut partitions = load_partitions(connection).await?;
                     let mut dropped = 0_u64;
+                    let mut dropped_before = i64::MIN;
                     for range in partitions.before(cutoff_ms) {
                         let (first, end) = (range.first_ms(), range.end_ms());
                         // The hourly counters of the range are exactly its logs: every
@@ -853,12 +854,15 @@ impl PgStore {
                         for table in name {
                             connection.batch_execute(&format!("DROP TABLE \"{}\"", table.bound)).await?;
                         }
-                        // Chunks whose every log was in the dropped days.
+                        dropped_before = dropped_before.max(end);
+                        partitions.remove(range);
+                    }
+                    // Chunks whose every log was in the dropped days.
+                    if dropped_before > i64::MIN {
                         diesel::sql_query("DELETE FROM log_chunks WHERE max_ts < $1")
-                            .bind::<BigInt, _>(end)
+                            .bind::<BigInt, _>(dropped_before)
                             .execute(connection)
                             .await?;
-                        partitions.remove(range);
                     }
                     Ok((dropped, partitions))
                 })
@@ -1159,16 +1163,20 @@ impl LogStore for PgStore {
                 break;
             }
         }
-        // Chunks whose every log is now gone. A chunk that keeps some logs stays whole: its
-        // trigrams, a superset of theirs, only add candidates the exact check drops.
+        // Chunks whose every log is now gone (checked: an insert of old logs may have come in
+        // since). A chunk that keeps some logs stays whole: its filter, a superset of theirs,
+        // only adds candidates the exact check drops.
         self.within(async {
             let mut connection = self.connection().await?;
-            diesel::sql_query("DELETE FROM log_chunks WHERE workspace_id = $1 AND max_ts < $2")
-                .bind::<diesel::sql_types::Uuid, _>(*workspace.as_uuid())
-                .bind::<BigInt, _>(cutoff_ms)
-                .execute(&mut connection)
-                .await
-                .map_err(from_diesel)
+            diesel::sql_query(
+                "DELETE FROM log_chunks WHERE workspace_id = $1 AND max_ts < $2 AND NOT EXISTS \
+                 (SELECT 1 FROM logs WHERE logs.workspace_id = $1 AND logs.chunk_id = log_chunks.id)",
+            )
+            .bind::<diesel::sql_types::Uuid, _>(*workspace.as_uuid())
+            .bind::<BigInt, _>(cutoff_ms)
+            .execute(&mut connection)
+            .await
+            .map_err(from_diesel)
         })
         .await?;
         Ok(deleted)
@@ -1357,7 +1365,15 @@ impl Store for PgStore {
     }
 
     async fn maintain(&self) -> Result<(), StoreError> {
-        self.create_partitions_ahead().await
+        self.create_partitions_ahead().await?;
+        // Logs a process of an older release stored without a chunk since this one connected
+        // (a rolling upgrade) become searchable here; usually one probe of an empty index.
+        self.within(async {
+            let mut connection = self.connection().await?;
+            chunks::index_unchunked(&mut connection, self.chunk_rows).await.map_err(from_diesel)
+        })
+        .await?;
+        Ok(())
     }
 }
 

@@ -78,7 +78,7 @@ const LOG_COLUMNS: &str = "logs.id, logs.ts, logs.level, logs.environment, logs.
      logs.error_stack, logs.tags, logs.flow_id, logs.step_index, logs.country, logs.ip_address";
 
 /// The filters of a search, bound as `?2` (workspace) to `?8`; a filter bound as NULL does
-/// not apply. Then the exact check ([`register_search`]), so only matches are sorted. The
+/// not apply. Then the exact check ([`SearchScope`]), so only matches are sorted. The
 /// unary `+` keeps SQLite from reading the workspace's index instead of the chunks' ranges.
 const SEARCH_FILTERS: &str = "+logs.workspace_id = ?2 AND (?3 IS NULL OR logs.level = ?3) \
      AND (?4 IS NULL OR logs.source = ?4) AND (?5 IS NULL OR logs.environment = ?5) \
@@ -399,35 +399,50 @@ mod functions {
     use diesel::sql_types::{Nullable, Text};
 
     diesel::define_sql_function! {
-        /// `sluice_query::fold` of a text (NULL stays NULL).
-        fn sluice_fold(text: Nullable<Text>) -> Nullable<Text>;
-    }
-
-    diesel::define_sql_function! {
-        /// The exact check of the search last registered on the connection
-        /// ([`super::register_search`]) on a log's searchable fields.
+        /// The exact check of the search under way on this thread ([`super::SearchScope`]) on a
+        /// log's searchable fields.
         fn sluice_matches(message: Text, error_name: Nullable<Text>, error_stack: Nullable<Text>, data: Nullable<Text>) -> Bool;
     }
 }
 
-/// Makes `sluice_matches` on this connection the exact check of `search`, so a statement
-/// drops the logs that fail it before it sorts: a candidate chunk holds hundreds of logs for
-/// each that matches.
-fn register_search(connection: &mut SqliteConnection, search: &Search) -> QueryResult<()> {
-    let search = search.clone();
-    functions::sluice_matches_utils::register_impl(
-        connection,
-        move |message: String, error_name: Option<String>, error_stack: Option<String>, data: Option<String>| {
-            search.matches(&message, error_name.as_deref(), error_stack.as_deref(), data.as_deref())
-        },
-    )
+thread_local! {
+    /// The search whose statement runs on this thread: SQLite calls `sluice_matches` on the
+    /// thread that steps the statement, the one the connection is lent to.
+    static CURRENT_SEARCH: std::cell::RefCell<Option<Search>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Makes `sluice_matches` the exact check of a search on this thread until dropped, so a
+/// statement drops the logs that fail it before it sorts (a candidate chunk holds hundreds of
+/// logs for each that matches). The function is registered once per connection: registering
+/// it again would make SQLite discard every statement the connection has prepared.
+struct SearchScope;
+
+impl SearchScope {
+    fn enter(search: &Search) -> Self {
+        CURRENT_SEARCH.with(|current| *current.borrow_mut() = Some(search.clone()));
+        SearchScope
+    }
+}
+
+impl Drop for SearchScope {
+    fn drop(&mut self) {
+        CURRENT_SEARCH.with(|current| *current.borrow_mut() = None);
+    }
 }
 
 /// Registers [`functions`] on a connection.
 fn register_functions(connection: &mut SqliteConnection) -> QueryResult<()> {
-    functions::sluice_fold_utils::register_impl(connection, |text: Option<String>| {
-        text.map(|text| sluice_query::fold(&text))
-    })
+    functions::sluice_matches_utils::register_impl(
+        connection,
+        |message: String, error_name: Option<String>, error_stack: Option<String>, data: Option<String>| {
+            // Outside a search scope nothing is filtered; every path checks again in Rust.
+            CURRENT_SEARCH.with(|current| {
+                current.borrow().as_ref().is_none_or(|search| {
+                    search.matches(&message, error_name.as_deref(), error_stack.as_deref(), data.as_deref())
+                })
+            })
+        },
+    )
 }
 
 /// How often the checkpointer copies the write-ahead log back into the database file.
@@ -702,7 +717,7 @@ impl LogStore for SqliteStore {
                     .map_err(from_diesel)?;
                 return Ok(collect_page(rows, &search, page)?.0);
             };
-            register_search(connection, &search).map_err(from_diesel)?;
+            let _scope = SearchScope::enter(&search);
             // The candidate chunks, until their logs pass `dense_hits`. Fewer: read just their
             // logs, by seq range, whatever the workspace's size.
             let mut chunks = Vec::new();
@@ -825,7 +840,6 @@ impl LogStore for SqliteStore {
                                 .load(connection)?;
                             let seqs: Vec<i64> = victims.iter().map(|victim| victim.0).collect();
                             diesel::delete(logs::table.filter(logs::seq.eq_any(&seqs))).execute(connection)?;
-                            index::drop_emptied(connection, workspace.as_bytes(), cutoff_ms)?;
                             let keys =
                                 victims.into_iter().map(|(_, ts, source, environment, dataset, level)| RollupKey {
                                     workspace_id: workspace.as_bytes().to_vec(),
@@ -845,9 +859,17 @@ impl LogStore for SqliteStore {
                 .await?;
             deleted += batch;
             if batch < DELETE_BATCH as u64 {
-                return Ok(deleted);
+                break;
             }
         }
+        // The chunks of the search index left without a log, once for the whole sweep.
+        self.with(move |connection| {
+            connection
+                .immediate_transaction(|connection| index::drop_emptied(connection, workspace.as_bytes(), cutoff_ms))
+                .map_err(from_diesel)
+        })
+        .await?;
+        Ok(deleted)
     }
 }
 
@@ -1007,8 +1029,7 @@ mod tests {
     }
 
     fn plan(connection: &mut SqliteConnection, sql: &str, first: &str) -> Vec<String> {
-        let search = Search { query: sluice_query::Query::parse("timeout").expect("query"), fields: vec![] };
-        register_search(connection, &search).expect("register");
+        register_functions(connection).expect("register");
         diesel::sql_query(format!("EXPLAIN QUERY PLAN {sql}"))
             .bind::<Text, _>(first)
             .bind::<Binary, _>(vec![0_u8; 16])
