@@ -9,12 +9,17 @@
 //! docs/PERFORMANCE.md, issue 7), and its lookups name chunks, whose logs a search then reads
 //! by `seq` range and checks exactly.
 //!
-//! The chunk rows and their documents are written in the transaction that writes the logs, so
-//! a committed log is always findable (DECISIONS: read-after-write). [`index_unindexed`] fills
-//! in logs stored before this index existed.
+//! Chunks are written after their logs, off the request's path: [`index_tail`] indexes the logs
+//! past the last chunk (the unindexed tail) in rounds of a few thousand, a few times a second
+//! (`SqliteOptions::index_every`), and once when the store opens (logs of an older release, or
+//! of a crash between a commit and its round). One FTS5 segment then holds many chunks instead
+//! of one group commit's few: measured in docs/PERFORMANCE.md (issue 7). A search reads the
+//! tail whole besides the chunks it finds, so a committed log is always findable (DECISIONS:
+//! read-after-write).
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
+use std::sync::Mutex;
 
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
@@ -107,47 +112,55 @@ impl Chunker {
 /// A chunk's row in `log_chunks`.
 #[derive(Insertable)]
 #[diesel(table_name = log_chunks)]
-struct NewChunkRow<'a> {
+struct NewChunkRow {
     id: i64,
     last_seq: i64,
-    workspace_id: &'a [u8],
+    workspace_id: Vec<u8>,
     min_ts: i64,
     max_ts: i64,
 }
 
-/// Writes chunks: their rows, then every document in one statement (FTS5 writes its pending
-/// terms out at each statement's end, so one statement makes one index segment).
-pub(crate) fn write(connection: &mut SqliteConnection, chunks: &[Chunk]) -> Result<(), DieselError> {
+/// A chunk made ready to write: its row, and its document as the JSON array
+/// `[rowid, message, error_name, error_stack, data]`. Built before the write lock is taken.
+pub(crate) struct Written {
+    row: NewChunkRow,
+    document: serde_json::Value,
+}
+
+impl Written {
+    pub(crate) fn new(chunk: Chunk) -> Self {
+        let mut document = vec![serde_json::Value::from(chunk.first)];
+        document.extend(chunk.codes.iter().map(|codes| serde_json::Value::String(tokens(codes))));
+        let row = NewChunkRow {
+            id: chunk.first,
+            last_seq: chunk.last,
+            workspace_id: chunk.workspace,
+            min_ts: chunk.min_ts,
+            max_ts: chunk.max_ts,
+        };
+        Self { row, document: serde_json::Value::Array(document) }
+    }
+}
+
+/// Writes chunks: their rows, then every document in one statement. FTS5 writes a
+/// transaction's documents out as one new segment, whose cost is mostly per distinct term:
+/// the more chunks one transaction holds, the less each costs, and the longer it holds the
+/// write lock.
+fn write(connection: &mut SqliteConnection, chunks: &[Written]) -> Result<(), DieselError> {
     if chunks.is_empty() {
         return Ok(());
     }
-    let rows: Vec<NewChunkRow<'_>> = chunks
-        .iter()
-        .map(|chunk| NewChunkRow {
-            id: chunk.first,
-            last_seq: chunk.last,
-            workspace_id: &chunk.workspace,
-            min_ts: chunk.min_ts,
-            max_ts: chunk.max_ts,
-        })
-        .collect();
+    let rows: Vec<&NewChunkRow> = chunks.iter().map(|chunk| &chunk.row).collect();
     // 5 bound values a row: well under SQLite's variable limit.
     for part in rows.chunks(1_000) {
-        diesel::insert_into(log_chunks::table).values(part).execute(connection)?;
+        diesel::insert_into(log_chunks::table).values(part.iter().copied().collect::<Vec<_>>()).execute(connection)?;
     }
-    let documents: Vec<serde_json::Value> = chunks
-        .iter()
-        .map(|chunk| {
-            let mut row = vec![serde_json::Value::from(chunk.first)];
-            row.extend(chunk.codes.iter().map(|codes| serde_json::Value::String(tokens(codes))));
-            serde_json::Value::Array(row)
-        })
-        .collect();
+    let documents: Vec<&serde_json::Value> = chunks.iter().map(|chunk| &chunk.document).collect();
     diesel::sql_query(
         "INSERT INTO log_chunks_fts (rowid, message, error_name, error_stack, data) \
          SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?1)",
     )
-    .bind::<Text, _>(serde_json::Value::Array(documents).to_string())
+    .bind::<Text, _>(serde_json::to_string(&documents).unwrap_or_else(|_| "[]".to_owned()))
     .execute(connection)?;
     Ok(())
 }
@@ -182,7 +195,7 @@ pub(crate) fn expression(search: &Search) -> Option<String> {
     Some(format!("{{{}}} : ({})", columns.join(" "), body.join(" AND ")))
 }
 
-/// A log as [`index_unindexed`] reads it.
+/// A log as [`index_tail`] reads it.
 #[derive(QueryableByName)]
 struct UnindexedRow {
     #[diesel(sql_type = BigInt)]
@@ -201,49 +214,83 @@ struct UnindexedRow {
     data: Option<String>,
 }
 
-/// Logs indexed per transaction by [`index_unindexed`].
-const UNINDEXED_STEP: i64 = 20_000;
+/// The most logs one round of [`index_tail`] reads at a time.
+const TAIL_STEP: i64 = 8_192;
+
+/// The most chunks [`index_tail`] writes in one transaction.
+const CHUNKS_PER_WRITE: usize = 8;
 
 /// The seq after every chunk's last log: the insert path numbers new logs from past both this
-/// and the last log, so no chunk ever covers a log it was not built from.
+/// and the last log, so no chunk ever covers a log it was not built from. The logs past it
+/// are the unindexed tail, which a search reads whole.
 pub(crate) fn indexed_through(connection: &mut SqliteConnection) -> Result<i64, DieselError> {
     let last: Option<i64> = log_chunks::table.select(diesel::dsl::max(log_chunks::last_seq)).first(connection)?;
     Ok(last.unwrap_or(0))
 }
 
-/// Indexes the logs past the last chunk (the logs stored before this index existed; the
-/// insert path indexes its own), a transaction per [`UNINDEXED_STEP`]. Returns how many.
-pub(crate) fn index_unindexed(connection: &mut SqliteConnection, chunk_rows: usize) -> Result<u64, DieselError> {
+/// Indexes the unindexed tail: the logs past the last chunk, [`TAIL_STEP`] at a time. Each
+/// step reads and cuts its logs into chunks without the write lock (readers hold nobody
+/// back in WAL mode), then takes `write_lock` and SQLite's for just the two statements that
+/// write them. Returns how many logs it indexed.
+pub(crate) fn index_tail(
+    connection: &mut SqliteConnection,
+    write_lock: &Mutex<()>,
+    chunk_rows: usize,
+) -> Result<u64, DieselError> {
     let mut indexed = 0_u64;
     loop {
-        let step = connection.immediate_transaction(|connection| {
+        let (after, rows) = connection.transaction(|connection| {
             let after = indexed_through(connection)?;
             let rows: Vec<UnindexedRow> = diesel::sql_query(
                 "SELECT seq, workspace_id, ts, message, error_name, error_stack, data FROM logs \
                  WHERE seq > ?1 ORDER BY seq LIMIT ?2",
             )
             .bind::<BigInt, _>(after)
-            .bind::<BigInt, _>(UNINDEXED_STEP)
+            .bind::<BigInt, _>(TAIL_STEP)
             .load(connection)?;
-            let mut chunker = Chunker::new(chunk_rows);
-            for row in &rows {
-                chunker.add(&Indexed {
-                    seq: row.seq,
-                    workspace: &row.workspace_id,
-                    ts: row.ts,
-                    fields: [
-                        Some(row.message.as_str()),
-                        row.error_name.as_deref(),
-                        row.error_stack.as_deref(),
-                        row.data.as_deref(),
-                    ],
-                });
-            }
-            write(connection, &chunker.finish())?;
-            Ok::<_, DieselError>(rows.len() as u64)
+            Ok::<_, DieselError>((after, rows))
         })?;
-        indexed += step;
-        if step < UNINDEXED_STEP as u64 {
+        if rows.is_empty() {
+            return Ok(indexed);
+        }
+        let mut chunker = Chunker::new(chunk_rows);
+        for row in &rows {
+            chunker.add(&Indexed {
+                seq: row.seq,
+                workspace: &row.workspace_id,
+                ts: row.ts,
+                fields: [
+                    Some(row.message.as_str()),
+                    row.error_name.as_deref(),
+                    row.error_stack.as_deref(),
+                    row.data.as_deref(),
+                ],
+            });
+        }
+        let written: Vec<Written> = chunker.finish().into_iter().map(Written::new).collect();
+        // A few chunks a transaction, so the inserts waiting behind each wait a few ms.
+        let mut expected = after;
+        for part in written.chunks(CHUNKS_PER_WRITE) {
+            let wrote = {
+                let _lock = write_lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                connection.immediate_transaction(|connection| {
+                    // Retention may have dropped the last chunk meanwhile: read again next round.
+                    if indexed_through(connection)? != expected {
+                        return Ok(false);
+                    }
+                    write(connection, part)?;
+                    Ok::<_, DieselError>(true)
+                })?
+            };
+            if !wrote {
+                return Ok(indexed);
+            }
+            expected = part.last().map_or(expected, |chunk| chunk.row.last_seq);
+            // Let an insert waiting for the lock have it before the next part.
+            std::thread::yield_now();
+        }
+        indexed += rows.len() as u64;
+        if (rows.len() as i64) < TAIL_STEP {
             return Ok(indexed);
         }
     }

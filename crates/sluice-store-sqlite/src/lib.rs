@@ -11,7 +11,7 @@ mod rows;
 mod schema;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -86,11 +86,14 @@ const SEARCH_FILTERS: &str = "+logs.workspace_id = ?2 AND (?3 IS NULL OR logs.le
      AND sluice_matches(logs.message, logs.error_name, logs.error_stack, logs.data)";
 
 /// The candidate chunks of a search (`?1`, an FTS5 query) in the workspace (`?2`) whose time
-/// span meets the filter's (`?3`, `?4`): the index's hits drive (`CROSS JOIN`).
+/// span meets the filter's (`?3`, `?4`), up to seq `?5`: the index's hits drive (`CROSS JOIN`).
+/// The search reads the logs past `?5`, the unindexed tail when it started, whole; chunks
+/// written since are left out, their logs being in that tail.
 const CHUNK_HITS_SQL: &str = "SELECT chunk.id AS first, chunk.last_seq AS last \
      FROM (SELECT rowid AS hit FROM log_chunks_fts WHERE log_chunks_fts MATCH ?1) AS hits \
      CROSS JOIN log_chunks AS chunk ON chunk.id = hits.hit \
-     WHERE chunk.workspace_id = ?2 AND (?3 IS NULL OR chunk.max_ts >= ?3) AND (?4 IS NULL OR chunk.min_ts <= ?4)";
+     WHERE chunk.workspace_id = ?2 AND chunk.last_seq <= ?5 \
+     AND (?3 IS NULL OR chunk.max_ts >= ?3) AND (?4 IS NULL OR chunk.min_ts <= ?4)";
 
 /// The matching logs of given chunks (`?1`, a JSON array of `[first, last]` seqs), each
 /// chunk read as a range of `seq`, newest first.
@@ -102,15 +105,23 @@ fn chunk_logs_sql() -> String {
     )
 }
 
-/// The matching logs of every candidate chunk of `?1`, newest first.
+/// The matching logs of every candidate chunk of `?1` up to seq `?9`, and of the logs past it
+/// (the unindexed tail), newest first.
 fn all_candidates_sql() -> String {
     format!(
-        "SELECT {LOG_COLUMNS} FROM (SELECT rowid AS hit FROM log_chunks_fts WHERE log_chunks_fts MATCH ?1) AS hits \
-         CROSS JOIN log_chunks AS chunk ON chunk.id = hits.hit \
-         CROSS JOIN logs ON logs.seq BETWEEN chunk.id AND chunk.last_seq \
-         WHERE chunk.workspace_id = ?2 AND {SEARCH_FILTERS} ORDER BY logs.ts DESC, logs.id DESC"
+        "SELECT {LOG_COLUMNS} FROM ( \
+           SELECT chunk.id AS first, chunk.last_seq AS last \
+           FROM (SELECT rowid AS hit FROM log_chunks_fts WHERE log_chunks_fts MATCH ?1) AS hits \
+           CROSS JOIN log_chunks AS chunk ON chunk.id = hits.hit \
+           WHERE chunk.workspace_id = ?2 AND chunk.last_seq <= ?9 \
+           UNION ALL SELECT ?9 + 1, {TAIL_END}) AS ranges \
+         CROSS JOIN logs ON logs.seq BETWEEN ranges.first AND ranges.last \
+         WHERE {SEARCH_FILTERS} ORDER BY logs.ts DESC, logs.id DESC"
     )
 }
+
+/// The last seq of the unindexed tail's range: past any log.
+const TAIL_END: i64 = i64::MAX;
 
 /// One candidate chunk: its first and last seq.
 #[derive(QueryableByName)]
@@ -269,6 +280,11 @@ pub struct SqliteOptions {
     /// The most logs one document of the search index covers ([`index`]): more make ingest
     /// cheaper (fewer distinct trigrams per log) and a rare needle's search read more logs.
     pub index_chunk_rows: usize,
+    /// How often a thread of the store's own indexes the logs committed since its last round
+    /// ([`index`]), off the writes' path; searches read those logs whole meanwhile. `None`:
+    /// each insert indexes its own logs after its commit, before it returns (tests use it to
+    /// reach the chunk paths at once).
+    pub index_every: Option<Duration>,
 }
 
 impl Default for SqliteOptions {
@@ -280,6 +296,7 @@ impl Default for SqliteOptions {
             search_dense_hits: 50_000,
             search_walk_rows: 100_000,
             index_chunk_rows: 256,
+            index_every: Some(Duration::from_millis(200)),
         }
     }
 }
@@ -298,8 +315,15 @@ pub struct SqliteStore {
     dense_hits: u32,
     walk_rows: u32,
     chunk_rows: usize,
+    /// `None` when each insert indexes its own logs ([`SqliteOptions::index_every`]).
+    index_every: Option<Duration>,
+    /// Held by whoever takes SQLite's write lock in this process for logs (inserts, the
+    /// index's rounds, retention, and the checkpoint that starts the log over), so they hand
+    /// it to each other at once instead of through SQLite's busy handler, which sleeps in
+    /// steps of up to 100 ms.
+    write_lock: Arc<Mutex<()>>,
     /// Runs while any clone of the store lives.
-    _checkpointer: Arc<Checkpointer>,
+    _background: Arc<Background>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -445,45 +469,64 @@ fn register_functions(connection: &mut SqliteConnection) -> QueryResult<()> {
     )
 }
 
-/// How often the checkpointer copies the write-ahead log back into the database file.
+/// How often the background thread checkpoints when it does not index ([`SqliteOptions::index_every`]).
 const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
 
-/// Checkpoints off the writer's path. SQLite's default has the connection that commits past
-/// 1,000 WAL pages copy the log into the database file inside that commit, which put about a
-/// tenth of the write path's time and its slowest commits on the one writer. Here no
-/// connection checkpoints at commit (`wal_autocheckpoint = 0`); a thread of the store's own
-/// runs a passive checkpoint every [`CHECKPOINT_EVERY`], beside the writer, on the other core.
-/// It stops, after a last checkpoint, when the store is dropped.
-struct Checkpointer {
+/// The store's own thread, off the writes' path, on the other core: each round it indexes
+/// the logs committed since the last ([`index::index_tail`]), then checkpoints.
+///
+/// Checkpoints: SQLite's default has the connection that commits past 1,000 WAL pages copy
+/// the log into the database file inside that commit, which put about a tenth of the write
+/// path's time and its slowest commits on the one writer. Here no connection checkpoints at
+/// commit (`wal_autocheckpoint = 0`); this thread runs a passive checkpoint each round.
+/// It stops, after a last round and a full checkpoint, when the store is dropped.
+struct Background {
     /// Dropped with the store, which tells the thread to finish.
     _running: std::sync::mpsc::Sender<()>,
 }
 
-impl Checkpointer {
-    fn start(mut connection: SqliteConnection) -> Result<Self, StoreError> {
+impl Background {
+    fn start(
+        mut connection: SqliteConnection,
+        write_lock: Arc<Mutex<()>>,
+        options: &SqliteOptions,
+    ) -> Result<Self, StoreError> {
         // A restart checkpoint holds new writers back while it waits for readers: it waits
         // 50 ms at most, then gives up until the next round, so a long search cannot stall
         // the writer behind it.
         connection.batch_execute("PRAGMA busy_timeout = 50;").map_err(backend)?;
         let (running, stopped) = std::sync::mpsc::channel::<()>();
+        let (index_every, chunk_rows) = (options.index_every, options.index_chunk_rows);
+        let round = move |connection: &mut SqliteConnection| {
+            if index_every.is_some()
+                && let Err(error) = index::index_tail(connection, &write_lock, chunk_rows)
+            {
+                tracing::warn!(%error, "indexing new logs failed; the next round retries");
+            }
+            if let Err(error) = checkpoint(connection, &write_lock) {
+                tracing::warn!(%error, "WAL checkpoint failed; the next one retries");
+            }
+        };
         std::thread::Builder::new()
-            .name("sluice-sqlite-checkpoint".into())
+            .name("sluice-sqlite-background".into())
             .spawn(move || {
-                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(CHECKPOINT_EVERY) {
-                    if let Err(error) = checkpoint(&mut connection) {
-                        tracing::warn!(%error, "WAL checkpoint failed; the next one retries");
-                    }
+                let every = index_every.unwrap_or(CHECKPOINT_EVERY);
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
+                    round(&mut connection);
                 }
+                round(&mut connection);
                 let _ = connection.batch_execute("PRAGMA wal_checkpoint(TRUNCATE);");
             })
-            .map_err(|error| backend(format!("cannot start the checkpoint thread: {error}")))?;
+            .map_err(|error| backend(format!("cannot start the background thread: {error}")))?;
         Ok(Self { _running: running })
     }
 }
 
 /// Frames (pages) the log may hold before a checkpoint holds writers back to start it over:
-/// 64 MB of 4 KiB pages.
-const WAL_RESTART_FRAMES: i64 = 16_384;
+/// 16 MB of 4 KiB pages. A log started over often is written over in place; one let grow made
+/// every commit slower (`cargo xtask bench ingest`'s JSON at 15k logs/s offered on a file of
+/// 6M logs, p99: 82–86 ms at 16 MB, 96–100 ms at 64 MB, 481 ms at 1 GB).
+const WAL_RESTART_FRAMES: i64 = 4_096;
 
 /// The answer of `PRAGMA wal_checkpoint`: frames in the log, and how many are copied.
 #[derive(QueryableByName)]
@@ -491,16 +534,30 @@ struct CheckpointResult {
     #[diesel(sql_type = diesel::sql_types::Integer)]
     #[diesel(column_name = log)]
     log_frames: i32,
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    checkpointed: i32,
 }
 
 /// One checkpoint. A passive one copies what it can without waiting for anybody; under steady
 /// writes it never copies the very last frames, so the writer never starts the log over and it
-/// would grow without end. Past [`WAL_RESTART_FRAMES`] a restart checkpoint waits for the
-/// writer's current commit, copies the rest, and makes the next commit start the log over.
-fn checkpoint(connection: &mut SqliteConnection) -> Result<(), DieselError> {
-    let passive: Vec<CheckpointResult> = diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)").load(connection)?;
-    if passive.first().is_some_and(|result| i64::from(result.log_frames) > WAL_RESTART_FRAMES) {
-        diesel::sql_query("PRAGMA wal_checkpoint(RESTART)").execute(connection)?;
+/// would grow without end. Past [`WAL_RESTART_FRAMES`] a second passive one runs holding the
+/// ingest path's `write_lock`: with no commit under way it copies the rest (what came in
+/// during the first), and the next commit starts the log over. SQLite's own way, a restart
+/// checkpoint, blocks writers for as long through SQLite's busy handler, which wakes them up
+/// to 100 ms late: measured, it made the slowest commits under load.
+fn checkpoint(connection: &mut SqliteConnection, write_lock: &Mutex<()>) -> Result<(), DieselError> {
+    let passive = || diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)");
+    let mut result: Option<CheckpointResult> = passive().load(connection)?.pop();
+    // Each pass copies what came in during the last; a few make the rest short.
+    for _ in 0..3 {
+        match &result {
+            Some(done) if done.log_frames - done.checkpointed > 1_024 => result = passive().load(connection)?.pop(),
+            _ => break,
+        }
+    }
+    if result.is_some_and(|result| i64::from(result.log_frames) > WAL_RESTART_FRAMES) {
+        let _lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
+        passive().execute(connection)?;
     }
     Ok(())
 }
@@ -539,12 +596,14 @@ impl SqliteStore {
         register_functions(&mut connection).map_err(backend)?;
         connection.batch_execute("PRAGMA journal_mode = WAL;").map_err(backend)?;
         connection.run_pending_migrations(MIGRATIONS).map_err(|error| backend(format!("migrations: {error}")))?;
-        // Logs stored before the chunk index existed (or by a build without it) get theirs.
-        let indexed = index::index_unindexed(&mut connection, options.index_chunk_rows).map_err(from_diesel)?;
+        // Logs stored before the chunk index existed, or committed before a crash and not
+        // yet indexed, get theirs.
+        let write_lock = Arc::new(Mutex::new(()));
+        let indexed = index::index_tail(&mut connection, &write_lock, options.index_chunk_rows).map_err(from_diesel)?;
         if indexed > 0 {
             tracing::info!(logs = indexed, "indexed logs the search index did not cover");
         }
-        let checkpointer = Arc::new(Checkpointer::start(connection)?);
+        let background = Arc::new(Background::start(connection, write_lock.clone(), options)?);
 
         let manager = Manager::new(url, Runtime::Tokio1);
         let pool = Pool::builder(manager)
@@ -573,17 +632,21 @@ impl SqliteStore {
             dense_hits: options.search_dense_hits,
             walk_rows: options.search_walk_rows,
             chunk_rows: options.index_chunk_rows,
-            _checkpointer: checkpointer,
+            index_every: options.index_every,
+            write_lock,
+            _background: background,
         })
     }
 
     /// [`LogStore::insert_group`] of a group the call owns (its work runs on a blocking thread).
     async fn insert_owned(&self, group: Vec<Batch>) -> Result<Vec<Result<(), StoreError>>, StoreError> {
-        let chunk_rows = self.chunk_rows;
+        let (write_lock, chunk_rows, index_now) =
+            (self.write_lock.clone(), self.chunk_rows, self.index_every.is_none());
         self.with(move |connection| {
             // Counting happens before the write lock is taken.
             let prepared: Vec<PreparedBatch> = group.iter().map(PreparedBatch::new).collect();
-            connection
+            let lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
+            let answers = connection
                 .immediate_transaction(|connection| {
                     let mut answers: Vec<Result<(), StoreError>> = vec![Ok(()); group.len()];
                     let mut deltas = std::collections::BTreeMap::new();
@@ -593,7 +656,6 @@ impl SqliteStore {
                     let last: Option<i64> = logs::table.select(diesel::dsl::max(logs::seq)).first(connection)?;
                     let mut next = last.unwrap_or(0).max(index::indexed_through(connection)?) + 1;
                     let mut rows: Vec<NewLogRow<'_>> = Vec::new();
-                    let mut chunker = index::Chunker::new(chunk_rows);
                     // Each workspace's logs take consecutive seqs, so they make whole chunks.
                     let mut order: Vec<usize> = (0..group.len()).collect();
                     order.sort_by_key(|&index| group[index].workspace);
@@ -606,9 +668,7 @@ impl SqliteStore {
                             continue;
                         }
                         for log in &batch.logs {
-                            let row = NewLogRow::new(next, &batch.workspace, log);
-                            chunker.add(&row.indexed());
-                            rows.push(row);
+                            rows.push(NewLogRow::new(next, &batch.workspace, log));
                             next += 1;
                         }
                         for (key, count) in prepared.deltas {
@@ -618,13 +678,19 @@ impl SqliteStore {
                     for part in rows.chunks(ROWS_PER_INSERT) {
                         diesel::insert_into(logs::table).values(part).execute(connection)?;
                     }
-                    index::write(connection, &chunker.finish())?;
                     for (key, count) in &deltas {
                         add_to_rollup(connection, key, *count)?;
                     }
                     Ok::<_, DieselError>(answers)
                 })
-                .map_err(from_diesel)
+                .map_err(from_diesel)?;
+            drop(lock);
+            // The logs are committed: whatever happens here, the answer stands, and a search
+            // reads logs the index does not cover yet.
+            if index_now && let Err(error) = index::index_tail(connection, &write_lock, chunk_rows) {
+                tracing::warn!(%error, "indexing new logs failed; the next insert retries");
+            }
+            Ok(answers)
         })
         .await
     }
@@ -718,15 +784,21 @@ impl LogStore for SqliteStore {
                 return Ok(collect_page(rows, &search, page)?.0);
             };
             let _scope = SearchScope::enter(&search);
+            // The unindexed tail (logs past the last chunk; those of every workspace, as few
+            // as the background indexes a round) counts as candidates, read whole.
+            let indexed = index::indexed_through(connection).map_err(from_diesel)?;
+            let last: Option<i64> =
+                logs::table.select(diesel::dsl::max(logs::seq)).first(connection).map_err(from_diesel)?;
+            let mut chunks = vec![[indexed + 1, TAIL_END]];
+            let mut candidates = u64::try_from(last.unwrap_or(0) - indexed).unwrap_or(0);
             // The candidate chunks, until their logs pass `dense_hits`. Fewer: read just their
             // logs, by seq range, whatever the workspace's size.
-            let mut chunks = Vec::new();
-            let mut candidates = 0_u64;
             for hit in diesel::sql_query(CHUNK_HITS_SQL)
                 .bind::<Text, _>(&expression)
                 .bind::<Binary, _>(workspace.as_bytes().to_vec())
                 .bind::<Nullable<BigInt>, _>(filter.from)
                 .bind::<Nullable<BigInt>, _>(filter.to)
+                .bind::<BigInt, _>(indexed)
                 .load_iter::<ChunkHit, DefaultLoadingMode>(connection)
                 .map_err(from_diesel)?
             {
@@ -772,6 +844,7 @@ impl LogStore for SqliteStore {
             }
             // Common elsewhere, rare here: the logs of every candidate chunk.
             let rows = bind_filters(diesel::sql_query(all_candidates_sql()), expression)
+                .bind::<BigInt, _>(indexed)
                 .load_iter::<LogRow, DefaultLoadingMode>(connection)
                 .map_err(from_diesel)?;
             Ok(collect_page(rows, &search, page)?.0)
@@ -821,8 +894,10 @@ impl LogStore for SqliteStore {
     async fn delete_logs_before(&self, workspace: WorkspaceId, cutoff_ms: i64) -> Result<u64, StoreError> {
         let mut deleted = 0;
         loop {
+            let write_lock = self.write_lock.clone();
             let batch = self
                 .with(move |connection| {
+                    let _lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
                     connection
                         .immediate_transaction(|connection| {
                             let victims: Vec<(i64, i64, String, String, String, String)> = logs::table
@@ -863,7 +938,9 @@ impl LogStore for SqliteStore {
             }
         }
         // The chunks of the search index left without a log, once for the whole sweep.
+        let write_lock = self.write_lock.clone();
         self.with(move |connection| {
+            let _lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
             connection
                 .immediate_transaction(|connection| index::drop_emptied(connection, workspace.as_bytes(), cutoff_ms))
                 .map_err(from_diesel)

@@ -73,18 +73,6 @@ impl<'a> NewLogRow<'a> {
     }
 }
 
-impl NewLogRow<'_> {
-    /// The row as the search index takes it.
-    pub(crate) fn indexed(&self) -> crate::index::Indexed<'_> {
-        crate::index::Indexed {
-            seq: self.seq,
-            workspace: self.workspace_id,
-            ts: self.ts,
-            fields: [Some(self.message), self.error_name, self.error_stack, self.data],
-        }
-    }
-}
-
 /// What a rollup counter counts: one workspace, hour, source, environment, dataset and level.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct RollupKey {

@@ -29,7 +29,8 @@ sluice_store::conformance_suite!(fresh);
 
 /// The same contract with search's thresholds at their smallest, so every search takes the
 /// walk of the newest logs first and, when that is not conclusive, falls back to the index;
-/// and with the index's chunks of two logs, so a batch spans several.
+/// and with the index's chunks of two logs, so a batch spans several, written by each insert
+/// (the default config's searches mostly read logs the background has not indexed yet).
 mod dense_search {
     use super::*;
     use sluice_store_sqlite::SqliteOptions;
@@ -40,6 +41,7 @@ mod dense_search {
             search_dense_hits: 1,
             search_walk_rows: 3,
             index_chunk_rows: 2,
+            index_every: None,
             ..SqliteOptions::default()
         };
         let store = SqliteStore::open_with(&dir.path().join("sluice.db"), &options).expect("open store");

@@ -1,5 +1,6 @@
-//! The SQLite store's chunked search index, on a real file: logs it does not cover are
-//! indexed when the store opens, and retention drops the chunks it empties.
+//! The SQLite store's chunked search index, on a real file: the background indexes new logs
+//! while searches find them all along, logs it does not cover are indexed when the store
+//! opens, and retention drops the chunks it empties.
 
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
@@ -29,8 +30,50 @@ async fn found(store: &SqliteStore, workspace: WorkspaceId, raw: &str) -> Vec<St
     logs.into_iter().map(|log| log.entry.message).collect()
 }
 
+/// Chunks of two, written by each insert after its commit.
 fn options() -> SqliteOptions {
-    SqliteOptions { index_chunk_rows: 2, ..SqliteOptions::default() }
+    SqliteOptions { index_chunk_rows: 2, index_every: None, ..SqliteOptions::default() }
+}
+
+#[tokio::test]
+async fn the_background_indexes_new_logs_and_searches_find_them_before_and_after() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("sluice.db");
+    let every = std::time::Duration::from_millis(20);
+    let options = SqliteOptions { index_chunk_rows: 2, index_every: Some(every), ..SqliteOptions::default() };
+    let store = SqliteStore::open_with(&path, &options).expect("open");
+    let (workspace, other) = (Workspace::new("w", Plan::Enterprise, T0), Workspace::new("other", Plan::Enterprise, T0));
+    store.create_workspace(&workspace).await.expect("workspace");
+    store.create_workspace(&other).await.expect("workspace");
+    let mut connection = SqliteConnection::establish(path.to_str().expect("utf-8")).expect("connect");
+    connection.batch_execute("PRAGMA busy_timeout = 5000;").expect("pragma");
+    let unindexed = |connection: &mut SqliteConnection| {
+        count(
+            connection,
+            "SELECT count(*) AS count FROM logs WHERE seq > (SELECT coalesce(max(last_seq), 0) FROM log_chunks)",
+        )
+    };
+
+    for round in 0..3_i64 {
+        let logs: Vec<_> =
+            (0..5).map(|n| log(&format!("Zebra round {round} number {n}"), T0 + round * 10 + n)).collect();
+        store.insert_logs(workspace.id, &logs).await.expect("insert");
+        store.insert_logs(other.id, &[log(&format!("Zebra of theirs {round}"), T0)]).await.expect("insert");
+        // Found at once, indexed or not, each once, and only in its workspace.
+        let zebras = found(&store, workspace.id, "zebra").await;
+        assert_eq!(zebras.len(), 5 * (round as usize + 1), "{zebras:?}");
+        assert_eq!(found(&store, workspace.id, &format!("\"round {round} number 4\"")).await.len(), 1);
+        assert_eq!(found(&store, other.id, "zebra").await.len(), round as usize + 1);
+        // Then the background covers them.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while unindexed(&mut connection) > 0 {
+            assert!(std::time::Instant::now() < deadline, "the background did not index the new logs");
+            tokio::time::sleep(every).await;
+        }
+        assert_eq!(found(&store, workspace.id, "zebra").await.len(), 5 * (round as usize + 1));
+    }
+    // 5 logs make three chunks of at most two, the other workspace's one a chunk, each round.
+    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_chunks"), 12);
 }
 
 #[tokio::test]
