@@ -892,6 +892,13 @@ impl LogStore for SqliteStore {
     }
 
     async fn delete_logs_before(&self, workspace: WorkspaceId, cutoff_ms: i64) -> Result<u64, StoreError> {
+        // Only indexed logs are deleted, so the index first covers every log stored so far.
+        // Deleting a log of the unindexed tail could let an insert take its seq again after
+        // a round read it and before that round wrote its chunk, which would then claim the
+        // new log without its text.
+        let (write_lock, chunk_rows) = (self.write_lock.clone(), self.chunk_rows);
+        self.with(move |connection| index::index_tail(connection, &write_lock, chunk_rows).map_err(from_diesel))
+            .await?;
         let mut deleted = 0;
         loop {
             let write_lock = self.write_lock.clone();
@@ -900,9 +907,11 @@ impl LogStore for SqliteStore {
                     let _lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
                     connection
                         .immediate_transaction(|connection| {
+                            let indexed = index::indexed_through(connection)?;
                             let victims: Vec<(i64, i64, String, String, String, String)> = logs::table
                                 .filter(logs::workspace_id.eq(workspace.as_bytes().to_vec()))
                                 .filter(logs::ts.lt(cutoff_ms))
+                                .filter(logs::seq.le(indexed))
                                 .select((
                                     logs::seq,
                                     logs::ts,
