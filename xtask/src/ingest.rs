@@ -83,6 +83,15 @@ impl Drop for Server {
     }
 }
 
+/// Writes out what the page cache holds dirty (`sync`) before a row starts: on this machine
+/// the kernel may keep gigabytes of a previous row's writes (SQLite's file, say) and flush
+/// them during the next row, whose commits' fsyncs then wait behind them.
+fn settle() {
+    if let Err(error) = Command::new("sync").status() {
+        eprintln!("ingest bench: cannot run sync ({error}); the row may pay for the last one's writes");
+    }
+}
+
 /// Runs the load generator against `server` once; returns its table row.
 fn drive(
     root: &Path,
@@ -93,6 +102,7 @@ fn drive(
     db_pid: Option<u32>,
     rate: Option<u32>,
 ) -> anyhow::Result<String> {
+    settle();
     let mut command = Command::new(root.join("target/release/sluice-loadgen"));
     command
         .args(["--url", &format!("http://127.0.0.1:{}", server.port), "--key", &server.key])
@@ -253,6 +263,7 @@ fn copy_baseline(cluster: &postgres::Cluster, file: &Path, rows: usize, with_ind
         );
     }
     cluster.psql_in(name, &setup).map_err(anyhow::Error::msg)?;
+    settle();
     let started = Instant::now();
     cluster
         .psql_in(name, &format!("\\copy bench_naive_logs FROM '{}' WITH (FORMAT csv)", file.display()))

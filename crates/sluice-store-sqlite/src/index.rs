@@ -215,7 +215,7 @@ struct UnindexedRow {
 }
 
 /// The most logs one round of [`index_tail`] reads at a time.
-const TAIL_STEP: i64 = 8_192;
+const TAIL_STEP: i64 = 2_048;
 
 /// The most chunks [`index_tail`] writes in one transaction.
 const CHUNKS_PER_WRITE: usize = 8;
