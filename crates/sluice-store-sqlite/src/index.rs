@@ -150,11 +150,9 @@ fn write(connection: &mut SqliteConnection, chunks: &[Written]) -> Result<(), Di
     if chunks.is_empty() {
         return Ok(());
     }
+    // A transaction holds a few chunks: 5 bound values a row, well under SQLite's limit.
     let rows: Vec<&NewChunkRow> = chunks.iter().map(|chunk| &chunk.row).collect();
-    // 5 bound values a row: well under SQLite's variable limit.
-    for part in rows.chunks(1_000) {
-        diesel::insert_into(log_chunks::table).values(part.iter().copied().collect::<Vec<_>>()).execute(connection)?;
-    }
+    diesel::insert_into(log_chunks::table).values(rows).execute(connection)?;
     let documents: Vec<&serde_json::Value> = chunks.iter().map(|chunk| &chunk.document).collect();
     diesel::sql_query(
         "INSERT INTO log_chunks_fts (rowid, message, error_name, error_stack, data) \
@@ -223,8 +221,16 @@ const CHUNKS_PER_WRITE: usize = 8;
 /// The seq after every chunk's last log: the insert path numbers new logs from past both this
 /// and the last log, so no chunk ever covers a log it was not built from. The logs past it
 /// are the unindexed tail, which a search reads whole.
+///
+/// Chunks cover disjoint seq ranges and are keyed by their first, so the last chunk by key
+/// ends last: one step down the primary key, where `max(last_seq)` read every chunk (this runs
+/// in every insert, search and index round).
 pub(crate) fn indexed_through(connection: &mut SqliteConnection) -> Result<i64, DieselError> {
-    let last: Option<i64> = log_chunks::table.select(diesel::dsl::max(log_chunks::last_seq)).first(connection)?;
+    let last: Option<i64> = log_chunks::table
+        .order(log_chunks::id.desc())
+        .select(log_chunks::last_seq)
+        .first(connection)
+        .optional()?;
     Ok(last.unwrap_or(0))
 }
 
