@@ -226,11 +226,8 @@ const CHUNKS_PER_WRITE: usize = 8;
 /// ends last: one step down the primary key, where `max(last_seq)` read every chunk (this runs
 /// in every insert, search and index round).
 pub(crate) fn indexed_through(connection: &mut SqliteConnection) -> Result<i64, DieselError> {
-    let last: Option<i64> = log_chunks::table
-        .order(log_chunks::id.desc())
-        .select(log_chunks::last_seq)
-        .first(connection)
-        .optional()?;
+    let last: Option<i64> =
+        log_chunks::table.order(log_chunks::id.desc()).select(log_chunks::last_seq).first(connection).optional()?;
     Ok(last.unwrap_or(0))
 }
 
