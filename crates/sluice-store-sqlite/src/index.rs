@@ -234,11 +234,13 @@ pub(crate) fn indexed_through(connection: &mut SqliteConnection) -> Result<i64, 
 /// Indexes the unindexed tail: the logs past the last chunk, [`TAIL_STEP`] at a time. Each
 /// step reads and cuts its logs into chunks without the write lock (readers hold nobody
 /// back in WAL mode), then takes `write_lock` and SQLite's for just the two statements that
-/// write them. Returns how many logs it indexed.
+/// write them. Stops when the tail is indexed or once `limit` logs are. Returns how many
+/// logs it indexed.
 pub(crate) fn index_tail(
     connection: &mut SqliteConnection,
     write_lock: &Mutex<()>,
     chunk_rows: usize,
+    limit: u64,
 ) -> Result<u64, DieselError> {
     let mut indexed = 0_u64;
     loop {
@@ -293,7 +295,7 @@ pub(crate) fn index_tail(
             std::thread::yield_now();
         }
         indexed += rows.len() as u64;
-        if (rows.len() as i64) < TAIL_STEP {
+        if (rows.len() as i64) < TAIL_STEP || indexed >= limit {
             return Ok(indexed);
         }
     }

@@ -497,22 +497,28 @@ impl Background {
         connection.batch_execute("PRAGMA busy_timeout = 50;").map_err(backend)?;
         let (running, stopped) = std::sync::mpsc::channel::<()>();
         let (index_every, chunk_rows) = (options.index_every, options.index_chunk_rows);
+        // A round indexes at most ROUND_LOGS, so checkpoints keep their pace while ingest
+        // outruns the index; it answers whether the tail had more, and the next starts at once.
         let round = move |connection: &mut SqliteConnection| {
-            if index_every.is_some()
-                && let Err(error) = index::index_tail(connection, &write_lock, chunk_rows)
-            {
-                tracing::warn!(%error, "indexing new logs failed; the next round retries");
+            let mut more = false;
+            if index_every.is_some() {
+                match index::index_tail(connection, &write_lock, chunk_rows, ROUND_LOGS) {
+                    Ok(indexed) => more = indexed >= ROUND_LOGS,
+                    Err(error) => tracing::warn!(%error, "indexing new logs failed; the next round retries"),
+                }
             }
             if let Err(error) = checkpoint(connection, &write_lock) {
                 tracing::warn!(%error, "WAL checkpoint failed; the next one retries");
             }
+            more
         };
         std::thread::Builder::new()
             .name("sluice-sqlite-background".into())
             .spawn(move || {
                 let every = index_every.unwrap_or(CHECKPOINT_EVERY);
-                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
-                    round(&mut connection);
+                let mut wait = every;
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(wait) {
+                    wait = if round(&mut connection) { Duration::ZERO } else { every };
                 }
                 round(&mut connection);
                 let _ = connection.batch_execute("PRAGMA wal_checkpoint(TRUNCATE);");
@@ -521,6 +527,14 @@ impl Background {
         Ok(Self { _running: running })
     }
 }
+
+/// The most logs one round of the background thread indexes before it checkpoints.
+const ROUND_LOGS: u64 = 16_384;
+
+/// The unindexed tail past which an insert indexes it itself after its commit: when ingest
+/// outruns the background, the tail every search reads stays bounded, and ingest slows to
+/// what the index keeps up with.
+const MAX_TAIL: i64 = 20_000;
 
 /// Frames (pages) the log may hold before a checkpoint holds writers back to start it over:
 /// 16 MB of 4 KiB pages. A log started over often is written over in place; one let grow made
@@ -599,7 +613,8 @@ impl SqliteStore {
         // Logs stored before the chunk index existed, or committed before a crash and not
         // yet indexed, get theirs.
         let write_lock = Arc::new(Mutex::new(()));
-        let indexed = index::index_tail(&mut connection, &write_lock, options.index_chunk_rows).map_err(from_diesel)?;
+        let indexed =
+            index::index_tail(&mut connection, &write_lock, options.index_chunk_rows, u64::MAX).map_err(from_diesel)?;
         if indexed > 0 {
             tracing::info!(logs = indexed, "indexed logs the search index did not cover");
         }
@@ -654,7 +669,8 @@ impl SqliteStore {
                     // start past every log and every chunk of the index, so a chunk never covers
                     // a log it was not built from.
                     let last: Option<i64> = logs::table.select(diesel::dsl::max(logs::seq)).first(connection)?;
-                    let mut next = last.unwrap_or(0).max(index::indexed_through(connection)?) + 1;
+                    let indexed = index::indexed_through(connection)?;
+                    let mut next = last.unwrap_or(0).max(indexed) + 1;
                     let mut rows: Vec<NewLogRow<'_>> = Vec::new();
                     // Each workspace's logs take consecutive seqs, so they make whole chunks.
                     let mut order: Vec<usize> = (0..group.len()).collect();
@@ -681,13 +697,16 @@ impl SqliteStore {
                     for (key, count) in &deltas {
                         add_to_rollup(connection, key, *count)?;
                     }
-                    Ok::<_, DieselError>(answers)
+                    Ok::<_, DieselError>((answers, next - 1 - indexed))
                 })
                 .map_err(from_diesel)?;
             drop(lock);
+            let (answers, tail) = answers;
             // The logs are committed: whatever happens here, the answer stands, and a search
             // reads logs the index does not cover yet.
-            if index_now && let Err(error) = index::index_tail(connection, &write_lock, chunk_rows) {
+            if (index_now || tail > MAX_TAIL)
+                && let Err(error) = index::index_tail(connection, &write_lock, chunk_rows, u64::MAX)
+            {
                 tracing::warn!(%error, "indexing new logs failed; the next insert retries");
             }
             Ok(answers)
@@ -897,8 +916,10 @@ impl LogStore for SqliteStore {
         // a round read it and before that round wrote its chunk, which would then claim the
         // new log without its text.
         let (write_lock, chunk_rows) = (self.write_lock.clone(), self.chunk_rows);
-        self.with(move |connection| index::index_tail(connection, &write_lock, chunk_rows).map_err(from_diesel))
-            .await?;
+        self.with(move |connection| {
+            index::index_tail(connection, &write_lock, chunk_rows, u64::MAX).map_err(from_diesel)
+        })
+        .await?;
         let mut deleted = 0;
         loop {
             let write_lock = self.write_lock.clone();

@@ -142,3 +142,31 @@ async fn retention_drops_the_chunks_it_empties_and_keeps_the_rest() {
     );
     assert_eq!(first_chunk_hits, 1, "\"two\" is left only in the last chunk's document");
 }
+
+#[tokio::test]
+async fn an_insert_indexes_the_tail_itself_once_it_passes_its_bound() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("sluice.db");
+    // A background that never comes round in this test: only the bound indexes.
+    let options =
+        SqliteOptions { index_every: Some(std::time::Duration::from_secs(3_600)), ..SqliteOptions::default() };
+    let store = SqliteStore::open_with(&path, &options).expect("open");
+    let workspace = Workspace::new("w", Plan::Enterprise, T0);
+    store.create_workspace(&workspace).await.expect("workspace");
+    let mut connection = SqliteConnection::establish(path.to_str().expect("utf-8")).expect("connect");
+    connection.batch_execute("PRAGMA busy_timeout = 5000;").expect("pragma");
+    let unindexed = |connection: &mut SqliteConnection| {
+        count(
+            connection,
+            "SELECT count(*) AS count FROM logs WHERE seq > (SELECT coalesce(max(last_seq), 0) FROM log_chunks)",
+        )
+    };
+
+    let logs = |count: i64| -> Vec<_> { (0..count).map(|n| log(&format!("Quagga {n}"), T0 + n)).collect() };
+    store.insert_logs(workspace.id, &logs(10_000)).await.expect("insert");
+    assert_eq!(unindexed(&mut connection), 10_000, "under the bound, the tail waits for the background");
+    store.insert_logs(workspace.id, &logs(10_000)).await.expect("insert");
+    store.insert_logs(workspace.id, &logs(1)).await.expect("insert");
+    assert_eq!(unindexed(&mut connection), 0, "past 20,000, the insert indexed the tail");
+    assert_eq!(found(&store, workspace.id, "\"quagga 9999\"").await.len(), 2);
+}
