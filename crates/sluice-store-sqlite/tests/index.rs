@@ -23,6 +23,14 @@ fn count(connection: &mut SqliteConnection, sql: &str) -> i64 {
     diesel::sql_query(sql).get_result::<Count>(connection).expect("count").count
 }
 
+/// Logs past the last chunk: the tail the index does not cover yet.
+fn unindexed(connection: &mut SqliteConnection) -> i64 {
+    count(
+        connection,
+        "SELECT count(*) AS count FROM logs WHERE seq > (SELECT coalesce(max(last_seq), 0) FROM log_chunks)",
+    )
+}
+
 async fn found(store: &SqliteStore, workspace: WorkspaceId, raw: &str) -> Vec<String> {
     let search = Search { query: Query::parse(raw).expect("query"), fields: vec![SearchField::Message] };
     let page = Page { limit: 100, offset: 0 };
@@ -47,12 +55,6 @@ async fn the_background_indexes_new_logs_and_searches_find_them_before_and_after
     store.create_workspace(&other).await.expect("workspace");
     let mut connection = SqliteConnection::establish(path.to_str().expect("utf-8")).expect("connect");
     connection.batch_execute("PRAGMA busy_timeout = 5000;").expect("pragma");
-    let unindexed = |connection: &mut SqliteConnection| {
-        count(
-            connection,
-            "SELECT count(*) AS count FROM logs WHERE seq > (SELECT coalesce(max(last_seq), 0) FROM log_chunks)",
-        )
-    };
 
     for round in 0..3_i64 {
         let logs: Vec<_> =
@@ -155,12 +157,6 @@ async fn an_insert_indexes_the_tail_itself_once_it_passes_its_bound() {
     store.create_workspace(&workspace).await.expect("workspace");
     let mut connection = SqliteConnection::establish(path.to_str().expect("utf-8")).expect("connect");
     connection.batch_execute("PRAGMA busy_timeout = 5000;").expect("pragma");
-    let unindexed = |connection: &mut SqliteConnection| {
-        count(
-            connection,
-            "SELECT count(*) AS count FROM logs WHERE seq > (SELECT coalesce(max(last_seq), 0) FROM log_chunks)",
-        )
-    };
 
     let logs = |count: i64| -> Vec<_> { (0..count).map(|n| log(&format!("Quagga {n}"), T0 + n)).collect() };
     store.insert_logs(workspace.id, &logs(10_000)).await.expect("insert");
