@@ -12,6 +12,13 @@
 //! filter), then reads the logs of the chunks that pass by `(workspace_id, chunk_id)` and
 //! checks them exactly.
 //!
+//! A chunk's `facets` is a smaller filter ([`FACET_BYTES`]) of the values its logs hold in the
+//! fields lists filter on most (level, environment, source, dataset, user id: [`Facets`]).
+//! Those filters have no index entry per log: a filtered list reads the chunks whose facets
+//! may hold the value, newest first, and the logs of each by `(workspace_id, chunk_id,
+//! user_id)`. A B-tree entry per log in each of five indexes was most of the database's work
+//! per log (measured in docs/PERFORMANCE.md, issue 7).
+//!
 //! Chunks are written in the transaction that writes their logs, so a committed log is always
 //! findable (DECISIONS: read-after-write). [`index_unchunked`] indexes the logs stored before
 //! the chunk index existed.
@@ -42,6 +49,53 @@ pub(crate) fn bloom_bits(code: u64) -> [u32; BLOOM_HASHES] {
     [(mixed & mask) as u32, ((mixed >> 21) & mask) as u32, ((mixed >> 42) & mask) as u32]
 }
 
+/// The size of a chunk's facet filter: 4,096 bits, for the few hundred distinct values a
+/// chunk's logs hold in the five facet fields at most, with about one per cent of false
+/// positives for the most distinct (a user id per log of a chunk of 256).
+pub(crate) const FACET_BYTES: usize = 512;
+
+/// The filterable fields a chunk's facet filter holds, each tagged so equal text in two fields
+/// sets different bits. Stored filters depend on the tags: they must never change.
+#[derive(Clone, Copy)]
+pub(crate) enum Facet {
+    Level = 1,
+    Environment = 2,
+    Source = 3,
+    Dataset = 4,
+    User = 5,
+}
+
+/// The values of one log in the facet fields, as stored ([`crate::text`]).
+pub(crate) struct Facets<'a> {
+    pub(crate) level: &'a str,
+    pub(crate) environment: &'a str,
+    pub(crate) source: &'a str,
+    pub(crate) dataset: &'a str,
+    pub(crate) user_id: Option<&'a str>,
+}
+
+/// The facet filter's bits for `value` of `facet`: slices of the first 64 bits of the BLAKE3
+/// hash of the tag and the value. Stored filters depend on it: it must never change.
+pub(crate) fn facet_bits(facet: Facet, value: &str) -> [u32; BLOOM_HASHES] {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(&[facet as u8]);
+    hasher.update(value.as_bytes());
+    let hash = hasher.finalize();
+    let mut first = [0_u8; 8];
+    first.copy_from_slice(&hash.as_bytes()[..8]);
+    let mixed = u64::from_le_bytes(first);
+    let mask = (FACET_BYTES * 8 - 1) as u64;
+    [(mixed & mask) as u32, ((mixed >> 21) & mask) as u32, ((mixed >> 42) & mask) as u32]
+}
+
+/// Sets `bits` in `filter`, as PostgreSQL's get_bit numbers them: bit n is bit n % 8 of byte
+/// n / 8.
+fn set_bits(filter: &mut [u8], bits: [u32; BLOOM_HASHES]) {
+    for bit in bits {
+        filter[bit as usize / 8] |= 1 << (bit % 8);
+    }
+}
+
 /// One chunk as it is built.
 pub(crate) struct Chunk {
     workspace: Uuid,
@@ -49,6 +103,10 @@ pub(crate) struct Chunk {
     max_ts: i64,
     logs: i32,
     bloom: Vec<u8>,
+    facets: Vec<u8>,
+    /// The facet values already in `facets`, so a value repeated through the chunk (its
+    /// level, its source) is hashed once.
+    seen: [foldhash::HashSet<String>; 5],
 }
 
 /// Cuts rows, given workspace by workspace, into chunks, and numbers each row's chunk.
@@ -65,22 +123,40 @@ impl Chunker {
     }
 
     /// Adds the next row: it joins the last chunk when that is of its workspace and has room.
-    pub(crate) fn add(&mut self, workspace: Uuid, ts: i64, search_text: &str) {
+    pub(crate) fn add(&mut self, workspace: Uuid, ts: i64, search_text: &str, facets: &Facets<'_>) {
         let joins = self.chunks.last().is_some_and(|chunk| chunk.workspace == workspace && chunk.logs < self.max_rows);
         if !joins {
-            self.chunks.push(Chunk { workspace, min_ts: ts, max_ts: ts, logs: 0, bloom: vec![0; BLOOM_BYTES] });
+            self.chunks.push(Chunk {
+                workspace,
+                min_ts: ts,
+                max_ts: ts,
+                logs: 0,
+                bloom: vec![0; BLOOM_BYTES],
+                facets: vec![0; FACET_BYTES],
+                seen: Default::default(),
+            });
         }
         let index = self.chunks.len() - 1;
         let chunk = &mut self.chunks[index];
         chunk.logs += 1;
         chunk.min_ts = chunk.min_ts.min(ts);
         chunk.max_ts = chunk.max_ts.max(ts);
-        trigram_codes(search_text, |code| {
-            // As PostgreSQL's get_bit numbers them: bit n is bit n % 8 of byte n / 8.
-            for bit in bloom_bits(code) {
-                chunk.bloom[bit as usize / 8] |= 1 << (bit % 8);
+        trigram_codes(search_text, |code| set_bits(&mut chunk.bloom, bloom_bits(code)));
+        let values = [
+            (Facet::Level, Some(facets.level)),
+            (Facet::Environment, Some(facets.environment)),
+            (Facet::Source, Some(facets.source)),
+            (Facet::Dataset, Some(facets.dataset)),
+            (Facet::User, facets.user_id),
+        ];
+        for (facet, value) in values {
+            let Some(value) = value else { continue };
+            let seen = &mut chunk.seen[facet as usize - 1];
+            if !seen.contains(value) {
+                set_bits(&mut chunk.facets, facet_bits(facet, value));
+                seen.insert(value.to_owned());
             }
-        });
+        }
         self.of_row.push(index);
     }
 
@@ -103,8 +179,8 @@ impl Chunker {
         }
         let ids: Vec<i64> = ids.into_iter().map(|id| id.id).collect();
         diesel::sql_query(
-            "INSERT INTO log_chunks (id, workspace_id, min_ts, max_ts, logs, bloom) \
-             SELECT * FROM unnest($1::int8[], $2::uuid[], $3::int8[], $4::int8[], $5::int4[], $6::bytea[])",
+            "INSERT INTO log_chunks (id, workspace_id, min_ts, max_ts, logs, bloom, facets) \
+             SELECT * FROM unnest($1::int8[], $2::uuid[], $3::int8[], $4::int8[], $5::int4[], $6::bytea[], $7::bytea[])",
         )
         .bind::<Array<BigInt>, _>(&ids)
         .bind::<Array<SqlUuid>, _>(self.chunks.iter().map(|chunk| chunk.workspace).collect::<Vec<_>>())
@@ -112,6 +188,7 @@ impl Chunker {
         .bind::<Array<BigInt>, _>(self.chunks.iter().map(|chunk| chunk.max_ts).collect::<Vec<_>>())
         .bind::<Array<Integer>, _>(self.chunks.iter().map(|chunk| chunk.logs).collect::<Vec<_>>())
         .bind::<Array<Binary>, _>(self.chunks.iter().map(|chunk| chunk.bloom.as_slice()).collect::<Vec<_>>())
+        .bind::<Array<Binary>, _>(self.chunks.iter().map(|chunk| chunk.facets.as_slice()).collect::<Vec<_>>())
         .execute(connection)
         .await?;
         Ok(ids)
@@ -134,6 +211,28 @@ struct Unchunked {
     id: Uuid,
     #[diesel(sql_type = Text)]
     search_text: String,
+    #[diesel(sql_type = Text)]
+    level: String,
+    #[diesel(sql_type = Text)]
+    environment: String,
+    #[diesel(sql_type = Text)]
+    source: String,
+    #[diesel(sql_type = Text)]
+    dataset: String,
+    #[diesel(sql_type = diesel::sql_types::Nullable<Text>)]
+    user_id: Option<String>,
+}
+
+impl Unchunked {
+    fn facets(&self) -> Facets<'_> {
+        Facets {
+            level: &self.level,
+            environment: &self.environment,
+            source: &self.source,
+            dataset: &self.dataset,
+            user_id: self.user_id.as_deref(),
+        }
+    }
 }
 
 /// Logs indexed per transaction by [`index_unchunked`].
@@ -155,7 +254,8 @@ pub(crate) async fn index_unchunked(connection: &mut AsyncPgConnection, chunk_ro
                     .execute(connection)
                     .await?;
                 let rows: Vec<Unchunked> = diesel::sql_query(
-                    "SELECT workspace_id, ts, id, search_text FROM logs WHERE chunk_id IS NULL \
+                    "SELECT workspace_id, ts, id, search_text, level, environment, source, dataset, user_id \
+                     FROM logs WHERE chunk_id IS NULL \
                      ORDER BY workspace_id, ts, id LIMIT $1",
                 )
                 .bind::<BigInt, _>(UNCHUNKED_STEP)
@@ -163,7 +263,7 @@ pub(crate) async fn index_unchunked(connection: &mut AsyncPgConnection, chunk_ro
                 .await?;
                 let mut chunker = Chunker::new(chunk_rows);
                 for row in &rows {
-                    chunker.add(row.workspace_id, row.ts, &row.search_text);
+                    chunker.add(row.workspace_id, row.ts, &row.search_text, &row.facets());
                 }
                 let ids = chunker.write(connection).await?;
                 diesel::sql_query(
@@ -191,12 +291,15 @@ pub(crate) async fn index_unchunked(connection: &mut AsyncPgConnection, chunk_ro
 mod tests {
     use super::*;
 
+    const FACETS: Facets<'static> =
+        Facets { level: "info", environment: "production", source: "api", dataset: "default", user_id: None };
+
     #[test]
     fn chunks_follow_workspaces_and_their_cap() {
         let (a, b) = (Uuid::from_u128(1), Uuid::from_u128(2));
         let mut chunker = Chunker::new(2);
         for (workspace, ts) in [(a, 5), (a, 3), (a, 9), (b, 1)] {
-            chunker.add(workspace, ts, "text");
+            chunker.add(workspace, ts, "text", &FACETS);
         }
         assert_eq!(chunker.chunk_of_rows(), [0, 0, 1, 2]);
         let spans: Vec<(Uuid, i64, i64, i32)> =
@@ -220,8 +323,8 @@ mod tests {
     #[test]
     fn a_chunk_filter_holds_each_trigram_of_its_logs() {
         let mut chunker = Chunker::new(10);
-        chunker.add(Uuid::nil(), 0, "connection refused");
-        chunker.add(Uuid::nil(), 1, "disk full");
+        chunker.add(Uuid::nil(), 0, "connection refused", &FACETS);
+        chunker.add(Uuid::nil(), 1, "disk full", &FACETS);
         let bloom = &chunker.chunks[0].bloom;
         let set = |bit: u32| bloom[bit as usize / 8] & (1 << (bit % 8)) != 0;
         for needle in ["refused", "disk full", "con"] {
@@ -229,5 +332,39 @@ mod tests {
         }
         let ones: u32 = bloom.iter().map(|byte| byte.count_ones()).sum();
         assert!(ones <= 3 * 23, "{ones} bits for at most 23 trigrams");
+    }
+
+    /// A chunk's facet filter holds each value of its logs, under its own field only.
+    #[test]
+    fn a_chunk_facet_filter_holds_each_value_of_its_logs() {
+        let mut chunker = Chunker::new(10);
+        chunker.add(Uuid::nil(), 0, "a", &FACETS);
+        let error = Facets { level: "error", user_id: Some("u-42"), ..FACETS };
+        chunker.add(Uuid::nil(), 1, "b", &error);
+        let facets = &chunker.chunks[0].facets;
+        let set = |bits: [u32; BLOOM_HASHES]| bits.iter().all(|&bit| facets[bit as usize / 8] & (1 << (bit % 8)) != 0);
+        for (facet, value) in [
+            (Facet::Level, "info"),
+            (Facet::Level, "error"),
+            (Facet::Environment, "production"),
+            (Facet::Source, "api"),
+            (Facet::Dataset, "default"),
+            (Facet::User, "u-42"),
+        ] {
+            assert!(set(facet_bits(facet, value)), "{value}");
+        }
+        // Six distinct values, three bits each.
+        let ones: u32 = facets.iter().map(|byte| byte.count_ones()).sum();
+        assert!(ones <= 18, "{ones} bits");
+        assert_ne!(facet_bits(Facet::Source, "api"), facet_bits(Facet::Dataset, "api"));
+        assert!(!set(facet_bits(Facet::User, "u-43")) || !set(facet_bits(Facet::Level, "warn")));
+    }
+
+    /// Stored facet filters were built with these bits: the hash must never change.
+    #[test]
+    fn facet_bits_are_stable_and_in_range() {
+        let bits = facet_bits(Facet::Level, "error");
+        assert!(bits.iter().all(|&bit| (bit as usize) < FACET_BYTES * 8));
+        assert_eq!(bits, facet_bits(Facet::Level, "error"));
     }
 }

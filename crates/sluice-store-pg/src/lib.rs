@@ -247,6 +247,37 @@ fn chunk_condition(search: &Search) -> Option<ChunkCondition> {
     }))
 }
 
+/// What the chunks' facet filters can narrow `filter` to: chunks whose filter may hold each of
+/// its level, environment, source, dataset and user id (as stored). `None` when it filters on
+/// none of them.
+fn facet_condition(filter: &LogFilter) -> Option<ChunkCondition> {
+    use chunks::Facet;
+    let stored = |value: &Option<String>| value.as_deref().map(|value| text::encode(value).into_owned());
+    let values = [
+        (Facet::Level, filter.level.map(|level| level.as_str().to_owned())),
+        (Facet::Environment, filter.environment.map(|environment| environment.as_str().to_owned())),
+        (Facet::Source, stored(&filter.source)),
+        (Facet::Dataset, stored(&filter.dataset)),
+        (Facet::User, stored(&filter.user_id)),
+    ];
+    let mut bits: Vec<u32> = values
+        .into_iter()
+        .filter_map(|(facet, value)| value.map(|value| chunks::facet_bits(facet, &value)))
+        .flatten()
+        .collect();
+    bits.sort_unstable();
+    bits.dedup();
+    all_of(bits.into_iter().map(|bit| -> ChunkCondition {
+        Box::new(get_bit(log_chunks::facets, i32::try_from(bit).unwrap_or_default()).eq(1))
+    }))
+}
+
+/// Chunks read by the first step of a [`PgStore::chunk_walk`]; each next step reads
+/// [`CHUNK_WALK_GROWTH`] times as many, up to [`CHUNK_WALK_MAX`].
+const CHUNK_WALK_FIRST: i64 = 8;
+const CHUNK_WALK_GROWTH: i64 = 4;
+const CHUNK_WALK_MAX: i64 = 512;
+
 /// The workspace's logs matching `filter`, as a query still open to more conditions.
 fn filtered(workspace: &WorkspaceId, filter: &LogFilter) -> logs::BoxedQuery<'static, Pg> {
     let mut query = logs::table.filter(logs::workspace_id.eq(*workspace.as_uuid())).into_boxed();
@@ -756,8 +787,8 @@ impl PgStore {
             .collect();
         let mut chunker = chunks::Chunker::new(self.chunk_rows);
         for row in &rows {
-            let (workspace, ts, text) = row.indexed();
-            chunker.add(workspace, ts, text);
+            let (workspace, ts, text, facets) = row.indexed();
+            chunker.add(workspace, ts, text, &facets);
         }
         let mut connection = self.pool.get().await.map_err(|error| {
             DieselError::DatabaseError(DatabaseErrorKind::UnableToSendCommand, Box::new(error.to_string()))
@@ -913,6 +944,72 @@ impl PgStore {
         }
     }
 
+    /// Reads the workspace's chunks that pass `chunk_condition` newest first (by their last
+    /// log's time), a step of chunks at a time, and their logs that `filter` (and
+    /// `row_condition`) selects and `keep` accepts, until `need` of those are known to be the
+    /// newest: every chunk not read yet ends before them. Returns the rows read, newest first:
+    /// the first `need` of the workspace's, or all of them when there are fewer.
+    async fn chunk_walk(
+        &self,
+        workspace: WorkspaceId,
+        filter: &LogFilter,
+        chunk_condition: &(dyn Fn() -> Option<ChunkCondition> + Sync),
+        row_condition: &(dyn Fn() -> Option<Condition> + Sync),
+        keep: &(dyn Fn(&LogRow) -> bool + Sync),
+        need: usize,
+    ) -> Result<Vec<LogRow>, StoreError> {
+        let mut connection = self.connection().await?;
+        let mut rows: Vec<LogRow> = Vec::new();
+        let mut after: Option<(i64, i64)> = None;
+        let mut step = CHUNK_WALK_FIRST;
+        loop {
+            let mut query = log_chunks::table.filter(log_chunks::workspace_id.eq(*workspace.as_uuid())).into_boxed();
+            if let Some(condition) = chunk_condition() {
+                query = query.filter(condition);
+            }
+            if let Some(from) = filter.from {
+                query = query.filter(log_chunks::max_ts.ge(from));
+            }
+            if let Some(to) = filter.to {
+                query = query.filter(log_chunks::min_ts.le(to));
+            }
+            if let Some((max_ts, id)) = after {
+                query = query
+                    .filter(log_chunks::max_ts.lt(max_ts).or(log_chunks::max_ts.eq(max_ts).and(log_chunks::id.lt(id))));
+            }
+            let chunks: Vec<(i64, i64, i64)> = query
+                .order((log_chunks::max_ts.desc(), log_chunks::id.desc()))
+                .limit(step)
+                .select((log_chunks::id, log_chunks::min_ts, log_chunks::max_ts))
+                .load(&mut connection)
+                .await
+                .map_err(from_diesel)?;
+            let (Some(&(_, _, high)), Some(&(last, _, bound))) = (chunks.iter().next(), chunks.iter().next_back())
+            else {
+                break;
+            };
+            let low = chunks.iter().map(|&(_, min_ts, _)| min_ts).min().unwrap_or(i64::MIN);
+            let ids: Vec<i64> = chunks.iter().map(|&(id, _, _)| id).collect();
+            // The chunks' time span lets PostgreSQL skip the partitions they are not in.
+            let mut query =
+                filtered(&workspace, filter).filter(logs::chunk_id.eq_any(ids)).filter(logs::ts.between(low, high));
+            if let Some(condition) = row_condition() {
+                query = query.filter(condition);
+            }
+            let read: Vec<LogRow> =
+                query.select(LogRow::as_select()).load(&mut connection).await.map_err(from_diesel)?;
+            rows.extend(read.into_iter().filter(|row| keep(row)));
+            after = Some((bound, last));
+            // Unread chunks end at `bound` or before: the rows after it are final.
+            if (chunks.len() as i64) < step || rows.iter().filter(|row| row.ts > bound).count() >= need {
+                break;
+            }
+            step = (step * CHUNK_WALK_GROWTH).min(CHUNK_WALK_MAX);
+        }
+        rows.sort_by_key(|row| std::cmp::Reverse((row.ts, row.id)));
+        Ok(rows)
+    }
+
     /// The candidate chunks of `search` in the workspace whose time span meets the filter's
     /// (their filters tested in place): their ids and how many logs they hold.
     async fn candidate_chunks(
@@ -1002,6 +1099,17 @@ impl LogStore for PgStore {
 
     async fn list_logs(&self, workspace: WorkspaceId, filter: &LogFilter, page: Page) -> Result<LogPage, StoreError> {
         self.within(async move {
+            // A filter on a facet: the chunks that may hold its value, newest first.
+            if facet_condition(filter).is_some() {
+                let offset = usize::try_from(page.offset).unwrap_or(usize::MAX);
+                let limit = page.limit as usize;
+                let need = offset.saturating_add(limit).saturating_add(1);
+                let rows =
+                    self.chunk_walk(workspace, filter, &|| facet_condition(filter), &|| None, &|_| true, need).await?;
+                let has_more = rows.len() > offset.saturating_add(limit);
+                let logs = rows.into_iter().skip(offset).take(limit).map(Log::try_from).collect::<Result<_, _>>()?;
+                return Ok(LogPage { logs, has_more });
+            }
             let offset = i64::try_from(page.offset).unwrap_or(i64::MAX);
             let query = filtered(&workspace, filter)
                 .order((logs::ts.desc(), logs::id.desc()))
@@ -1058,6 +1166,27 @@ impl LogStore for PgStore {
     ) -> Result<LogPage, StoreError> {
         self.within(async move {
             let mut builder = PageBuilder::new(search, page);
+            // A filter on a facet: the chunks that may hold its value (and the needles), newest
+            // first; the needles narrow the rows read as in `chunk_logs`.
+            if facet_condition(filter).is_some() {
+                let need = usize::try_from(page.offset)
+                    .unwrap_or(usize::MAX)
+                    .saturating_add(page.limit as usize)
+                    .saturating_add(1);
+                let chunks = || all_of([chunk_condition(search), facet_condition(filter)].into_iter().flatten());
+                let rows = self
+                    .chunk_walk(
+                        workspace,
+                        filter,
+                        &chunks,
+                        &|| index_condition(search),
+                        &|row| row.matches(search),
+                        need,
+                    )
+                    .await?;
+                builder.take(rows)?;
+                return Ok(builder.finish());
+            }
             // Without an indexable needle: walk the filtered logs newest first.
             if index_condition(search).is_none() {
                 self.walk(workspace, filter, &mut builder, None).await?;

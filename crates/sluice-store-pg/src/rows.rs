@@ -96,9 +96,16 @@ impl<'a> NewLogRow<'a> {
         }
     }
 
-    /// What the search index takes of the row: its workspace, time and search text.
-    pub(crate) fn indexed(&self) -> (Uuid, i64, &str) {
-        (self.workspace_id, self.ts, &self.search_text)
+    /// What the search index takes of the row: its workspace, time, search text and facets.
+    pub(crate) fn indexed(&self) -> (Uuid, i64, &str, crate::chunks::Facets<'_>) {
+        let facets = crate::chunks::Facets {
+            level: self.level,
+            environment: self.environment,
+            source: &self.source,
+            dataset: &self.dataset,
+            user_id: self.user_id.as_deref(),
+        };
+        (self.workspace_id, self.ts, &self.search_text, facets)
     }
 }
 

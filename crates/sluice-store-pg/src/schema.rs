@@ -22,6 +22,7 @@ diesel::table! {
         max_ts -> Int8,
         logs -> Int4,
         bloom -> Bytea,
+        facets -> Bytea,
     }
 }
 

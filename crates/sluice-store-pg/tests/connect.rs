@@ -264,8 +264,9 @@ async fn a_network_that_stops_answering_costs_a_call_its_deadline_and_no_more() 
     proxy.set_dropping(false);
     until_back(&store).await;
 
-    // Now a read is cut off mid-call.
-    let filter = LogFilter { source: Some("blackhole-now".into()), ..LogFilter::default() };
+    // Now a read is cut off mid-call (a session filter is sent as text; a source filter would
+    // first test the chunks' facet filters, by bit numbers).
+    let filter = LogFilter { session_id: Some("blackhole-now".into()), ..LogFilter::default() };
     let (outcome, took) = ends(store.list_logs(workspace.id, &filter, everything)).await;
     assert!(proxy.is_dropping(), "the trigger did not reach the proxy");
     assert!(matches!(outcome, Err(StoreError::Unavailable(_))), "{outcome:?}");
