@@ -24,7 +24,7 @@ use diesel::connection::SimpleConnection;
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use diesel::sql_types::{Array, BigInt, Bool, Nullable, Text};
+use diesel::sql_types::{Array, BigInt, Bool, Nullable, SmallInt, Text};
 use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
 use diesel_async::pooled_connection::deadpool::{Object, Pool, PoolError};
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig, PoolError as ConnectError};
@@ -40,7 +40,7 @@ use uuid::Uuid;
 pub use crate::partitions::{COARSE_DAYS, DAILY_AHEAD, DAILY_BEHIND};
 use crate::partitions::{Partitions, day_of, parse_bounds};
 use crate::rows::{KeyRow, LogRow, NewKeyRow, NewLogRow, PlanChange, RollupDeltas, Scope, WorkspaceRow, insert_rows};
-use crate::schema::{api_keys, log_chunks, logs, usage_monthly, workspaces};
+use crate::schema::{api_keys, log_chunks, logs, workspaces};
 
 #[cfg(feature = "testing")]
 pub mod cluster;
@@ -121,6 +121,60 @@ pub struct PgStore {
     call_timeout: Duration,
     group: GroupOptions,
     chunk_rows: usize,
+    slots: Arc<Slots>,
+}
+
+/// Counter slots: the rows of each counter an insert transaction adds to (migration
+/// `counter_slots`). Concurrent transactions of this process take different slots, so they
+/// never wait for each other's counter rows (another process's may share one, and then waits,
+/// as any writer did before slots).
+const COUNTER_SLOTS: u32 = 8;
+
+/// The slots this process's insert transactions hold.
+struct Slots {
+    /// Bit `n`: slot `n` is held.
+    held: Mutex<u8>,
+    /// Where this process starts looking, so processes sharing a database spread out.
+    first: u32,
+}
+
+impl Slots {
+    fn new() -> Self {
+        Slots { held: Mutex::new(0), first: std::process::id() % COUNTER_SLOTS }
+    }
+
+    /// A slot no other transaction of this process holds (when all are held, a held one:
+    /// waiting on a counter row is slower, never wrong), given back when dropped.
+    fn take(&self) -> Slot<'_> {
+        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        let free = (0..COUNTER_SLOTS).map(|n| (self.first + n) % COUNTER_SLOTS).find(|&n| *held & (1 << n) == 0);
+        let number = free.unwrap_or(self.first);
+        if free.is_some() {
+            *held |= 1 << number;
+        }
+        Slot { slots: self, number, owned: free.is_some() }
+    }
+}
+
+/// A slot taken from [`Slots`].
+struct Slot<'a> {
+    slots: &'a Slots,
+    number: u32,
+    owned: bool,
+}
+
+impl Slot<'_> {
+    fn number(&self) -> i16 {
+        i16::try_from(self.number).unwrap_or(0)
+    }
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        if self.owned {
+            *self.slots.held.lock().unwrap_or_else(PoisonError::into_inner) &= !(1 << self.number);
+        }
+    }
 }
 
 impl std::fmt::Debug for PgStore {
@@ -400,13 +454,14 @@ fn counts_sql(by: CountBy, from_ms: i64, to_ms: i64, narrow: bool) -> String {
         .replace("{scope}", scope)
 }
 
-/// Adds the deltas to the three counter tables (one statement each, keys in order), then,
-/// when subtracting, removes the counters that reached 0.
+/// Adds the deltas to the three counter tables' rows of `slot` (one statement each, keys in
+/// order), then, when subtracting, removes the counters whose slots sum to 0.
 async fn apply_deltas(
     connection: &mut AsyncPgConnection,
     workspace: Uuid,
     deltas: &RollupDeltas,
     subtract: bool,
+    slot: i16,
 ) -> Result<(), DieselError> {
     let scoped = [("log_rollups", "hour", &deltas.hourly), ("log_rollups_daily", "day", &deltas.daily)];
     for (table, at, counts) in scoped {
@@ -420,9 +475,9 @@ async fn apply_deltas(
         let (datasets, levels) = (column(|scope| &scope.dataset), column(|scope| &scope.level));
         let values: Vec<i64> = counts.values().copied().collect();
         diesel::sql_query(format!(
-            "INSERT INTO {table} (workspace_id, {at}, source, environment, dataset, level, count) \
-             SELECT $1, * FROM unnest($2::int8[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int8[]) \
-             ON CONFLICT (workspace_id, {at}, source, environment, dataset, level) \
+            "INSERT INTO {table} (workspace_id, slot, {at}, source, environment, dataset, level, count) \
+             SELECT $1, $8, * FROM unnest($2::int8[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int8[]) \
+             ON CONFLICT (workspace_id, {at}, source, environment, dataset, level, slot) \
              DO UPDATE SET count = {table}.count + excluded.count"
         ))
         .bind::<diesel::sql_types::Uuid, _>(workspace)
@@ -432,6 +487,7 @@ async fn apply_deltas(
         .bind::<Array<Text>, _>(&datasets)
         .bind::<Array<Text>, _>(&levels)
         .bind::<Array<BigInt>, _>(&values)
+        .bind::<SmallInt, _>(slot)
         .execute(connection)
         .await?;
         if subtract {
@@ -439,7 +495,10 @@ async fn apply_deltas(
                 "DELETE FROM {table} AS r USING unnest($2::int8[], $3::text[], $4::text[], $5::text[], $6::text[]) \
                  AS k(at, source, environment, dataset, level) \
                  WHERE r.workspace_id = $1 AND r.{at} = k.at AND r.source = k.source \
-                 AND r.environment = k.environment AND r.dataset = k.dataset AND r.level = k.level AND r.count <= 0"
+                 AND r.environment = k.environment AND r.dataset = k.dataset AND r.level = k.level \
+                 AND (SELECT sum(s.count) FROM {table} AS s WHERE s.workspace_id = $1 AND s.{at} = k.at \
+                      AND s.source = k.source AND s.environment = k.environment AND s.dataset = k.dataset \
+                      AND s.level = k.level) <= 0"
             ))
             .bind::<diesel::sql_types::Uuid, _>(workspace)
             .bind::<Array<BigInt>, _>(&times)
@@ -457,9 +516,9 @@ async fn apply_deltas(
         let levels: Vec<String> = deltas.daily_sources.keys().map(|(_, _, level)| level.clone()).collect();
         let values: Vec<i64> = deltas.daily_sources.values().copied().collect();
         diesel::sql_query(
-            "INSERT INTO log_rollups_daily_sources (workspace_id, day, source, level, count) \
-             SELECT $1, * FROM unnest($2::int8[], $3::text[], $4::text[], $5::int8[]) \
-             ON CONFLICT (workspace_id, day, source, level) \
+            "INSERT INTO log_rollups_daily_sources (workspace_id, slot, day, source, level, count) \
+             SELECT $1, $6, * FROM unnest($2::int8[], $3::text[], $4::text[], $5::int8[]) \
+             ON CONFLICT (workspace_id, day, source, level, slot) \
              DO UPDATE SET count = log_rollups_daily_sources.count + excluded.count",
         )
         .bind::<diesel::sql_types::Uuid, _>(workspace)
@@ -467,6 +526,7 @@ async fn apply_deltas(
         .bind::<Array<Text>, _>(&sources)
         .bind::<Array<Text>, _>(&levels)
         .bind::<Array<BigInt>, _>(&values)
+        .bind::<SmallInt, _>(slot)
         .execute(connection)
         .await?;
         if subtract {
@@ -474,7 +534,8 @@ async fn apply_deltas(
                 "DELETE FROM log_rollups_daily_sources AS r USING unnest($2::int8[], $3::text[], $4::text[]) \
                  AS k(day, source, level) \
                  WHERE r.workspace_id = $1 AND r.day = k.day AND r.source = k.source AND r.level = k.level \
-                 AND r.count <= 0",
+                 AND (SELECT sum(s.count) FROM log_rollups_daily_sources AS s WHERE s.workspace_id = $1 \
+                      AND s.day = k.day AND s.source = k.source AND s.level = k.level) <= 0",
             )
             .bind::<diesel::sql_types::Uuid, _>(workspace)
             .bind::<Array<BigInt>, _>(&days)
@@ -489,14 +550,14 @@ async fn apply_deltas(
 
 /// SQL functions of the migrations (their own module: `Uuid` here is the SQL type).
 mod functions {
-    use diesel::sql_types::{BigInt, Uuid};
+    use diesel::sql_types::{BigInt, SmallInt, Uuid};
 
     diesel::define_sql_function! {
-        /// The quota check (migrations `plans` and `group_commit`): counts `n` logs in the
-        /// workspace's usage of `in_month`; false, with nothing counted, when that passes its
-        /// quota. A function call is a cached prepared statement, one round trip, planned once
-        /// a session.
-        fn sluice_count_usage(ws: Uuid, in_month: BigInt, n: BigInt) -> Bool;
+        /// The quota check (migrations `plans`, `group_commit` and `counter_slots`): counts `n`
+        /// logs in the workspace's usage of `in_month`, in `in_slot` when it has no quota;
+        /// false, with nothing counted, when that passes its quota. A function call is a
+        /// cached prepared statement, one round trip, planned once a session.
+        fn sluice_count_usage(ws: Uuid, in_month: BigInt, n: BigInt, in_slot: SmallInt) -> Bool;
     }
 }
 
@@ -517,15 +578,16 @@ async fn count_usage(
     connection: &mut AsyncPgConnection,
     workspace: Uuid,
     months: &[(i64, i64)],
+    slot: i16,
 ) -> Result<bool, DieselError> {
     if let [(month, count)] = months {
-        return diesel::select(sluice_count_usage(workspace, *month, *count)).get_result(connection).await;
+        return diesel::select(sluice_count_usage(workspace, *month, *count, slot)).get_result(connection).await;
     }
     let counted = connection
         .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
             for (month, count) in months {
                 let within: bool =
-                    diesel::select(sluice_count_usage(workspace, *month, *count)).get_result(connection).await?;
+                    diesel::select(sluice_count_usage(workspace, *month, *count, slot)).get_result(connection).await?;
                 if !within {
                     return Err(DieselError::RollbackTransaction);
                 }
@@ -659,6 +721,7 @@ impl PgStore {
             call_timeout: options.call_timeout,
             group: options.group,
             chunk_rows: options.index_chunk_rows,
+            slots: Arc::new(Slots::new()),
         };
         store.create_partitions_ahead().await?;
         // Logs stored before the chunk index existed get theirs.
@@ -776,6 +839,7 @@ impl PgStore {
         group: &[Batch],
         prepared: &[PreparedBatch],
         refused: &[bool],
+        slot: i16,
     ) -> Result<Vec<usize>, DieselError> {
         // The rows, each workspace's together, and their chunks of the search index: worked
         // out before a connection is taken.
@@ -807,7 +871,9 @@ impl PgStore {
                 let order = kept;
                 let mut refusals = Vec::new();
                 for &index in &order {
-                    if !count_usage(connection, *group[index].workspace.as_uuid(), &prepared[index].months).await? {
+                    if !count_usage(connection, *group[index].workspace.as_uuid(), &prepared[index].months, slot)
+                        .await?
+                    {
                         refusals.push(index);
                     }
                 }
@@ -820,7 +886,7 @@ impl PgStore {
                     deltas.entry(*group[index].workspace.as_uuid()).or_default().absorb(&prepared[index].deltas);
                 }
                 for (workspace, deltas) in &deltas {
-                    apply_deltas(connection, *workspace, deltas, false).await?;
+                    apply_deltas(connection, *workspace, deltas, false, slot).await?;
                 }
                 Ok(())
             })
@@ -1075,8 +1141,9 @@ impl LogStore for PgStore {
             // unless another writer used up a quota in between.
             let mut refused = vec![false; group.len()];
             let mut relearned = false;
+            let slot = self.slots.take();
             loop {
-                match self.insert_group_once(group, &prepared, &refused).await {
+                match self.insert_group_once(group, &prepared, &refused, slot.number()).await {
                     Ok(over) if over.is_empty() => break,
                     Ok(over) => over.into_iter().for_each(|index| refused[index] = true),
                     // Another process dropped a partition this one knew: learn again, retry once.
@@ -1145,13 +1212,16 @@ impl LogStore for PgStore {
     async fn monthly_usage(&self, workspace: WorkspaceId, month_ms: i64) -> Result<u64, StoreError> {
         self.within(async move {
             let mut connection = self.connection().await?;
-            let logs: Option<i64> = usage_monthly::table
-                .find((*workspace.as_uuid(), month_ms))
-                .select(usage_monthly::logs)
-                .first(&mut connection)
-                .await
-                .optional()
-                .map_err(from_diesel)?;
+            // The sum of the month's slots.
+            let total: Vec<Total> = diesel::sql_query(
+                "SELECT SUM(logs)::int8 AS total FROM usage_monthly WHERE workspace_id = $1 AND month = $2",
+            )
+            .bind::<diesel::sql_types::Uuid, _>(*workspace.as_uuid())
+            .bind::<BigInt, _>(month_ms)
+            .load(&mut connection)
+            .await
+            .map_err(from_diesel)?;
+            let logs = total.into_iter().next().and_then(|row| row.total);
             Ok(logs.map_or(0, |logs| u64::try_from(logs).unwrap_or(0)))
         })
         .await
@@ -1280,7 +1350,7 @@ impl LogStore for PgStore {
                                 };
                                 deltas.add(row.ts, scope, -1);
                             }
-                            apply_deltas(connection, *workspace.as_uuid(), &deltas, true).await?;
+                            apply_deltas(connection, *workspace.as_uuid(), &deltas, true, 0).await?;
                             Ok(count)
                         })
                         .await

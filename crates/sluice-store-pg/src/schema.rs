@@ -27,7 +27,7 @@ diesel::table! {
 }
 
 diesel::table! {
-    log_rollups (workspace_id, hour, source, environment, dataset, level) {
+    log_rollups (workspace_id, hour, source, environment, dataset, level, slot) {
         workspace_id -> Uuid,
         hour -> Int8,
         source -> Text,
@@ -35,11 +35,12 @@ diesel::table! {
         dataset -> Text,
         level -> Text,
         count -> Int8,
+        slot -> Int2,
     }
 }
 
 diesel::table! {
-    log_rollups_daily (workspace_id, day, source, environment, dataset, level) {
+    log_rollups_daily (workspace_id, day, source, environment, dataset, level, slot) {
         workspace_id -> Uuid,
         day -> Int8,
         source -> Text,
@@ -47,16 +48,18 @@ diesel::table! {
         dataset -> Text,
         level -> Text,
         count -> Int8,
+        slot -> Int2,
     }
 }
 
 diesel::table! {
-    log_rollups_daily_sources (workspace_id, day, source, level) {
+    log_rollups_daily_sources (workspace_id, day, source, level, slot) {
         workspace_id -> Uuid,
         day -> Int8,
         source -> Text,
         level -> Text,
         count -> Int8,
+        slot -> Int2,
     }
 }
 
@@ -88,10 +91,11 @@ diesel::table! {
 }
 
 diesel::table! {
-    usage_monthly (workspace_id, month) {
+    usage_monthly (workspace_id, month, slot) {
         workspace_id -> Uuid,
         month -> Int8,
         logs -> Int8,
+        slot -> Int2,
     }
 }
 
