@@ -328,7 +328,7 @@ fn facet_condition(filter: &LogFilter) -> Option<ChunkCondition> {
 
 /// Chunks read by the first step of a [`PgStore::chunk_walk`]; each next step reads
 /// [`CHUNK_WALK_GROWTH`] times as many, up to [`CHUNK_WALK_MAX`].
-const CHUNK_WALK_FIRST: i64 = 8;
+const CHUNK_WALK_FIRST: i64 = 16;
 const CHUNK_WALK_GROWTH: i64 = 4;
 const CHUNK_WALK_MAX: i64 = 512;
 
