@@ -326,6 +326,12 @@ fn facet_condition(filter: &LogFilter) -> Option<ChunkCondition> {
     }))
 }
 
+/// The rows, newest first, that decide `page`: those it skips, those it holds and one more,
+/// which tells whether more follow.
+fn rows_needed(page: Page) -> usize {
+    usize::try_from(page.offset).unwrap_or(usize::MAX).saturating_add(page.limit as usize).saturating_add(1)
+}
+
 /// Chunks read by the first step of a [`PgStore::chunk_walk`]; each next step reads
 /// [`CHUNK_WALK_GROWTH`] times as many, up to [`CHUNK_WALK_MAX`].
 const CHUNK_WALK_FIRST: i64 = 16;
@@ -1168,12 +1174,11 @@ impl LogStore for PgStore {
         self.within(async move {
             // A filter on a facet: the chunks that may hold its value, newest first.
             if facet_condition(filter).is_some() {
-                let offset = usize::try_from(page.offset).unwrap_or(usize::MAX);
-                let limit = page.limit as usize;
-                let need = offset.saturating_add(limit).saturating_add(1);
+                let (offset, limit) = (usize::try_from(page.offset).unwrap_or(usize::MAX), page.limit as usize);
+                let need = rows_needed(page);
                 let rows =
                     self.chunk_walk(workspace, filter, &|| facet_condition(filter), &|| None, &|_| true, need).await?;
-                let has_more = rows.len() > offset.saturating_add(limit);
+                let has_more = rows.len() >= need;
                 let logs = rows.into_iter().skip(offset).take(limit).map(Log::try_from).collect::<Result<_, _>>()?;
                 return Ok(LogPage { logs, has_more });
             }
@@ -1239,10 +1244,7 @@ impl LogStore for PgStore {
             // A filter on a facet: the chunks that may hold its value (and the needles), newest
             // first; the needles narrow the rows read as in `chunk_logs`.
             if facet_condition(filter).is_some() {
-                let need = usize::try_from(page.offset)
-                    .unwrap_or(usize::MAX)
-                    .saturating_add(page.limit as usize)
-                    .saturating_add(1);
+                let need = rows_needed(page);
                 let chunks = || all_of([chunk_condition(search), facet_condition(filter)].into_iter().flatten());
                 let rows = self
                     .chunk_walk(
