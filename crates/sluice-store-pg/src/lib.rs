@@ -5,7 +5,10 @@
 //! workspace's rows leads with `workspace_id`, and `logs` is range-partitioned by timestamp
 //! ([`partitions`]), so retention drops whole days. Search finds candidate chunks of logs by
 //! the trigrams of their folded text ([`chunks`]) and checks their logs exactly, like the
-//! SQLite store; stats read counters kept in the insert and delete transactions.
+//! SQLite store; filters by level, environment, source, dataset and user walk the chunks too,
+//! by a second filter of theirs, instead of an index per field. Stats read counters kept in
+//! the insert and delete transactions, a row per writer's slot so writers never wait for
+//! each other's.
 
 mod chunks;
 pub mod naive;
@@ -1056,8 +1059,7 @@ impl PgStore {
                 .load(&mut connection)
                 .await
                 .map_err(from_diesel)?;
-            let (Some(&(_, _, high)), Some(&(last, _, bound))) = (chunks.iter().next(), chunks.iter().next_back())
-            else {
+            let (Some(&(_, _, high)), Some(&(last, _, bound))) = (<[_]>::first(&chunks), <[_]>::last(&chunks)) else {
                 break;
             };
             let low = chunks.iter().map(|&(_, min_ts, _)| min_ts).min().unwrap_or(i64::MIN);
