@@ -309,7 +309,6 @@ fn chunk_condition(search: &Search) -> Option<ChunkCondition> {
 /// none of them.
 fn facet_condition(filter: &LogFilter) -> Option<ChunkCondition> {
     use chunks::Facet;
-    let stored = |value: &Option<String>| value.as_deref().map(|value| text::encode(value).into_owned());
     let values = [
         (Facet::Level, filter.level.map(|level| level.as_str().to_owned())),
         (Facet::Environment, filter.environment.map(|environment| environment.as_str().to_owned())),
@@ -341,6 +340,24 @@ const CHUNK_WALK_FIRST: i64 = 16;
 const CHUNK_WALK_GROWTH: i64 = 4;
 const CHUNK_WALK_MAX: i64 = 512;
 
+/// An exact-match filter's text as stored ([`text`]).
+fn stored(value: &Option<String>) -> Option<String> {
+    value.as_deref().map(|value| text::encode(value).into_owned())
+}
+
+/// The workspace's chunks whose time span meets `filter`'s, as a query still open to more
+/// conditions.
+fn chunks_in_span(workspace: &WorkspaceId, filter: &LogFilter) -> log_chunks::BoxedQuery<'static, Pg> {
+    let mut query = log_chunks::table.filter(log_chunks::workspace_id.eq(*workspace.as_uuid())).into_boxed();
+    if let Some(from) = filter.from {
+        query = query.filter(log_chunks::max_ts.ge(from));
+    }
+    if let Some(to) = filter.to {
+        query = query.filter(log_chunks::min_ts.le(to));
+    }
+    query
+}
+
 /// The workspace's logs matching `filter`, as a query still open to more conditions.
 fn filtered(workspace: &WorkspaceId, filter: &LogFilter) -> logs::BoxedQuery<'static, Pg> {
     let mut query = logs::table.filter(logs::workspace_id.eq(*workspace.as_uuid())).into_boxed();
@@ -350,8 +367,7 @@ fn filtered(workspace: &WorkspaceId, filter: &LogFilter) -> logs::BoxedQuery<'st
     if let Some(environment) = filter.environment {
         query = query.filter(logs::environment.eq(environment.as_str()));
     }
-    // Text is compared as stored ([`text`]).
-    let stored = |value: &Option<String>| value.as_deref().map(|value| text::encode(value).into_owned());
+    // Text is compared as stored (`stored`).
     if let Some(source) = stored(&filter.source) {
         query = query.filter(logs::source.eq(source));
     }
@@ -1038,15 +1054,9 @@ impl PgStore {
         let mut after: Option<(i64, i64)> = None;
         let mut step = CHUNK_WALK_FIRST;
         loop {
-            let mut query = log_chunks::table.filter(log_chunks::workspace_id.eq(*workspace.as_uuid())).into_boxed();
+            let mut query = chunks_in_span(&workspace, filter);
             if let Some(condition) = chunk_condition() {
                 query = query.filter(condition);
-            }
-            if let Some(from) = filter.from {
-                query = query.filter(log_chunks::max_ts.ge(from));
-            }
-            if let Some(to) = filter.to {
-                query = query.filter(log_chunks::min_ts.le(to));
             }
             if let Some((max_ts, id)) = after {
                 query = query
@@ -1093,15 +1103,7 @@ impl PgStore {
         filter: &LogFilter,
     ) -> Result<Vec<(i64, i32)>, StoreError> {
         let Some(condition) = chunk_condition(search) else { return Ok(Vec::new()) };
-        let mut query =
-            log_chunks::table.filter(log_chunks::workspace_id.eq(*workspace.as_uuid())).filter(condition).into_boxed();
-        if let Some(from) = filter.from {
-            query = query.filter(log_chunks::max_ts.ge(from));
-        }
-        if let Some(to) = filter.to {
-            query = query.filter(log_chunks::min_ts.le(to));
-        }
-        let query = query.select((log_chunks::id, log_chunks::logs));
+        let query = chunks_in_span(&workspace, filter).filter(condition).select((log_chunks::id, log_chunks::logs));
         let mut connection = self.connection().await?;
         query.load(&mut connection).await.map_err(from_diesel)
     }
