@@ -2,6 +2,7 @@
 //! the admin commands. Everything else lives in the library crates.
 
 mod admin;
+mod allocator;
 mod cli;
 mod serve;
 
@@ -13,11 +14,6 @@ use clap::Parser;
 use sluice_store::Store;
 
 use crate::cli::{Cli, Command};
-
-/// mimalloc instead of the system allocator: ingest allocates many small strings per entry,
-/// and glibc's malloc spent a third of the parsers' time on them (see docs/PERFORMANCE.md).
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Opens the store a database URL names, creating its schema when needed.
 async fn open_store(cli: &Cli) -> anyhow::Result<Arc<dyn Store>> {
@@ -45,8 +41,14 @@ async fn open_store(cli: &Cli) -> anyhow::Result<Arc<dyn Store>> {
     anyhow::bail!("unsupported database URL (expected sqlite://PATH or postgres://...)")
 }
 
-#[actix_web::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
+    // Before the runtime starts its threads: the allocator's options are read without locks.
+    allocator::tune();
+    actix_web::rt::System::new().block_on(run())
+}
+
+/// Parses the command line and runs the command it names.
+async fn run() -> ExitCode {
     let cli = Cli::parse();
     let filter = tracing_subscriber::EnvFilter::try_new(&cli.log).unwrap_or_else(|_| "info".into());
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
