@@ -52,6 +52,11 @@ struct Args {
     copy_csv: Option<PathBuf>,
 }
 
+/// What the command line takes, printed on `--help` and on a missing `--url` or `--key`.
+const USAGE: &str = "usage: sluice-loadgen --url http://HOST:PORT --key KEY [--format json|jsonl|syslog|text] \
+[--corpus DIR] [--connections N] [--seconds N] [--warmup N] [--server-pid PID] [--db-pid PID] [--label TEXT] [--rate LOGS_PER_SECOND]
+   or: sluice-loadgen --copy-csv FILE [--copy-rows N] [--corpus DIR]";
+
 impl Args {
     fn parse() -> anyhow::Result<Args> {
         let mut args = Args {
@@ -71,6 +76,10 @@ impl Args {
         };
         let mut words = std::env::args().skip(1);
         while let Some(flag) = words.next() {
+            if flag == "--help" || flag == "-h" {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
             let value = words.next().with_context(|| format!("{flag} needs a value"))?;
             match flag.as_str() {
                 "--url" => args.url = value,
@@ -90,10 +99,7 @@ impl Args {
             }
         }
         if args.copy_csv.is_none() && (args.url.is_empty() || args.key.is_empty()) {
-            bail!(
-                "usage: sluice-loadgen --url http://HOST:PORT --key KEY [--format json|jsonl|syslog|text] \
-                 [--corpus DIR] [--connections N] [--seconds N] [--warmup N] [--server-pid PID] [--db-pid PID] [--label TEXT] [--rate LOGS_PER_SECOND]\n   or: sluice-loadgen --copy-csv FILE [--copy-rows N] [--corpus DIR]"
-            );
+            bail!("{USAGE}");
         }
         Ok(args)
     }

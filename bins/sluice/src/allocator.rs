@@ -3,8 +3,8 @@
 //! mimalloc keeps memory it has freed for a while before handing it back to the kernel (its
 //! *purge delay*: 1 s in mimalloc 3). Under sustained ingest, each request's parse buffers are
 //! freed and allocated again within that second, so the kept pages stack up: in a 30-s JSON run
-//! on SQLite the server's peak RSS was 135 MB with the default delay and 97 MB with 10 ms, for
-//! about 3 % of throughput (docs/PERFORMANCE.md, issue 7). 10 ms is mimalloc 2's default.
+//! on SQLite the server's peak RSS was 135 MB with the default delay and 93 MB with 10 ms, for
+//! a few % of throughput (docs/PERFORMANCE.md, issue 7). 10 ms is mimalloc 2's default.
 //! `MIMALLOC_PURGE_DELAY` in the environment still wins: an operator can trade memory back.
 
 /// mimalloc instead of the system allocator: ingest allocates many small strings per entry,
