@@ -20,13 +20,18 @@ pub const PURGE_DELAY_MS: i64 = 10;
 /// against the library's default, so an upgrade that moves it fails the tests.
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
+/// The environment variables mimalloc reads the purge delay from (the second is its old name).
+const ENVIRONMENT: [&str; 2] = ["MIMALLOC_PURGE_DELAY", "MIMALLOC_RESET_DELAY"];
+
+/// Whether the environment sets the purge delay.
+fn named_in_environment() -> bool {
+    ENVIRONMENT.iter().any(|name| std::env::var_os(name).is_some())
+}
+
 /// Sets the purge delay, unless the environment names one. Call first thing in `main`, before
 /// any other thread exists: mimalloc's options are plain globals, read without locks.
 pub fn tune() {
-    let named = ["MIMALLOC_PURGE_DELAY", "MIMALLOC_RESET_DELAY"]
-        .iter()
-        .any(|name| std::env::var_os(name).is_some());
-    if !named {
+    if !named_in_environment() {
         set_purge_delay(PURGE_DELAY_MS);
     }
 }
@@ -54,7 +59,7 @@ mod tests {
         // The options around it default to 1 (deprecated eager-commit delay) and 0 (NUMA nodes);
         // only the purge delay defaults to mimalloc 3's 1000 ms. Test processes never call
         // `tune`, so unless the environment set it, the default is what is there.
-        if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() && std::env::var_os("MIMALLOC_RESET_DELAY").is_none() {
+        if !named_in_environment() {
             assert_eq!(option(MI_OPTION_PURGE_DELAY), 1000, "option 15 is not mimalloc's purge delay");
         }
     }
