@@ -23,6 +23,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use deadpool::Runtime;
+use deadpool::managed::QueueMode;
 use diesel::connection::SimpleConnection;
 use diesel::pg::Pg;
 use diesel::prelude::*;
@@ -730,7 +731,12 @@ impl PgStore {
             })
         });
         let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(url, manager_config);
+        // Last in, first out: the writers take back the connections they just returned. Each
+        // connection keeps its send buffer at the size of the largest group it has sent (a few
+        // MB); handed out in turn (first in, first out), all sixteen grew to that, and the
+        // server's peak RSS crept up 20-40 MB over a full bench run (docs/PERFORMANCE.md).
         let pool = Pool::builder(manager)
+            .queue_mode(QueueMode::Lifo)
             .max_size(options.pool_size)
             .wait_timeout(Some(options.wait_timeout))
             .create_timeout(Some(options.create_timeout))
