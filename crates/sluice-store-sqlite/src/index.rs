@@ -243,7 +243,7 @@ pub(crate) fn index_tail(
     limit: u64,
 ) -> Result<u64, DieselError> {
     let mut indexed = 0_u64;
-    loop {
+    'steps: loop {
         let (after, rows) = connection.transaction(|connection| {
             let after = indexed_through(connection)?;
             let rows: Vec<UnindexedRow> = diesel::sql_query(
@@ -288,7 +288,12 @@ pub(crate) fn index_tail(
                 })?
             };
             if !wrote {
-                return Ok(indexed);
+                // Another round (the store's thread, or a sweep's) wrote chunks meanwhile, or
+                // retention dropped the last one: start again from the chunks as they are now.
+                // Returning here would leave the tail unindexed for a caller that needs all of
+                // it (retention deletes only indexed logs, so it would delete too few).
+                indexed += rows.partition_point(|row| row.seq <= expected) as u64;
+                continue 'steps;
             }
             expected = part.last().map_or(expected, |chunk| chunk.row.last_seq);
             // Let an insert waiting for the lock have it before the next part.
