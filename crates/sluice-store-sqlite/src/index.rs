@@ -242,6 +242,19 @@ pub(crate) fn index_tail(
     chunk_rows: usize,
     limit: u64,
 ) -> Result<u64, DieselError> {
+    index_tail_with(connection, write_lock, chunk_rows, limit, &mut || {})
+}
+
+/// [`index_tail`], calling `after_read` between each step's read and its writes: the one
+/// window in which another round (or retention) can change the chunks under this one, which
+/// a test uses to make that happen every time.
+fn index_tail_with(
+    connection: &mut SqliteConnection,
+    write_lock: &Mutex<()>,
+    chunk_rows: usize,
+    limit: u64,
+    after_read: &mut dyn FnMut(),
+) -> Result<u64, DieselError> {
     let mut indexed = 0_u64;
     'steps: loop {
         let (after, rows) = connection.transaction(|connection| {
@@ -258,6 +271,7 @@ pub(crate) fn index_tail(
         if rows.is_empty() {
             return Ok(indexed);
         }
+        after_read();
         let mut chunker = Chunker::new(chunk_rows);
         for row in &rows {
             chunker.add(&Indexed {
@@ -333,7 +347,14 @@ pub(crate) fn drop_emptied(
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
+    use diesel::connection::SimpleConnection;
+    use sluice_model::{Plan, Workspace};
+    use sluice_store::{LogStore, TenantStore};
+
     use super::*;
+    use crate::{SqliteOptions, SqliteStore};
 
     fn log(seq: i64, workspace: &'static [u8], message: &'static str) -> Indexed<'static> {
         Indexed { seq, workspace, ts: seq * 10, fields: [Some(message), None, None, None] }
@@ -387,5 +408,60 @@ mod tests {
             ))
         );
         assert_eq!(expression(&search("ab -cdef", &[SearchField::Message])), None);
+    }
+
+    /// Another round indexes the logs this one has read, between its read and its write, and
+    /// more logs come in: this round starts again from the chunks as they are and indexes the
+    /// new ones, so a caller that needs the whole tail indexed (retention) gets it.
+    #[test]
+    fn a_round_another_overtakes_starts_again_and_indexes_the_whole_tail() {
+        const T0: i64 = 1_700_000_000_000;
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        // The store's pooled connections are closed on the runtime, when it drops at the end.
+        let _runtime = runtime.enter();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("race.db");
+        // Nothing indexes but the test: inserts leave the tail alone below their bound, and the
+        // background's first round is an hour away.
+        let options = SqliteOptions {
+            index_chunk_rows: 2,
+            index_every: Some(Duration::from_secs(3600)),
+            ..SqliteOptions::default()
+        };
+        let store = SqliteStore::open_with(&path, &options).expect("open");
+        let workspace = Workspace::new("w", Plan::Enterprise, T0);
+        runtime.block_on(store.create_workspace(&workspace)).expect("workspace");
+        let insert = |from: i64, count: i64| {
+            let logs: Vec<_> =
+                (from..from + count).map(|n| sluice_store::conformance::log(&format!("number {n}"), T0 + n)).collect();
+            runtime.block_on(store.insert_logs(workspace.id, &logs)).expect("insert");
+        };
+        let connect = || {
+            let mut connection = SqliteConnection::establish(path.to_str().expect("utf-8")).expect("connect");
+            connection.batch_execute("PRAGMA busy_timeout = 5000;").expect("pragma");
+            connection
+        };
+        insert(0, 10);
+        let (mut this, mut other) = (connect(), connect());
+        let write_lock = Mutex::new(());
+        let mut overtaken = false;
+        let indexed = index_tail_with(&mut this, &write_lock, 2, u64::MAX, &mut || {
+            if !overtaken {
+                overtaken = true;
+                assert_eq!(index_tail(&mut other, &write_lock, 2, u64::MAX).expect("other round"), 10);
+                insert(10, 6);
+            }
+        })
+        .expect("this round");
+        assert!(overtaken);
+        assert_eq!(indexed, 6, "this round indexes the six logs that came in after the other round");
+        assert_eq!(indexed_through(&mut this).expect("read"), 16, "no log left unindexed");
+        // Disjoint chunks of two, one after another: five from the other round, three from this.
+        let spans: Vec<(i64, i64)> = log_chunks::table
+            .order(log_chunks::id)
+            .select((log_chunks::id, log_chunks::last_seq))
+            .load(&mut this)
+            .expect("chunks");
+        assert_eq!(spans, (0..8).map(|n| (2 * n + 1, 2 * n + 2)).collect::<Vec<_>>());
     }
 }
