@@ -38,6 +38,16 @@ pub(crate) const BLOOM_BYTES: usize = 4_096;
 /// Bits set per trigram.
 pub(crate) const BLOOM_HASHES: usize = 3;
 
+/// The smallest stored filter. A chunk's filters are built at full size ([`BLOOM_BYTES`],
+/// [`FACET_BYTES`]), then stored folded ([`folded`]) to the smallest power of two of at least
+/// [`BITS_PER_ITEM`] bits per distinct trigram or value they hold, so a chunk of one short log
+/// stores 64-byte filters, not 4.5 KiB of them.
+const MIN_FILTER_BYTES: usize = 64;
+
+/// The bits a stored filter keeps per distinct item: at least 16, with three bits each, about
+/// 0.5 % of false positives per item, under a full chunk's rate.
+const BITS_PER_ITEM: f64 = 16.0;
+
 /// The filter's bits for a trigram code: slices of a 64-bit mix of it (splitmix64's
 /// finalizer). Stored filters depend on it: it must never change.
 pub(crate) fn bloom_bits(code: u64) -> [u32; BLOOM_HASHES] {
@@ -86,6 +96,31 @@ pub(crate) fn facet_bits(facet: Facet, value: &str) -> [u32; BLOOM_HASHES] {
     let mixed = u64::from_le_bytes(first);
     let mask = (FACET_BYTES * 8 - 1) as u64;
     [(mixed & mask) as u32, ((mixed >> 21) & mask) as u32, ((mixed >> 42) & mask) as u32]
+}
+
+/// `filter` as stored: folded in halves, each byte OR'ed with its twin, down to the smallest
+/// power of two of bytes, at least [`MIN_FILTER_BYTES`], that keeps [`BITS_PER_ITEM`] bits per
+/// item it holds (estimated from its set bits). Bit `n` of the full filter is bit `n % bits` of
+/// the folded one, so a search tests `get_bit(filter, n % (octet_length(filter) * 8))`, right
+/// for every size (and for the full-size filters stored before filters were folded).
+pub(crate) fn folded(filter: &[u8]) -> Vec<u8> {
+    let bits = (filter.len() * 8) as f64;
+    let set: u32 = filter.iter().map(|byte| byte.count_ones()).sum();
+    // The expected set bits of n items at k bits each: m (1 - e^(-kn/m)); solved for n.
+    let fraction = (f64::from(set) / bits).min(1.0 - 1.0 / bits);
+    let items = -bits / BLOOM_HASHES as f64 * (1.0 - fraction).ln();
+    let wanted = (items * BITS_PER_ITEM / 8.0).ceil();
+    let mut folded = filter.to_vec();
+    let mut len = folded.len();
+    while len / 2 >= MIN_FILTER_BYTES && (len / 2) as f64 >= wanted {
+        len /= 2;
+        let (low, high) = folded.split_at_mut(len);
+        for (byte, twin) in low.iter_mut().zip(high.iter()) {
+            *byte |= twin;
+        }
+        folded.truncate(len);
+    }
+    folded
 }
 
 /// Sets `bits` in `filter`, as PostgreSQL's get_bit numbers them: bit n is bit n % 8 of byte
@@ -178,6 +213,8 @@ impl Chunker {
             return Err(DieselError::QueryBuilderError("the chunk id sequence gave too few ids".into()));
         }
         let ids: Vec<i64> = ids.into_iter().map(|id| id.id).collect();
+        let blooms: Vec<Vec<u8>> = self.chunks.iter().map(|chunk| folded(&chunk.bloom)).collect();
+        let facets: Vec<Vec<u8>> = self.chunks.iter().map(|chunk| folded(&chunk.facets)).collect();
         diesel::sql_query(
             "INSERT INTO log_chunks (id, workspace_id, min_ts, max_ts, logs, bloom, facets) \
              SELECT * FROM unnest($1::int8[], $2::uuid[], $3::int8[], $4::int8[], $5::int4[], $6::bytea[], $7::bytea[])",
@@ -187,8 +224,8 @@ impl Chunker {
         .bind::<Array<BigInt>, _>(self.chunks.iter().map(|chunk| chunk.min_ts).collect::<Vec<_>>())
         .bind::<Array<BigInt>, _>(self.chunks.iter().map(|chunk| chunk.max_ts).collect::<Vec<_>>())
         .bind::<Array<Integer>, _>(self.chunks.iter().map(|chunk| chunk.logs).collect::<Vec<_>>())
-        .bind::<Array<Binary>, _>(self.chunks.iter().map(|chunk| chunk.bloom.as_slice()).collect::<Vec<_>>())
-        .bind::<Array<Binary>, _>(self.chunks.iter().map(|chunk| chunk.facets.as_slice()).collect::<Vec<_>>())
+        .bind::<Array<Binary>, _>(blooms.iter().map(Vec::as_slice).collect::<Vec<_>>())
+        .bind::<Array<Binary>, _>(facets.iter().map(Vec::as_slice).collect::<Vec<_>>())
         .execute(connection)
         .await?;
         Ok(ids)
@@ -332,6 +369,50 @@ mod tests {
         }
         let ones: u32 = bloom.iter().map(|byte| byte.count_ones()).sum();
         assert!(ones <= 3 * 23, "{ones} bits for at most 23 trigrams");
+    }
+
+    /// A folded filter keeps every trigram's bits, at `bit % its bits`, and is smaller the
+    /// fewer trigrams it holds; a full chunk's stays whole, and so does a facet filter of
+    /// many distinct values.
+    #[test]
+    fn a_folded_filter_keeps_every_trigram_and_fits_its_count() {
+        let holds = |filter: &[u8], needle: &str| {
+            let bits = (filter.len() * 8) as u32;
+            sluice_query::needle_trigrams(needle)
+                .into_iter()
+                .flat_map(bloom_bits)
+                .all(|bit| filter[(bit % bits) as usize / 8] & (1 << (bit % bits % 8)) != 0)
+        };
+        let mut one = Chunker::new(1);
+        one.add(Uuid::nil(), 0, "connection refused by db-7", &FACETS);
+        let small = folded(&one.chunks[0].bloom);
+        // 24 trigrams: 384 bits wanted, so the floor of 64 bytes.
+        assert_eq!(small.len(), MIN_FILTER_BYTES);
+        assert!(holds(&small, "connection refused by db-7"));
+        assert!(holds(&one.chunks[0].bloom, "refused"));
+
+        let mut many = Chunker::new(1);
+        let text: String = (0..100).map(|n| format!("word{n} host-{} ", n * 7919)).collect();
+        many.add(Uuid::nil(), 0, &text, &FACETS);
+        let middle = folded(&many.chunks[0].bloom);
+        assert!(middle.len() > MIN_FILTER_BYTES && middle.len() < BLOOM_BYTES, "{} bytes", middle.len());
+        assert!(middle.len().is_power_of_two());
+        for n in [0, 17, 99] {
+            assert!(holds(&middle, &format!("word{n} host-{}", n * 7919)), "{n}");
+        }
+
+        let mut full = Chunker::new(1);
+        let text: String = (0..4000).map(|n| format!("{n:x}-{} ", n * 104_729)).collect();
+        full.add(Uuid::nil(), 0, &text, &FACETS);
+        assert_eq!(folded(&full.chunks[0].bloom).len(), BLOOM_BYTES);
+
+        let mut users = Chunker::new(300);
+        let ids: Vec<String> = (0..300).map(|n| format!("user-{n}")).collect();
+        for id in &ids {
+            users.add(Uuid::nil(), 0, "x", &Facets { user_id: Some(id), ..FACETS });
+        }
+        assert_eq!(folded(&users.chunks[0].facets).len(), FACET_BYTES);
+        assert_eq!(folded(&one.chunks[0].facets).len(), MIN_FILTER_BYTES);
     }
 
     /// A chunk's facet filter holds each value of its logs, under its own field only.

@@ -288,21 +288,57 @@ diesel::define_sql_function! {
     fn get_bit(bytes: diesel::sql_types::Binary, n: diesel::sql_types::Integer) -> diesel::sql_types::Integer;
 }
 
+diesel::define_sql_function! {
+    /// PostgreSQL's `octet_length` of a `bytea`.
+    fn octet_length(bytes: diesel::sql_types::Binary) -> diesel::sql_types::Integer;
+}
+
+diesel::define_sql_function! {
+    /// PostgreSQL's `mod`: the remainder of `a / b`.
+    #[sql_name = "mod"]
+    fn modulo(a: diesel::sql_types::Integer, b: diesel::sql_types::Integer) -> diesel::sql_types::Integer;
+}
+
+/// A chunk whose filter `column` may hold, for each of `groups`, every bit of one of its
+/// alternatives (bits of the full-size filter; an alternative without bits and a group without
+/// alternatives ask nothing). `None` when nothing is asked.
+///
+/// Filters are stored folded to a power of two of bytes ([`chunks::folded`]), where bit n is
+/// n % bits: `has(n)` tests `get_bit(filter, mod(n, octet_length(filter) * 8)) = 1`.
+fn filter_condition(groups: &[Vec<Vec<u32>>], has: impl Fn(i32) -> ChunkCondition) -> Option<ChunkCondition> {
+    all_of(groups.iter().filter_map(|alternatives| {
+        any_of(alternatives.iter().filter_map(|bits| {
+            let mut bits = bits.clone();
+            bits.sort_unstable();
+            bits.dedup();
+            all_of(bits.into_iter().map(|bit| has(i32::try_from(bit).unwrap_or_default())))
+        }))
+    }))
+}
+
 /// What the chunk index can narrow `search` to: for every index group, a chunk whose filter
 /// may hold all the trigrams of one of its needles (as stored: [`text`]). `None` when the
 /// query gives the index nothing.
 fn chunk_condition(search: &Search) -> Option<ChunkCondition> {
-    all_of(search.query.index_groups().into_iter().filter_map(|group| {
-        any_of(group.into_iter().filter_map(|needle| {
-            let mut bits: Vec<u32> =
-                sluice_query::needle_trigrams(&text::encode(needle)).into_iter().flat_map(chunks::bloom_bits).collect();
-            bits.sort_unstable();
-            bits.dedup();
-            all_of(bits.into_iter().map(|bit| -> ChunkCondition {
-                Box::new(get_bit(log_chunks::bloom, i32::try_from(bit).unwrap_or_default()).eq(1))
-            }))
-        }))
-    }))
+    let groups: Vec<Vec<Vec<u32>>> = search
+        .query
+        .index_groups()
+        .into_iter()
+        .map(|group| {
+            group
+                .into_iter()
+                .map(|needle| {
+                    sluice_query::needle_trigrams(&text::encode(needle))
+                        .into_iter()
+                        .flat_map(chunks::bloom_bits)
+                        .collect()
+                })
+                .collect()
+        })
+        .collect();
+    filter_condition(&groups, |bit| {
+        Box::new(get_bit(log_chunks::bloom, modulo(bit, octet_length(log_chunks::bloom) * 8)).eq(1))
+    })
 }
 
 /// What the chunks' facet filters can narrow `filter` to: chunks whose filter may hold each of
@@ -317,16 +353,14 @@ fn facet_condition(filter: &LogFilter) -> Option<ChunkCondition> {
         (Facet::Dataset, stored(&filter.dataset)),
         (Facet::User, stored(&filter.user_id)),
     ];
-    let mut bits: Vec<u32> = values
+    let bits: Vec<u32> = values
         .into_iter()
         .filter_map(|(facet, value)| value.map(|value| chunks::facet_bits(facet, &value)))
         .flatten()
         .collect();
-    bits.sort_unstable();
-    bits.dedup();
-    all_of(bits.into_iter().map(|bit| -> ChunkCondition {
-        Box::new(get_bit(log_chunks::facets, i32::try_from(bit).unwrap_or_default()).eq(1))
-    }))
+    filter_condition(&[vec![bits]], |bit| {
+        Box::new(get_bit(log_chunks::facets, modulo(bit, octet_length(log_chunks::facets) * 8)).eq(1))
+    })
 }
 
 /// The rows, newest first, that decide `page`: those it skips, those it holds and one more,
