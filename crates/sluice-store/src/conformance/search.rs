@@ -1,0 +1,164 @@
+//! Conformance: search, every query form, field choice, filters, order and pages, scoped to
+//! the workspace.
+
+use super::*;
+
+/// Terms, phrases, OR chains, exclusions, only exclusions, short needles, Unicode case and
+/// literal SQL wildcards: each finds exactly the logs the matcher accepts.
+pub async fn search_finds_every_query_form_case_insensitively(store: &dyn Store) {
+    let workspace = new_workspace(store, "w").await;
+    let texts = [
+        "Timeout talking to DB-1",
+        "connection reset by peer",
+        "disk 100% full",
+        "user_id missing",
+        r"path C:\temp\x",
+        "ÉTÉ CHAUD à Straße",
+        "ΟΔΟΣ closed",
+        "all good",
+    ];
+    let logs: Vec<Log> = texts.iter().enumerate().map(|(i, text)| log(text, T0 + i as i64)).collect();
+    store.insert_logs(workspace, &logs).await.expect("insert");
+    let message = &[SearchField::Message];
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        ("timeout", vec!["Timeout talking to DB-1"]),
+        ("TIMEOUT db-1", vec!["Timeout talking to DB-1"]),
+        ("timeout reset", vec![]),
+        (r#""reset by peer""#, vec!["connection reset by peer"]),
+        (r#""by reset""#, vec![]),
+        (r#""reset by"#, vec!["connection reset by peer"]),
+        ("timeout OR reset OR good", vec!["all good", "connection reset by peer", "Timeout talking to DB-1"]),
+        ("timeout OR reset -peer", vec!["Timeout talking to DB-1"]),
+        ("-o", vec!["disk 100% full", "user_id missing", r"path C:\temp\x", "ÉTÉ CHAUD à Straße"]),
+        ("-timeout -reset -good -disk -user -path -été", vec!["ΟΔΟΣ closed"]),
+        ("% disk", vec!["disk 100% full"]),
+        ("%%", vec![]),
+        ("0%", vec!["disk 100% full"]),
+        ("r_i", vec!["user_id missing"]),
+        ("_ missing", vec!["user_id missing"]),
+        ("r_", vec!["user_id missing"]),
+        ("__", vec![]),
+        (r"c:\temp", vec![r"path C:\temp\x"]),
+        (r"\ path", vec![r"path C:\temp\x"]),
+        (r"\t", vec![r"path C:\temp\x"]),
+        ("été chaud", vec!["ÉTÉ CHAUD à Straße"]),
+        ("STRASSE", vec![]),
+        ("straße", vec!["ÉTÉ CHAUD à Straße"]),
+        ("οδοσ", vec!["ΟΔΟΣ closed"]),
+        ("ab", vec![]),
+        ("db", vec!["Timeout talking to DB-1"]),
+    ];
+    for (raw, expected) in cases {
+        let mut expected: Vec<String> = expected.into_iter().map(str::to_owned).collect();
+        // Newest first: the texts were inserted oldest first.
+        expected.sort_by_key(|text| std::cmp::Reverse(texts.iter().position(|t| t == text)));
+        assert_eq!(found(store, workspace, raw, message).await, expected, "query {raw:?}");
+    }
+}
+
+/// `fields` picks the columns searched; `data` is searched as its JSON text.
+pub async fn search_fields_choose_where_to_look(store: &dyn Store) {
+    let workspace = new_workspace(store, "w").await;
+    let mut failing = log("request failed", T0);
+    failing.entry.error_name = Some("TimeoutError".into());
+    failing.entry.error_stack = Some("at Pool.acquire (pool.js:10)".into());
+    failing.entry.data = json!({"host": "db-7", "retries": 3}).as_object().map(JsonObject::from_map);
+    let plain = log("timeout on db-7 pool", T0 + 1);
+    store.insert_logs(workspace, &[failing, plain]).await.expect("insert");
+
+    let all = SearchField::ALL;
+    assert_eq!(found(store, workspace, "timeout", &[SearchField::Message]).await, ["timeout on db-7 pool"]);
+    assert_eq!(found(store, workspace, "timeouterror", &[SearchField::ErrorName]).await, ["request failed"]);
+    assert_eq!(found(store, workspace, "pool.acquire", &[SearchField::ErrorStack]).await, ["request failed"]);
+    assert_eq!(found(store, workspace, "pool.acquire", &[SearchField::Message]).await, Vec::<String>::new());
+    assert_eq!(found(store, workspace, r#""host":"db-7""#, &[SearchField::Data]).await, ["request failed"]);
+    assert_eq!(found(store, workspace, r#""retries":3"#, &[SearchField::Data]).await, ["request failed"]);
+    assert_eq!(found(store, workspace, "db-7", &all).await, ["timeout on db-7 pool", "request failed"]);
+    // Each term may be in a different searched field.
+    assert_eq!(found(store, workspace, "failed timeouterror", &all).await, ["request failed"]);
+    assert_eq!(found(store, workspace, "failed timeouterror", &[SearchField::Message]).await, Vec::<String>::new());
+    // An exclusion looks in every searched field too.
+    assert_eq!(found(store, workspace, "db-7 -retries", &all).await, ["timeout on db-7 pool"]);
+}
+
+/// Search takes list's filters, orders newest first with the id tiebreak, and pages with an
+/// exact `has_more`.
+pub async fn search_filters_orders_and_pages(store: &dyn Store) {
+    let workspace = new_workspace(store, "w").await;
+    let mut logs: Vec<Log> = (0..7).map(|i| log(&format!("payment {i} failed"), T0 + i)).collect();
+    logs[1].entry.level = Level::Error;
+    logs[2].entry.source = "billing".into();
+    logs[3].entry.environment = Environment::Staging;
+    logs[4].entry.dataset = "audit".into();
+    let tie_a = log("payment tie failed", T0 + 100);
+    let tie_b = log("payment tie failed", T0 + 100);
+    let (low, high) = if tie_a.id < tie_b.id { (tie_a, tie_b) } else { (tie_b, tie_a) };
+    logs.push(low.clone());
+    logs.push(high.clone());
+    logs.push(log("something else", T0 + 200));
+    store.insert_logs(workspace, &logs).await.expect("insert");
+
+    let query = search("payment failed", &[SearchField::Message]);
+    let run = |filter: LogFilter, page: Page| {
+        let query = query.clone();
+        async move { store.search_logs(workspace, &query, &filter, page).await.expect("search") }
+    };
+    let all = run(LogFilter::default(), EVERYTHING).await;
+    let ids: Vec<LogId> = all.logs.iter().map(|log| log.id).collect();
+    assert_eq!(ids[..2], [high.id, low.id], "newest first, equal timestamps by id desc");
+    assert_eq!(
+        messages(&all.logs)[2..],
+        [
+            "payment 6 failed",
+            "payment 5 failed",
+            "payment 4 failed",
+            "payment 3 failed",
+            "payment 2 failed",
+            "payment 1 failed",
+            "payment 0 failed"
+        ]
+    );
+
+    let filters: Vec<(LogFilter, Vec<&str>)> = vec![
+        (LogFilter { level: Some(Level::Error), ..LogFilter::default() }, vec!["payment 1 failed"]),
+        (LogFilter { source: Some("billing".into()), ..LogFilter::default() }, vec!["payment 2 failed"]),
+        (LogFilter { environment: Some(Environment::Staging), ..LogFilter::default() }, vec!["payment 3 failed"]),
+        (LogFilter { dataset: Some("audit".into()), ..LogFilter::default() }, vec!["payment 4 failed"]),
+        (
+            LogFilter { from: Some(T0 + 5), to: Some(T0 + 6), ..LogFilter::default() },
+            vec!["payment 6 failed", "payment 5 failed"],
+        ),
+    ];
+    for (filter, expected) in filters {
+        assert_eq!(messages(&run(filter.clone(), EVERYTHING).await.logs), expected, "{filter:?}");
+    }
+
+    let first = run(LogFilter::default(), Page { limit: 4, offset: 0 }).await;
+    assert_eq!((first.logs.len(), first.has_more), (4, true));
+    let last = run(LogFilter::default(), Page { limit: 4, offset: 6 }).await;
+    assert_eq!(
+        (messages(&last.logs), last.has_more),
+        (vec!["payment 2 failed", "payment 1 failed", "payment 0 failed"], false)
+    );
+    let exact = run(LogFilter::default(), Page { limit: 9, offset: 0 }).await;
+    assert_eq!((exact.logs.len(), exact.has_more), (9, false));
+    // A short needle is not indexable: the same answers by walking the logs.
+    let short = search("nt -tie", &[SearchField::Message]);
+    let page = store
+        .search_logs(workspace, &short, &LogFilter::default(), Page { limit: 2, offset: 1 })
+        .await
+        .expect("search");
+    assert_eq!((messages(&page.logs), page.has_more), (vec!["payment 5 failed", "payment 4 failed"], true));
+}
+
+/// Another workspace's logs are never found.
+pub async fn search_is_scoped_to_the_workspace(store: &dyn Store) {
+    let mine = new_workspace(store, "mine").await;
+    let theirs = new_workspace(store, "theirs").await;
+    store.insert_logs(theirs, &[log("secret token leaked", T0)]).await.expect("insert");
+    store.insert_logs(mine, &[log("public notice", T0)]).await.expect("insert");
+    assert_eq!(found(store, mine, "secret", &[SearchField::Message]).await, Vec::<String>::new());
+    assert_eq!(found(store, mine, "-public", &[SearchField::Message]).await, Vec::<String>::new());
+    assert_eq!(found(store, mine, "se", &[SearchField::Message]).await, Vec::<String>::new());
+    assert_eq!(found(store, theirs, "secret", &[SearchField::Message]).await, ["secret token leaked"]);
+}
