@@ -14,7 +14,7 @@
 //! (`SqliteOptions::index_every`), and once when the store opens (logs of an older release, or
 //! of a crash between a commit and its round). One FTS5 segment then holds many chunks instead
 //! of one group commit's few: measured in docs/PERFORMANCE.md (issue 7). A search reads the
-//! tail whole besides the chunks it finds, so a committed log is always findable (DECISIONS:
+//! tail whole besides the chunks it finds, so a committed log is always findable (docs/API.md:
 //! read-after-write).
 
 use std::collections::HashSet;

@@ -1,0 +1,51 @@
+//! The store's options ([`SqliteOptions`]) and the `sqlite://` URLs that name its file.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Tuning of the SQLite store.
+#[derive(Debug, Clone)]
+pub struct SqliteOptions {
+    /// Connections in the pool (readers run in parallel; writers queue on SQLite's lock).
+    pub pool_size: usize,
+    /// How long a writer waits for another's lock before the call fails as unavailable.
+    pub busy_timeout: Duration,
+    /// How long a call waits for a free connection.
+    pub wait_timeout: Duration,
+    /// A search whose index lookup finds chunks holding more than this many logs (in the
+    /// workspace) first walks the workspace's newest logs instead: a common needle fills a
+    /// page within a few thousand logs, while reading every candidate would cost them all.
+    pub search_dense_hits: u32,
+    /// How many logs such a walk reads at most before it falls back to the index's
+    /// candidates, so a needle common elsewhere but rare here never walks the whole workspace.
+    pub search_walk_rows: u32,
+    /// The most logs one document of the search index covers ([`index`](crate::index)): more make ingest
+    /// cheaper (fewer distinct trigrams per log) and a rare needle's search read more logs.
+    pub index_chunk_rows: usize,
+    /// How often a thread of the store's own indexes the logs committed since its last round
+    /// ([`index`](crate::index)), off the writes' path; searches read those logs whole meanwhile. `None`:
+    /// each insert indexes its own logs after its commit, before it returns (tests use it to
+    /// reach the chunk paths at once).
+    pub index_every: Option<Duration>,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        Self {
+            pool_size: 8,
+            busy_timeout: Duration::from_secs(5),
+            wait_timeout: Duration::from_secs(5),
+            search_dense_hits: 50_000,
+            search_walk_rows: 100_000,
+            index_chunk_rows: 256,
+            index_every: Some(Duration::from_millis(200)),
+        }
+    }
+}
+
+/// The SQLite file a `sqlite://` URL names: `sqlite://rel/path.db` is relative to the working
+/// directory, `sqlite:///abs/path.db` absolute. `None` for any other scheme.
+pub fn path_from_url(url: &str) -> Option<PathBuf> {
+    let rest = url.strip_prefix("sqlite://")?;
+    (!rest.is_empty()).then(|| PathBuf::from(rest))
+}

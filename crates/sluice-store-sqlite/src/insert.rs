@@ -1,0 +1,104 @@
+//! The insert path: a group of batches in one write transaction, each batch's quota checked
+//! first, its logs given consecutive seqs, and its counters kept with it.
+
+use std::sync::PoisonError;
+
+use diesel::prelude::*;
+use diesel::result::Error as DieselError;
+use sluice_store::{Batch, StoreError};
+
+use crate::connection::{SqliteStore, from_diesel};
+use crate::index;
+use crate::quota::count_usage;
+use crate::rollups::add_to_rollup;
+use crate::rows::{NewLogRow, RollupKey, rollup_deltas};
+use crate::schema::logs;
+
+/// Rows per multi-row `INSERT`: 20 bound values each keeps a statement well under SQLite's
+/// limit of 32,766 variables, whatever the batch size.
+const ROWS_PER_INSERT: usize = 500;
+
+/// The unindexed tail past which an insert indexes it itself after its commit: when ingest
+/// outruns the background, the tail every search reads stays bounded, and ingest slows to
+/// what the index keeps up with.
+const MAX_TAIL: i64 = 20_000;
+
+/// What a batch needs under the write lock, worked out before it is taken: its counter
+/// changes and its logs per month.
+struct PreparedBatch {
+    deltas: std::collections::BTreeMap<RollupKey, i64>,
+    months: Vec<(i64, i64)>,
+}
+
+impl PreparedBatch {
+    fn new(batch: &Batch) -> Self {
+        Self {
+            deltas: rollup_deltas(batch.logs.iter().map(|log| RollupKey::of(&batch.workspace, log))),
+            months: sluice_store::logs_per_month(&batch.logs),
+        }
+    }
+}
+
+impl SqliteStore {
+    /// [`LogStore::insert_group`](sluice_store::LogStore::insert_group) of a group the call owns
+    /// (its work runs on a blocking thread).
+    pub(crate) async fn insert_owned(&self, group: Vec<Batch>) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        let (write_lock, chunk_rows, index_now) =
+            (self.write_lock.clone(), self.chunk_rows, self.index_every.is_none());
+        self.with(move |connection| {
+            // Counting happens before the write lock is taken.
+            let prepared: Vec<PreparedBatch> = group.iter().map(PreparedBatch::new).collect();
+            let lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
+            let answers = connection
+                .immediate_transaction(|connection| {
+                    let mut answers: Vec<Result<(), StoreError>> = vec![Ok(()); group.len()];
+                    let mut deltas = std::collections::BTreeMap::new();
+                    // Under the write lock nobody else inserts: the next seqs are ours. They
+                    // start past every log and every chunk of the index, so a chunk never covers
+                    // a log it was not built from.
+                    let last: Option<i64> = logs::table.select(diesel::dsl::max(logs::seq)).first(connection)?;
+                    let indexed = index::indexed_through(connection)?;
+                    let mut next = last.unwrap_or(0).max(indexed) + 1;
+                    let mut rows: Vec<NewLogRow<'_>> = Vec::new();
+                    // Each workspace's logs take consecutive seqs, so they make whole chunks.
+                    let mut order: Vec<usize> = (0..group.len()).collect();
+                    order.sort_by_key(|&index| group[index].workspace);
+                    let mut prepared: Vec<Option<PreparedBatch>> = prepared.into_iter().map(Some).collect();
+                    for index in order {
+                        let (batch, Some(prepared)) = (&group[index], prepared[index].take()) else { continue };
+                        // The quota first: a refused batch writes nothing.
+                        if !count_usage(connection, &batch.workspace, &prepared.months)? {
+                            answers[index] = Err(StoreError::QuotaExceeded);
+                            continue;
+                        }
+                        for log in &batch.logs {
+                            rows.push(NewLogRow::new(next, &batch.workspace, log));
+                            next += 1;
+                        }
+                        for (key, count) in prepared.deltas {
+                            *deltas.entry(key).or_insert(0) += count;
+                        }
+                    }
+                    for part in rows.chunks(ROWS_PER_INSERT) {
+                        diesel::insert_into(logs::table).values(part).execute(connection)?;
+                    }
+                    for (key, count) in &deltas {
+                        add_to_rollup(connection, key, *count)?;
+                    }
+                    Ok::<_, DieselError>((answers, next - 1 - indexed))
+                })
+                .map_err(from_diesel)?;
+            drop(lock);
+            let (answers, tail) = answers;
+            // The logs are committed: whatever happens here, the answer stands, and a search
+            // reads logs the index does not cover yet.
+            if (index_now || tail > MAX_TAIL)
+                && let Err(error) = index::index_tail(connection, &write_lock, chunk_rows, u64::MAX)
+            {
+                tracing::warn!(%error, "indexing new logs failed; the next insert retries");
+            }
+            Ok(answers)
+        })
+        .await
+    }
+}
