@@ -20,7 +20,7 @@
 //! per log (measured in docs/PERFORMANCE.md, issue 7).
 //!
 //! Chunks are written in the transaction that writes their logs, so a committed log is always
-//! findable (DECISIONS: read-after-write). [`index_unchunked`] indexes the logs stored before
+//! findable (docs/API.md: read-after-write). [`index_unchunked`] indexes the logs stored before
 //! the chunk index existed.
 
 use diesel::prelude::*;

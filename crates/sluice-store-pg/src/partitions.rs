@@ -4,15 +4,28 @@
 //! partition before its row can be written. Days near the present (from [`DAILY_BEHIND`]
 //! days ago to [`DAILY_AHEAD`] days ahead) get one partition each: retention then drops a day
 //! at a time, and a newest-first read walks the days in order. Timestamps far from the
-//! present (DECISIONS accepts any) share coarse partitions of [`COARSE_DAYS`] days, so a
+//! present (docs/API.md accepts any) share coarse partitions of [`COARSE_DAYS`] days, so a
 //! client sending scattered dates cannot make thousands of tables. A new partition never
 //! overlaps an existing one: it is cut short at its neighbours.
 //!
 //! Everything here is in whole UTC days (day 0 = 1970-01-01); bounds are day-aligned.
+//!
+//! The store reads the partitions from the catalogue and creates those missing under the
+//! partition lock, one process at a time ([`PgStore::create_partitions_ahead`]); retention
+//! drops them (`retention`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::PoisonError;
 
+use diesel::prelude::*;
+use diesel::result::Error as DieselError;
+use diesel::sql_types::{BigInt, Text};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use sluice_query::stats::MS_PER_DAY;
+use sluice_store::StoreError;
+
+use crate::PgStore;
+use crate::error::from_diesel;
 
 /// Days before today that get a partition of their own.
 pub const DAILY_BEHIND: i64 = 120;
@@ -155,6 +168,100 @@ pub fn parse_bounds(description: &str) -> Option<DayRange> {
     let first = if low == i64::MIN { i64::MIN / MS_PER_DAY - 1 } else { day_of(low) };
     let end = if high == i64::MAX { i64::MAX / MS_PER_DAY + 1 } else { day_of(high) };
     Some(DayRange { first, end })
+}
+
+/// Advisory lock held while creating or dropping partitions (one process at a time).
+pub(crate) const PARTITION_LOCK: i64 = 7_355_910;
+
+/// One row of a partition listing.
+#[derive(QueryableByName)]
+pub(crate) struct PartitionRow {
+    #[diesel(sql_type = Text)]
+    pub(crate) bound: String,
+}
+
+/// The partitions `logs` has now.
+pub(crate) async fn load_partitions(connection: &mut AsyncPgConnection) -> Result<Partitions, DieselError> {
+    let rows: Vec<PartitionRow> = diesel::sql_query(
+        "SELECT pg_get_expr(c.relpartbound, c.oid) AS bound FROM pg_inherits i \
+         JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'logs'::regclass",
+    )
+    .load(connection)
+    .await?;
+    Ok(Partitions::new(rows.iter().filter_map(|row| parse_bounds(&row.bound))))
+}
+
+impl PgStore {
+    /// The day today is, by the store's clock.
+    pub(crate) fn today(&self) -> i64 {
+        day_of((self.clock)())
+    }
+
+    /// Creates the partitions of yesterday, today and the next [`DAILY_AHEAD`] days where
+    /// missing, so logs of the present never wait for one. Run at start and by the
+    /// retention sweep.
+    pub async fn create_partitions_ahead(&self) -> Result<(), StoreError> {
+        self.within(async move {
+            let today = self.today();
+            self.ensure_partitions((today - 1..=today + DAILY_AHEAD).collect(), today).await
+        })
+        .await
+    }
+
+    /// Every partition of `logs`, oldest first, as the Unix ms ranges they hold.
+    pub async fn partitions(&self) -> Result<Vec<(i64, i64)>, StoreError> {
+        self.within(async move {
+            let mut connection = self.connection().await?;
+            let partitions = load_partitions(&mut connection).await.map_err(from_diesel)?;
+            Ok(partitions.iter().map(|range| (range.first_ms(), range.end_ms())).collect())
+        })
+        .await
+    }
+
+    /// Makes sure a partition holds each of `days`, creating what is missing under the
+    /// partition lock (after reading the catalogue again, since another process may have
+    /// made some).
+    pub(crate) async fn ensure_partitions(&self, days: BTreeSet<i64>, today: i64) -> Result<(), StoreError> {
+        let missing = {
+            let known = self.partitions.lock().unwrap_or_else(PoisonError::into_inner);
+            days.iter().any(|day| !known.covers(*day))
+        };
+        if !missing {
+            return Ok(());
+        }
+        let mut connection = self.connection().await?;
+        let partitions = (*connection)
+            .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+                diesel::sql_query("SELECT pg_advisory_xact_lock($1)")
+                    .bind::<BigInt, _>(PARTITION_LOCK)
+                    .execute(connection)
+                    .await?;
+                let mut partitions = load_partitions(connection).await?;
+                for day in days {
+                    if let Some(range) = partitions.needed(day, today) {
+                        connection
+                            .batch_execute(&format!(
+                                "CREATE TABLE IF NOT EXISTS {} PARTITION OF logs FOR VALUES FROM ({}) TO ({})",
+                                range.table_name(),
+                                range.lower_sql(),
+                                range.upper_sql()
+                            ))
+                            .await?;
+                        partitions.insert(range);
+                    }
+                }
+                Ok(partitions)
+            })
+            .await
+            .map_err(from_diesel)?;
+        *self.partitions.lock().unwrap_or_else(PoisonError::into_inner) = partitions;
+        Ok(())
+    }
+
+    /// Forgets what this process knows of the partitions (after an insert found one gone).
+    pub(crate) fn forget_partitions(&self) {
+        *self.partitions.lock().unwrap_or_else(PoisonError::into_inner) = Partitions::default();
+    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Nullable};
 use sluice_model::{ApiKeyRecord, JsonObject, KeyId, Limits, Log, LogEntry, LogId, Plan, Workspace, WorkspaceId};
 use sluice_query::fold;
 use sluice_query::stats::{day_start_ms, hour_start};
@@ -416,4 +417,11 @@ impl From<&NewApiKey> for NewKeyRow {
             revoked_at: record.revoked_at,
         }
     }
+}
+
+/// A sum, NULL over no rows, as a raw query reads it.
+#[derive(QueryableByName)]
+pub(crate) struct Total {
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub(crate) total: Option<i64>,
 }

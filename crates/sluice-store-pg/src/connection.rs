@@ -1,0 +1,251 @@
+//! Reaching the database: the store's options, how the pool opens a connection (timeouts,
+//! TCP keepalives, `statement_timeout`), the migrations applied on connect, and the time
+//! limit every call of the store runs within.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use deadpool::Runtime;
+use deadpool::managed::QueueMode;
+use diesel::connection::SimpleConnection;
+use diesel::prelude::*;
+use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
+use diesel_async::pooled_connection::deadpool::{Object, Pool};
+use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
+use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
+use sluice_store::{Clock, GroupOptions, StoreError, system_clock};
+
+use crate::PgStore;
+use crate::chunks;
+use crate::error::{backend, from_diesel, from_pool, unavailable};
+use crate::partitions::Partitions;
+use crate::slots::Slots;
+
+/// The schema, applied in order on connect.
+pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/postgres");
+
+/// Advisory lock held while migrating.
+const MIGRATION_LOCK: i64 = 7_355_908;
+
+/// How the store behaves.
+#[derive(Clone)]
+pub struct PgOptions {
+    /// Connections in the pool.
+    pub pool_size: usize,
+    /// How long a call waits for a free connection before it fails as unavailable.
+    pub wait_timeout: Duration,
+    /// How long opening a new connection may take.
+    pub create_timeout: Duration,
+    /// How long checking an idle connection before reuse may take.
+    pub recycle_timeout: Duration,
+    /// How long one call of the store (a request's reads or its insert; one batch of a
+    /// retention sweep) may take, waiting for a connection included, before it fails as
+    /// unavailable. Also the server's `statement_timeout` and the sockets' TCP user timeout,
+    /// so a network that stops answering without a reset cannot hold a request.
+    pub call_timeout: Duration,
+    /// A search whose index proposes chunks holding more logs than this (in the workspace)
+    /// first walks the workspace's newest logs instead, as the SQLite store does.
+    pub search_dense_hits: u32,
+    /// How many logs such a walk reads at most before it reads every candidate instead.
+    pub search_walk_rows: u32,
+    /// How concurrent inserts are grouped into transactions.
+    pub group: GroupOptions,
+    /// The most logs one chunk of the search index covers ([`chunks`]): more make ingest
+    /// cheaper (fewer distinct trigrams per log) and a rare needle's search read more logs.
+    pub index_chunk_rows: usize,
+    /// "Now", for housekeeping: which days get a partition of their own (the server passes
+    /// the clock its requests use; tests move it).
+    pub clock: Clock,
+}
+
+impl std::fmt::Debug for PgOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgOptions")
+            .field("pool_size", &self.pool_size)
+            .field("wait_timeout", &self.wait_timeout)
+            .field("create_timeout", &self.create_timeout)
+            .field("recycle_timeout", &self.recycle_timeout)
+            .field("call_timeout", &self.call_timeout)
+            .field("search_dense_hits", &self.search_dense_hits)
+            .field("search_walk_rows", &self.search_walk_rows)
+            .field("group", &self.group)
+            .field("index_chunk_rows", &self.index_chunk_rows)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for PgOptions {
+    fn default() -> Self {
+        PgOptions {
+            pool_size: 16,
+            wait_timeout: Duration::from_secs(5),
+            create_timeout: Duration::from_secs(5),
+            recycle_timeout: Duration::from_secs(2),
+            call_timeout: Duration::from_secs(10),
+            search_dense_hits: 50_000,
+            search_walk_rows: 100_000,
+            index_chunk_rows: 256,
+            // Three writers: one PostgreSQL backend runs one transaction on one core, so
+            // concurrent groups use both (measured with `cargo xtask bench ingest`: 1 writer
+            // 8.4k, 2 13.8k, 3 16.8k, 4 15.2-16.3k logs/s). They hold the rows every group
+            // touches only around their commits (see `insert_group_once`).
+            group: GroupOptions { writers: 3, max_rows: 5_000, linger: Duration::ZERO },
+            clock: system_clock(),
+        }
+    }
+}
+
+/// Idle time before a connection's first TCP keepalive probe, the time between probes, and
+/// how many may go unanswered: a peer that vanished is noticed within a minute.
+const KEEPALIVE: (Duration, Duration, u32) = (Duration::from_secs(30), Duration::from_secs(10), 3);
+
+/// How long `migrate` may take to connect.
+const MIGRATE_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How the pool opens a connection: the URL's settings, plus bounds for a network that stops
+/// answering (where the URL sets none): a connect timeout, TCP keepalives, a TCP user timeout
+/// and the server-side `statement_timeout`, so the server also stops a query its client gave
+/// up on. A URL's own `options` come after ours and so win.
+fn connection_config(url: &str, options: &PgOptions) -> Result<tokio_postgres::Config, StoreError> {
+    let mut config: tokio_postgres::Config =
+        url.parse().map_err(|error| backend(format!("the database URL: {error}")))?;
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(options.create_timeout);
+    }
+    if config.get_tcp_user_timeout().is_none() {
+        config.tcp_user_timeout(options.call_timeout);
+    }
+    let (idle, interval, retries) = KEEPALIVE;
+    if config.get_keepalives_idle() > idle {
+        config.keepalives_idle(idle);
+    }
+    if config.get_keepalives_interval().is_none() {
+        config.keepalives_interval(interval);
+    }
+    if config.get_keepalives_retries().is_none() {
+        config.keepalives_retries(retries);
+    }
+    let ours = format!("-c statement_timeout={}", options.call_timeout.as_millis());
+    let merged = match config.get_options() {
+        Some(theirs) if !theirs.trim().is_empty() => format!("{ours} {theirs}"),
+        _ => ours,
+    };
+    config.options(merged);
+    Ok(config)
+}
+
+impl PgStore {
+    /// Applies the pending migrations to the database at `url`
+    /// (`postgres://user:password@host:port/database`), opens the pool and creates the
+    /// partitions of the days around today.
+    pub async fn connect(url: &str, options: &PgOptions) -> Result<PgStore, StoreError> {
+        let config = Arc::new(connection_config(url, options)?);
+        migrate(url).await?;
+        let mut manager_config = ManagerConfig::default();
+        manager_config.custom_setup = Box::new(move |_url| {
+            let config = Arc::clone(&config);
+            Box::pin(async move {
+                let (client, connection) = config
+                    .connect(tokio_postgres::NoTls)
+                    .await
+                    .map_err(|error| ConnectionError::BadConnection(error.to_string()))?;
+                AsyncPgConnection::try_from_client_and_connection(client, connection).await
+            })
+        });
+        let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(url, manager_config);
+        // Last in, first out: the writers take back the connections they just returned. Each
+        // connection keeps its send buffer at the size of the largest group it has sent (a few
+        // MB); handed out in turn (first in, first out), all sixteen grew to that, and the
+        // server's peak RSS crept up 20-40 MB over a full bench run (docs/PERFORMANCE.md).
+        let pool = Pool::builder(manager)
+            .queue_mode(QueueMode::Lifo)
+            .max_size(options.pool_size)
+            .wait_timeout(Some(options.wait_timeout))
+            .create_timeout(Some(options.create_timeout))
+            .recycle_timeout(Some(options.recycle_timeout))
+            .runtime(Runtime::Tokio1)
+            .build()
+            .map_err(backend)?;
+        let store = PgStore {
+            pool,
+            partitions: Arc::new(Mutex::new(Partitions::default())),
+            dense_hits: i64::from(options.search_dense_hits),
+            walk_rows: i64::from(options.search_walk_rows),
+            call_timeout: options.call_timeout,
+            group: options.group,
+            chunk_rows: options.index_chunk_rows,
+            slots: Arc::new(Slots::new()),
+            clock: options.clock.clone(),
+        };
+        store.create_partitions_ahead().await?;
+        // Logs stored before the chunk index existed get theirs.
+        let mut connection = store.connection().await?;
+        let indexed = chunks::index_unchunked(&mut connection, store.chunk_rows).await.map_err(from_diesel)?;
+        if indexed > 0 {
+            tracing::info!(logs = indexed, "indexed logs the search index did not cover");
+        }
+        drop(connection);
+        Ok(store)
+    }
+
+    /// `call`, failed as unavailable when it takes longer than the call timeout. Dropping it
+    /// mid-transaction leaves its connection marked broken, so the pool discards it.
+    pub(crate) async fn within<T>(&self, call: impl Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
+        tokio::time::timeout(self.call_timeout, call).await.unwrap_or_else(|_| {
+            Err(unavailable(format!("no answer from PostgreSQL within {} ms", self.call_timeout.as_millis())))
+        })
+    }
+
+    /// A connection from the pool.
+    pub(crate) async fn connection(&self) -> Result<Object<AsyncPgConnection>, StoreError> {
+        self.pool.get().await.map_err(from_pool)
+    }
+
+    /// Whether the database answers (readiness).
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        self.within(async {
+            let mut connection = self.connection().await?;
+            connection.batch_execute("SELECT 1").await.map_err(from_diesel)
+        })
+        .await
+    }
+
+    /// Housekeeping: the partitions ahead, and the chunks of logs stored without one.
+    pub(crate) async fn maintain(&self) -> Result<(), StoreError> {
+        self.create_partitions_ahead().await?;
+        // Logs a process of an older release stored without a chunk since this one connected
+        // (a rolling upgrade) become searchable here; usually one probe of an empty index.
+        self.within(async {
+            let mut connection = self.connection().await?;
+            chunks::index_unchunked(&mut connection, self.chunk_rows).await.map_err(from_diesel)
+        })
+        .await?;
+        Ok(())
+    }
+}
+
+/// Runs the pending migrations on a connection of their own, on a blocking thread (diesel's
+/// migration harness is synchronous; the wrapper drives the async connection there).
+pub async fn migrate(url: &str) -> Result<(), StoreError> {
+    let connection = tokio::time::timeout(MIGRATE_CONNECT_TIMEOUT, AsyncPgConnection::establish(url))
+        .await
+        .map_err(|_| unavailable(format!("no answer from PostgreSQL within {MIGRATE_CONNECT_TIMEOUT:?}")))?
+        .map_err(unavailable)?;
+    tokio::task::spawn_blocking(move || {
+        let mut connection: AsyncConnectionWrapper<AsyncPgConnection> = AsyncConnectionWrapper::from(connection);
+        // One server at a time: two starting together must not both apply a migration.
+        SimpleConnection::batch_execute(&mut connection, &format!("SELECT pg_advisory_lock({MIGRATION_LOCK})"))
+            .map_err(backend)?;
+        let applied = connection
+            .run_pending_migrations(MIGRATIONS)
+            .map(|_| ())
+            .map_err(|error| backend(format!("migrations: {error}")));
+        let unlocked =
+            SimpleConnection::batch_execute(&mut connection, &format!("SELECT pg_advisory_unlock({MIGRATION_LOCK})"))
+                .map_err(backend);
+        applied.and(unlocked)
+    })
+    .await
+    .map_err(backend)?
+}

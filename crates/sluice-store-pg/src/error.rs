@@ -1,0 +1,50 @@
+//! The store's failures in `sluice_store`'s terms: "unavailable" when a retry may work
+//! (the server cannot be reached, is going away or starting), a backend error otherwise.
+
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel_async::pooled_connection::PoolError as ConnectError;
+use diesel_async::pooled_connection::deadpool::PoolError;
+use sluice_store::StoreError;
+
+pub(crate) fn unavailable(error: impl std::fmt::Display) -> StoreError {
+    StoreError::Unavailable(error.to_string())
+}
+
+pub(crate) fn backend(error: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend(error.to_string())
+}
+
+/// A pool error as the store's: anything about reaching the server is "unavailable".
+pub(crate) fn from_pool(error: PoolError) -> StoreError {
+    match error {
+        PoolError::Backend(ConnectError::QueryError(error)) => from_diesel(error),
+        other => unavailable(other),
+    }
+}
+
+/// Diesel's error in our terms: a lost connection or a server shutting down or starting is
+/// "unavailable" (a retry may work); anything else is a backend error.
+pub(crate) fn from_diesel(error: DieselError) -> StoreError {
+    const GONE: [&str; 6] = [
+        "terminating connection",
+        "shutting down",
+        "starting up",
+        "connection closed",
+        "in recovery mode",
+        "statement timeout",
+    ];
+    match &error {
+        DieselError::DatabaseError(DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand, _) => {
+            unavailable(error)
+        }
+        DieselError::DatabaseError(_, info) if GONE.iter().any(|gone| info.message().contains(gone)) => {
+            unavailable(error)
+        }
+        _ => backend(error),
+    }
+}
+
+/// Whether an insert failed for want of a partition (another process dropped one we knew).
+pub(crate) fn missing_partition(error: &DieselError) -> bool {
+    matches!(error, DieselError::DatabaseError(_, info) if info.message().contains("no partition of relation"))
+}

@@ -1,0 +1,212 @@
+//! Writing logs: a group of batches in one transaction, with their chunks of the search
+//! index, their counters and their workspaces' monthly usage, checked against the quota.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Mutex, PoisonError};
+
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel::sql_types::BigInt;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use sluice_model::{Log, WorkspaceId};
+use sluice_store::{Batch, StoreError};
+use uuid::Uuid;
+
+use crate::PgStore;
+use crate::chunks;
+use crate::error::{from_diesel, missing_partition};
+use crate::partitions::day_of;
+use crate::rollups::apply_deltas;
+use crate::rows::{NewLogRow, RollupDeltas, Total, insert_rows};
+
+/// SQL functions of the migrations (their own module: `Uuid` here is the SQL type).
+mod functions {
+    use diesel::sql_types::{BigInt, SmallInt, Uuid};
+
+    diesel::define_sql_function! {
+        /// The quota check (migrations `plans`, `group_commit` and `counter_slots`): counts `n`
+        /// logs in the workspace's usage of `in_month`, in `in_slot` when it has no quota;
+        /// false, with nothing counted, when that passes its quota. A function call is a
+        /// cached prepared statement, one round trip, planned once a session.
+        fn sluice_count_usage(ws: Uuid, in_month: BigInt, n: BigInt, in_slot: SmallInt) -> Bool;
+    }
+}
+
+use functions::sluice_count_usage;
+
+/// Counts a batch's logs in its workspace's usage of each month (`sluice_count_usage`); false,
+/// with nothing counted, when that would pass the quota. A batch of one month (nearly all) is
+/// one call that counts nothing when it refuses; one that spans months counts them inside a
+/// savepoint, undone when a later month refuses.
+async fn count_usage(
+    connection: &mut AsyncPgConnection,
+    workspace: Uuid,
+    months: &[(i64, i64)],
+    slot: i16,
+) -> Result<bool, DieselError> {
+    if let [(month, count)] = months {
+        return diesel::select(sluice_count_usage(workspace, *month, *count, slot)).get_result(connection).await;
+    }
+    let counted = connection
+        .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+            for (month, count) in months {
+                let within: bool =
+                    diesel::select(sluice_count_usage(workspace, *month, *count, slot)).get_result(connection).await?;
+                if !within {
+                    return Err(DieselError::RollbackTransaction);
+                }
+            }
+            Ok(())
+        })
+        .await;
+    match counted {
+        Ok(()) => Ok(true),
+        Err(DieselError::RollbackTransaction) => Ok(false),
+        Err(error) => Err(error),
+    }
+}
+
+/// What a batch needs in the transaction, worked out before it starts: its counter changes
+/// and its logs per month.
+struct PreparedBatch {
+    deltas: RollupDeltas,
+    months: Vec<(i64, i64)>,
+}
+
+impl PreparedBatch {
+    fn new(batch: &Batch) -> Self {
+        Self { deltas: RollupDeltas::of(&batch.logs), months: sluice_store::logs_per_month(&batch.logs) }
+    }
+}
+
+impl PgStore {
+    pub(crate) async fn insert_logs(&self, workspace: WorkspaceId, batch: &[Log]) -> Result<(), StoreError> {
+        let group = [Batch { workspace, logs: batch.to_vec() }];
+        sluice_store::only_answer(self.insert_group(&group).await?)
+    }
+
+    pub(crate) async fn insert_group(&self, group: &[Batch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        self.within(async move {
+            let today = self.today();
+            let days: BTreeSet<i64> =
+                group.iter().flat_map(|batch| &batch.logs).map(|log| day_of(log.entry.timestamp)).collect();
+            let prepared: Vec<PreparedBatch> = group.iter().map(PreparedBatch::new).collect();
+            self.ensure_partitions(days.clone(), today).await?;
+            // Each try either commits or finds the batches over their quota (rarely: a
+            // workspace at the end of its quota), which the next try leaves out: two tries,
+            // unless another writer used up a quota in between.
+            let mut refused = vec![false; group.len()];
+            let mut relearned = false;
+            let slot = self.slots.take();
+            loop {
+                match self.insert_group_once(group, &prepared, &refused, slot.number()).await {
+                    Ok(over) if over.is_empty() => break,
+                    Ok(over) => over.into_iter().for_each(|index| refused[index] = true),
+                    // Another process dropped a partition this one knew: learn again, retry once.
+                    Err(error) if missing_partition(&error) && !relearned => {
+                        relearned = true;
+                        self.forget_partitions();
+                        self.ensure_partitions(days.clone(), today).await?;
+                    }
+                    Err(error) => return Err(from_diesel(error)),
+                }
+            }
+            Ok(refused.iter().map(|&refused| if refused { Err(StoreError::QuotaExceeded) } else { Ok(()) }).collect())
+        })
+        .await
+    }
+
+    /// One insert transaction: the rows, the counters, the monthly usage.
+    /// One try at writing a group, less the batches marked `refused`, in one transaction.
+    /// An empty answer: committed. Otherwise the batches that would pass their workspace's
+    /// quota (every one of them: each check that refuses counts nothing, so the rest are
+    /// checked as they would be without it), and the transaction was rolled back, nothing
+    /// stored.
+    ///
+    /// The rows go in first; the rows every group of a workspace updates (its monthly usage,
+    /// its counters) are touched last, in one order for every writer (workspace id, then the
+    /// counters' keys), so concurrent groups hold those locks only around their commit and
+    /// never wait on each other in a cycle. Counting first would hold the usage row for the
+    /// whole insert and let one writer of a workspace run at a time.
+    async fn insert_group_once(
+        &self,
+        group: &[Batch],
+        prepared: &[PreparedBatch],
+        refused: &[bool],
+        slot: i16,
+    ) -> Result<Vec<usize>, DieselError> {
+        // The rows, each workspace's together, and their chunks of the search index: worked
+        // out before a connection is taken.
+        let mut kept: Vec<usize> = (0..group.len()).filter(|&index| !refused[index]).collect();
+        kept.sort_by_key(|&index| group[index].workspace);
+        let mut rows: Vec<NewLogRow<'_>> = kept
+            .iter()
+            .flat_map(|&index| group[index].logs.iter().map(move |log| NewLogRow::new(&group[index].workspace, log)))
+            .collect();
+        let mut chunker = chunks::Chunker::new(self.chunk_rows);
+        for row in &rows {
+            let (workspace, ts, text, facets) = row.indexed();
+            chunker.add(workspace, ts, text, &facets);
+        }
+        let mut connection = self.pool.get().await.map_err(|error| {
+            DieselError::DatabaseError(DatabaseErrorKind::UnableToSendCommand, Box::new(error.to_string()))
+        })?;
+        let over = Mutex::new(Vec::new());
+        let over_quota = &over;
+        let written = (*connection)
+            .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+                if !rows.is_empty() {
+                    let ids = chunker.write(connection).await?;
+                    for (row, &chunk) in rows.iter_mut().zip(chunker.chunk_of_rows()) {
+                        row.chunk_id = ids[chunk];
+                    }
+                    insert_rows(connection, &rows).await?;
+                }
+                let order = kept;
+                let mut refusals = Vec::new();
+                for &index in &order {
+                    if !count_usage(connection, *group[index].workspace.as_uuid(), &prepared[index].months, slot)
+                        .await?
+                    {
+                        refusals.push(index);
+                    }
+                }
+                if !refusals.is_empty() {
+                    *over_quota.lock().unwrap_or_else(PoisonError::into_inner) = refusals;
+                    return Err(DieselError::RollbackTransaction);
+                }
+                let mut deltas: BTreeMap<Uuid, RollupDeltas> = BTreeMap::new();
+                for &index in &order {
+                    deltas.entry(*group[index].workspace.as_uuid()).or_default().absorb(&prepared[index].deltas);
+                }
+                for (workspace, deltas) in &deltas {
+                    apply_deltas(connection, *workspace, deltas, false, slot).await?;
+                }
+                Ok(())
+            })
+            .await;
+        let over = over.into_inner().unwrap_or_else(PoisonError::into_inner);
+        match written {
+            Ok(()) => Ok(Vec::new()),
+            Err(DieselError::RollbackTransaction) if !over.is_empty() => Ok(over),
+            Err(error) => Err(error),
+        }
+    }
+
+    pub(crate) async fn monthly_usage(&self, workspace: WorkspaceId, month_ms: i64) -> Result<u64, StoreError> {
+        self.within(async move {
+            let mut connection = self.connection().await?;
+            // The sum of the month's slots.
+            let total: Vec<Total> = diesel::sql_query(
+                "SELECT SUM(logs)::int8 AS total FROM usage_monthly WHERE workspace_id = $1 AND month = $2",
+            )
+            .bind::<diesel::sql_types::Uuid, _>(*workspace.as_uuid())
+            .bind::<BigInt, _>(month_ms)
+            .load(&mut connection)
+            .await
+            .map_err(from_diesel)?;
+            let logs = total.into_iter().next().and_then(|row| row.total);
+            Ok(logs.map_or(0, |logs| u64::try_from(logs).unwrap_or(0)))
+        })
+        .await
+    }
+}

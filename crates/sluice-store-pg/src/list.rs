@@ -1,0 +1,271 @@
+//! Listing logs newest first: the filter as SQL, a keyset walk over the `(ts, id)` index, a
+//! walk over the chunks whose facet filters may hold a filtered value, and the page they fill.
+
+use diesel::pg::Pg;
+use diesel::prelude::*;
+use diesel::result::Error as DieselError;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
+use sluice_model::{Log, LogId, WorkspaceId};
+use sluice_store::{LogFilter, LogPage, Page, Search, StoreError};
+use uuid::Uuid;
+
+use crate::PgStore;
+use crate::error::from_diesel;
+use crate::rows::LogRow;
+use crate::schema::{log_chunks, logs};
+use crate::search::{ChunkCondition, Condition, facet_condition};
+use crate::text;
+
+/// Rows read per step of a newest-first walk.
+const WALK_STEP: i64 = 500;
+
+/// The rows, newest first, that decide `page`: those it skips, those it holds and one more,
+/// which tells whether more follow.
+pub(crate) fn rows_needed(page: Page) -> usize {
+    usize::try_from(page.offset).unwrap_or(usize::MAX).saturating_add(page.limit as usize).saturating_add(1)
+}
+
+/// Chunks read by the first step of a [`PgStore::chunk_walk`]; each next step reads
+/// [`CHUNK_WALK_GROWTH`] times as many, up to [`CHUNK_WALK_MAX`].
+const CHUNK_WALK_FIRST: i64 = 16;
+const CHUNK_WALK_GROWTH: i64 = 4;
+const CHUNK_WALK_MAX: i64 = 512;
+
+/// An exact-match filter's text as stored ([`text`]).
+pub(crate) fn stored(value: &Option<String>) -> Option<String> {
+    value.as_deref().map(|value| text::encode(value).into_owned())
+}
+
+/// The workspace's chunks whose time span meets `filter`'s, as a query still open to more
+/// conditions.
+pub(crate) fn chunks_in_span(workspace: &WorkspaceId, filter: &LogFilter) -> log_chunks::BoxedQuery<'static, Pg> {
+    let mut query = log_chunks::table.filter(log_chunks::workspace_id.eq(*workspace.as_uuid())).into_boxed();
+    if let Some(from) = filter.from {
+        query = query.filter(log_chunks::max_ts.ge(from));
+    }
+    if let Some(to) = filter.to {
+        query = query.filter(log_chunks::min_ts.le(to));
+    }
+    query
+}
+
+/// The workspace's logs matching `filter`, as a query still open to more conditions.
+pub(crate) fn filtered(workspace: &WorkspaceId, filter: &LogFilter) -> logs::BoxedQuery<'static, Pg> {
+    let mut query = logs::table.filter(logs::workspace_id.eq(*workspace.as_uuid())).into_boxed();
+    if let Some(level) = filter.level {
+        query = query.filter(logs::level.eq(level.as_str()));
+    }
+    if let Some(environment) = filter.environment {
+        query = query.filter(logs::environment.eq(environment.as_str()));
+    }
+    // Text is compared as stored (`stored`).
+    if let Some(source) = stored(&filter.source) {
+        query = query.filter(logs::source.eq(source));
+    }
+    if let Some(dataset) = stored(&filter.dataset) {
+        query = query.filter(logs::dataset.eq(dataset));
+    }
+    if let Some(user_id) = stored(&filter.user_id) {
+        query = query.filter(logs::user_id.eq(user_id));
+    }
+    if let Some(session_id) = stored(&filter.session_id) {
+        query = query.filter(logs::session_id.eq(session_id));
+    }
+    if let Some(flow_id) = stored(&filter.flow_id) {
+        query = query.filter(logs::flow_id.eq(flow_id));
+    }
+    if let Some(from) = filter.from {
+        query = query.filter(logs::ts.ge(from));
+    }
+    if let Some(to) = filter.to {
+        query = query.filter(logs::ts.le(to));
+    }
+    query
+}
+
+/// Collects the page of `search` from rows given newest first: skips `offset` matches, keeps
+/// `limit`, and notes a match after them (`has_more`).
+pub(crate) struct PageBuilder<'a> {
+    search: &'a Search,
+    page: Page,
+    skipped: u64,
+    logs: Vec<Log>,
+    pub(crate) has_more: bool,
+}
+
+impl<'a> PageBuilder<'a> {
+    pub(crate) fn new(search: &'a Search, page: Page) -> Self {
+        PageBuilder { search, page, skipped: 0, logs: Vec::new(), has_more: false }
+    }
+
+    /// Takes rows; false once the page is decided (full and one more match seen).
+    pub(crate) fn take(&mut self, rows: Vec<LogRow>) -> Result<bool, StoreError> {
+        for row in rows {
+            if !row.matches(self.search) {
+                continue;
+            }
+            if self.skipped < self.page.offset {
+                self.skipped += 1;
+            } else if self.logs.len() == self.page.limit as usize {
+                self.has_more = true;
+                return Ok(false);
+            } else {
+                self.logs.push(Log::try_from(row)?);
+            }
+        }
+        Ok(true)
+    }
+
+    pub(crate) fn finish(self) -> LogPage {
+        LogPage { logs: self.logs, has_more: self.has_more }
+    }
+}
+
+impl PgStore {
+    /// Reads, newest first, the rows of `query` in steps (keyset paging on `(ts, id)`), with
+    /// bitmap scans off so each step walks the ordered index, handing them to `page` until it
+    /// has decided or `max_rows` were read. Returns how many rows were read.
+    pub(crate) async fn walk(
+        &self,
+        workspace: WorkspaceId,
+        filter: &LogFilter,
+        page: &mut PageBuilder<'_>,
+        max_rows: Option<i64>,
+    ) -> Result<i64, StoreError> {
+        let mut connection = self.connection().await?;
+        let mut read = 0_i64;
+        let mut after: Option<(i64, Uuid)> = None;
+        loop {
+            let step = max_rows.map_or(WALK_STEP, |max| WALK_STEP.min(max - read));
+            if step <= 0 {
+                return Ok(read);
+            }
+            let mut query = filtered(&workspace, filter);
+            if let Some((ts, id)) = after {
+                query = query.filter(logs::ts.lt(ts).or(logs::ts.eq(ts).and(logs::id.lt(id))));
+            }
+            let query = query.order((logs::ts.desc(), logs::id.desc())).limit(step).select(LogRow::as_select());
+            let rows: Vec<LogRow> = (*connection)
+                .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+                    connection.batch_execute("SET LOCAL enable_bitmapscan = off").await?;
+                    query.load(connection).await
+                })
+                .await
+                .map_err(from_diesel)?;
+            let got = rows.len() as i64;
+            read += got;
+            after = rows.last().map(|row| (row.ts, row.id));
+            if !page.take(rows)? || got < step {
+                return Ok(read);
+            }
+        }
+    }
+
+    /// Reads the workspace's chunks that pass `chunk_condition` newest first (by their last
+    /// log's time), a step of chunks at a time, and their logs that `filter` (and
+    /// `row_condition`) selects and `keep` accepts, until `need` of those are known to be the
+    /// newest: every chunk not read yet ends before them. Returns the rows read, newest first:
+    /// the first `need` of the workspace's, or all of them when there are fewer.
+    pub(crate) async fn chunk_walk(
+        &self,
+        workspace: WorkspaceId,
+        filter: &LogFilter,
+        chunk_condition: &(dyn Fn() -> Option<ChunkCondition> + Sync),
+        row_condition: &(dyn Fn() -> Option<Condition> + Sync),
+        keep: &(dyn Fn(&LogRow) -> bool + Sync),
+        need: usize,
+    ) -> Result<Vec<LogRow>, StoreError> {
+        let mut connection = self.connection().await?;
+        let mut rows: Vec<LogRow> = Vec::new();
+        let mut after: Option<(i64, i64)> = None;
+        let mut step = CHUNK_WALK_FIRST;
+        loop {
+            let mut query = chunks_in_span(&workspace, filter);
+            if let Some(condition) = chunk_condition() {
+                query = query.filter(condition);
+            }
+            if let Some((max_ts, id)) = after {
+                query = query
+                    .filter(log_chunks::max_ts.lt(max_ts).or(log_chunks::max_ts.eq(max_ts).and(log_chunks::id.lt(id))));
+            }
+            let chunks: Vec<(i64, i64, i64)> = query
+                .order((log_chunks::max_ts.desc(), log_chunks::id.desc()))
+                .limit(step)
+                .select((log_chunks::id, log_chunks::min_ts, log_chunks::max_ts))
+                .load(&mut connection)
+                .await
+                .map_err(from_diesel)?;
+            let (Some(&(_, _, high)), Some(&(last, _, bound))) = (<[_]>::first(&chunks), <[_]>::last(&chunks)) else {
+                break;
+            };
+            let low = chunks.iter().map(|&(_, min_ts, _)| min_ts).min().unwrap_or(i64::MIN);
+            let ids: Vec<i64> = chunks.iter().map(|&(id, _, _)| id).collect();
+            // The chunks' time span lets PostgreSQL skip the partitions they are not in.
+            let mut query =
+                filtered(&workspace, filter).filter(logs::chunk_id.eq_any(ids)).filter(logs::ts.between(low, high));
+            if let Some(condition) = row_condition() {
+                query = query.filter(condition);
+            }
+            let read: Vec<LogRow> =
+                query.select(LogRow::as_select()).load(&mut connection).await.map_err(from_diesel)?;
+            rows.extend(read.into_iter().filter(|row| keep(row)));
+            after = Some((bound, last));
+            // Unread chunks end at `bound` or before: the rows after it are final.
+            if (chunks.len() as i64) < step || rows.iter().filter(|row| row.ts > bound).count() >= need {
+                break;
+            }
+            step = (step * CHUNK_WALK_GROWTH).min(CHUNK_WALK_MAX);
+        }
+        rows.sort_by_key(|row| std::cmp::Reverse((row.ts, row.id)));
+        Ok(rows)
+    }
+
+    pub(crate) async fn list_logs(
+        &self,
+        workspace: WorkspaceId,
+        filter: &LogFilter,
+        page: Page,
+    ) -> Result<LogPage, StoreError> {
+        self.within(async move {
+            // A filter on a facet: the chunks that may hold its value, newest first.
+            if facet_condition(filter).is_some() {
+                let (offset, limit) = (usize::try_from(page.offset).unwrap_or(usize::MAX), page.limit as usize);
+                let need = rows_needed(page);
+                let rows =
+                    self.chunk_walk(workspace, filter, &|| facet_condition(filter), &|| None, &|_| true, need).await?;
+                let has_more = rows.len() >= need;
+                let logs = rows.into_iter().skip(offset).take(limit).map(Log::try_from).collect::<Result<_, _>>()?;
+                return Ok(LogPage { logs, has_more });
+            }
+            let offset = i64::try_from(page.offset).unwrap_or(i64::MAX);
+            let query = filtered(&workspace, filter)
+                .order((logs::ts.desc(), logs::id.desc()))
+                .limit(i64::from(page.limit) + 1)
+                .offset(offset)
+                .select(LogRow::as_select());
+            let mut connection = self.connection().await?;
+            let rows: Vec<LogRow> = query.load(&mut connection).await.map_err(from_diesel)?;
+            let has_more = rows.len() > page.limit as usize;
+            let logs = rows.into_iter().take(page.limit as usize).map(Log::try_from).collect::<Result<_, _>>()?;
+            Ok(LogPage { logs, has_more })
+        })
+        .await
+    }
+
+    pub(crate) async fn get_log(&self, workspace: WorkspaceId, id: LogId) -> Result<Option<Log>, StoreError> {
+        self.within(async move {
+            let mut connection = self.connection().await?;
+            logs::table
+                .filter(logs::workspace_id.eq(*workspace.as_uuid()))
+                .filter(logs::id.eq(*id.as_uuid()))
+                .select(LogRow::as_select())
+                .first(&mut connection)
+                .await
+                .optional()
+                .map_err(from_diesel)?
+                .map(Log::try_from)
+                .transpose()
+        })
+        .await
+    }
+}

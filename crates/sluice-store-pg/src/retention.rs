@@ -1,0 +1,191 @@
+//! Retention: deleting a workspace's logs older than its cutoff, with their counters and
+//! chunks, and dropping the partitions every workspace's retention has passed.
+
+use std::collections::BTreeSet;
+use std::sync::PoisonError;
+
+use diesel::prelude::*;
+use diesel::result::Error as DieselError;
+use diesel::sql_types::{BigInt, Text};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
+use sluice_model::WorkspaceId;
+use sluice_store::{StoreError, TenantStore};
+
+use crate::PgStore;
+use crate::error::from_diesel;
+use crate::partitions::{PARTITION_LOCK, PartitionRow, load_partitions};
+use crate::rollups::apply_deltas;
+use crate::rows::{RollupDeltas, Scope, Total};
+
+/// Logs deleted per retention transaction.
+const DELETE_BATCH: i64 = 5_000;
+
+/// One log removed by retention, for the counters.
+#[derive(QueryableByName)]
+struct Removed {
+    #[diesel(sql_type = BigInt)]
+    ts: i64,
+    #[diesel(sql_type = Text)]
+    source: String,
+    #[diesel(sql_type = Text)]
+    environment: String,
+    #[diesel(sql_type = Text)]
+    dataset: String,
+    #[diesel(sql_type = Text)]
+    level: String,
+}
+
+impl PgStore {
+    /// Drops the partitions whose every log is older than `cutoff_ms`, with their counters;
+    /// returns how many logs they held.
+    async fn drop_partitions_before(&self, cutoff_ms: i64) -> Result<u64, StoreError> {
+        self.within(async move {
+            let mut connection = self.connection().await?;
+            let (dropped, partitions) = (*connection)
+                .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+                    diesel::sql_query("SELECT pg_advisory_xact_lock($1)")
+                        .bind::<BigInt, _>(PARTITION_LOCK)
+                        .execute(connection)
+                        .await?;
+                    let mut partitions = load_partitions(connection).await?;
+                    let mut dropped = 0_u64;
+                    let mut dropped_before = i64::MIN;
+                    for range in partitions.before(cutoff_ms) {
+                        let (first, end) = (range.first_ms(), range.end_ms());
+                        // The hourly counters of the range are exactly its logs: every
+                        // workspace's logs of those hours are in this partition.
+                        let total: Vec<Total> = diesel::sql_query(
+                            "SELECT SUM(count)::int8 AS total FROM log_rollups WHERE hour >= $1 AND hour < $2",
+                        )
+                        .bind::<BigInt, _>(first)
+                        .bind::<BigInt, _>(end)
+                        .load(connection)
+                        .await?;
+                        dropped +=
+                            total.as_slice().first().and_then(|row| row.total).map_or(0, |total| total.max(0) as u64);
+                        for (table, at) in [
+                            ("log_rollups", "hour"),
+                            ("log_rollups_daily", "day"),
+                            ("log_rollups_daily_sources", "day"),
+                        ] {
+                            diesel::sql_query(format!("DELETE FROM {table} WHERE {at} >= $1 AND {at} < $2"))
+                                .bind::<BigInt, _>(first)
+                                .bind::<BigInt, _>(end)
+                                .execute(connection)
+                                .await?;
+                        }
+                        let name: Vec<PartitionRow> = diesel::sql_query(
+                            "SELECT c.relname::text AS bound FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
+                                 WHERE i.inhparent = 'logs'::regclass AND pg_get_expr(c.relpartbound, c.oid) = $1",
+                        )
+                        .bind::<Text, _>(format!(
+                            "FOR VALUES FROM ('{}') TO ('{}')",
+                            range.lower_sql(),
+                            range.upper_sql()
+                        ))
+                        .load(connection)
+                        .await?;
+                        for table in name {
+                            connection.batch_execute(&format!("DROP TABLE \"{}\"", table.bound)).await?;
+                        }
+                        dropped_before = dropped_before.max(end);
+                        partitions.remove(range);
+                    }
+                    // Chunks whose every log was in the dropped days.
+                    if dropped_before > i64::MIN {
+                        diesel::sql_query("DELETE FROM log_chunks WHERE max_ts < $1")
+                            .bind::<BigInt, _>(dropped_before)
+                            .execute(connection)
+                            .await?;
+                    }
+                    Ok((dropped, partitions))
+                })
+                .await
+                .map_err(from_diesel)?;
+            *self.partitions.lock().unwrap_or_else(PoisonError::into_inner) = partitions;
+            Ok(dropped)
+        })
+        .await
+    }
+
+    pub(crate) async fn delete_logs_before(&self, workspace: WorkspaceId, cutoff_ms: i64) -> Result<u64, StoreError> {
+        let mut deleted = 0;
+        loop {
+            let batch = self
+                .within(async {
+                    let mut connection = self.connection().await?;
+                    (*connection)
+                        .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+                            let removed: Vec<Removed> = diesel::sql_query(
+                                "WITH victims AS (SELECT ts, id FROM logs WHERE workspace_id = $1 AND ts < $2 \
+                             ORDER BY ts LIMIT $3) \
+                             DELETE FROM logs USING victims \
+                             WHERE logs.workspace_id = $1 AND logs.ts = victims.ts AND logs.id = victims.id \
+                             RETURNING logs.ts, logs.source, logs.environment, logs.dataset, logs.level",
+                            )
+                            .bind::<diesel::sql_types::Uuid, _>(*workspace.as_uuid())
+                            .bind::<BigInt, _>(cutoff_ms)
+                            .bind::<BigInt, _>(DELETE_BATCH)
+                            .load(connection)
+                            .await?;
+                            let mut deltas = RollupDeltas::default();
+                            let count = removed.len() as u64;
+                            for row in removed {
+                                let scope = Scope {
+                                    source: row.source,
+                                    environment: row.environment,
+                                    dataset: row.dataset,
+                                    level: row.level,
+                                };
+                                deltas.add(row.ts, scope, -1);
+                            }
+                            apply_deltas(connection, *workspace.as_uuid(), &deltas, true, 0).await?;
+                            Ok(count)
+                        })
+                        .await
+                        .map_err(from_diesel)
+                })
+                .await?;
+            deleted += batch;
+            if batch < DELETE_BATCH as u64 {
+                break;
+            }
+        }
+        // Chunks whose every log is now gone (checked: an insert of old logs may have come in
+        // since). A chunk that keeps some logs stays whole: its filter, a superset of theirs,
+        // only adds candidates the exact check drops.
+        self.within(async {
+            let mut connection = self.connection().await?;
+            diesel::sql_query(
+                "DELETE FROM log_chunks WHERE workspace_id = $1 AND max_ts < $2 AND NOT EXISTS \
+                 (SELECT 1 FROM logs WHERE logs.workspace_id = $1 AND logs.chunk_id = log_chunks.id)",
+            )
+            .bind::<diesel::sql_types::Uuid, _>(*workspace.as_uuid())
+            .bind::<BigInt, _>(cutoff_ms)
+            .execute(&mut connection)
+            .await
+            .map_err(from_diesel)
+        })
+        .await?;
+        Ok(deleted)
+    }
+
+    pub(crate) async fn sweep(&self, cutoffs: &[(WorkspaceId, i64)]) -> Result<u64, StoreError> {
+        // Whole partitions go when every workspace's retention has passed them; a workspace
+        // without a cutoff here keeps everything, so nothing is dropped then.
+        let everyone: BTreeSet<WorkspaceId> =
+            self.list_workspaces().await?.iter().map(|workspace| workspace.id).collect();
+        let named: BTreeSet<WorkspaceId> = cutoffs.iter().map(|(workspace, _)| *workspace).collect();
+        let mut deleted = 0;
+        if everyone.is_subset(&named)
+            && let Some(oldest) = cutoffs.iter().map(|(_, cutoff)| *cutoff).min()
+        {
+            deleted += self.drop_partitions_before(oldest).await?;
+        }
+        for (workspace, cutoff) in cutoffs {
+            deleted += self.delete_logs_before(*workspace, *cutoff).await?;
+        }
+        self.create_partitions_ahead().await?;
+        Ok(deleted)
+    }
+}
