@@ -1,5 +1,5 @@
 //! One error type for every handler, and the one place that maps errors to statuses and to
-//! SPEC's envelope `{error, issues?, code?, retryAfter?}`.
+//! the envelope `{error, issues?, code?, retryAfter?}` of docs/API.md (Errors).
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
@@ -21,7 +21,7 @@ pub enum ApiError {
     /// 401, 403 or 404 from authentication (store failures become `Unavailable` or `Internal`).
     #[error(transparent)]
     Auth(AuthError),
-    /// 400 with the given message and nothing more (SPEC's search query message).
+    /// 400 with the given message and nothing more (the search query message of docs/API.md).
     #[error("{0}")]
     BadRequest(&'static str),
     /// 500 `Search failed`: the backend failed while searching; retrying is advised.
@@ -81,7 +81,12 @@ impl From<StoreError> for ApiError {
                 ApiError::Unavailable
             }
             StoreError::NotFound(_) => ApiError::NotFound("Not found"),
-            StoreError::QuotaExceeded => ApiError::quota_exceeded(crate::unix_now_ms()),
+            // Only an insert is refused for its quota, and the ingest handler answers it with
+            // the request's clock (routes/logs.rs); no other call can meet it.
+            StoreError::QuotaExceeded => {
+                tracing::error!("a quota refusal outside ingest");
+                ApiError::Internal
+            }
             StoreError::Backend(reason) => {
                 tracing::error!(error.reason = %reason, "database error");
                 ApiError::Internal
@@ -91,8 +96,8 @@ impl From<StoreError> for ApiError {
 }
 
 impl ApiError {
-    /// A store failure during a search: SPEC's `Search failed` for a backend error (a
-    /// timeout included), the usual 503 while the database is unreachable.
+    /// A store failure during a search: `Search failed` for a backend error, the usual 503
+    /// while the database is unreachable or does not answer in time (docs/API.md, search).
     pub fn from_search(error: StoreError) -> Self {
         match ApiError::from(error) {
             ApiError::Internal => ApiError::SearchFailed,

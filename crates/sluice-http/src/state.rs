@@ -2,27 +2,13 @@
 //! authenticator, the rate limiter, who the clients are, and the clock.
 
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use sluice_auth::Authenticator;
 use sluice_limits::{LocalLimiter, RateLimiter};
-use sluice_store::Store;
 use sluice_store::group::GroupCommitter;
+use sluice_store::{Clock, Store, system_clock};
 
-use crate::ClientResolver;
-
-/// The current time in Unix ms. Injected so tests can move time without sleeping.
-pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
-
-/// Now, in Unix ms, by the wall clock.
-pub fn unix_now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|elapsed| elapsed.as_millis() as i64).unwrap_or_default()
-}
-
-/// The wall clock.
-pub fn system_clock() -> Clock {
-    Arc::new(unix_now_ms)
-}
+use crate::OriginResolver;
 
 /// Shared by every worker.
 #[derive(Clone)]
@@ -36,7 +22,7 @@ pub struct AppState {
     /// Counts each workspace's `POST /v1/logs` requests against its limit.
     pub limiter: Arc<dyn RateLimiter>,
     /// Client address and country of a request.
-    pub clients: Arc<ClientResolver>,
+    pub origins: Arc<OriginResolver>,
     /// The clock.
     pub clock: Clock,
 }
@@ -53,7 +39,7 @@ impl AppState {
             writer,
             auth,
             limiter: Arc::new(LocalLimiter::new()),
-            clients: Arc::new(ClientResolver::default()),
+            origins: Arc::new(OriginResolver::default()),
             clock: system_clock(),
         }
     }

@@ -4,6 +4,7 @@
 //! This crate knows nothing about HTTP, SQL, async runtimes or the clock: every "now" it needs
 //! is passed in by the caller.
 
+pub mod calendar;
 mod draft;
 mod entry;
 mod ids;
@@ -23,7 +24,7 @@ pub use smol_str::SmolStr;
 pub use tenancy::{ApiKeyRecord, KeyEnv, KeyState, Limits, Plan, Scope, Scopes, Workspace};
 pub use values::{Environment, Level, UnknownValue};
 
-/// Rules of SPEC's "Limits" table that concern a single entry or a batch.
+/// Limits of docs/API.md (POST /v1/logs: entry rules and batch size) on a single entry or a batch.
 pub mod limits {
     /// Most entries one ingestion request may carry.
     pub const MAX_ENTRIES_PER_REQUEST: usize = 100;

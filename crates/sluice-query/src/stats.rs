@@ -21,13 +21,11 @@ use sluice_model::{Environment, Issue, Level, UnknownValue};
 use time::macros::format_description;
 use time::{Date, Duration, OffsetDateTime};
 
-/// Milliseconds in an hour.
-pub const MS_PER_HOUR: i64 = 3_600_000;
-/// Milliseconds in a day.
-pub const MS_PER_DAY: i64 = 86_400_000;
-/// The longest period, in days counted inclusively (DECISIONS).
+// TEMP-REEXPORT: callers move to sluice_model::calendar.
+pub use sluice_model::calendar::{MS_PER_DAY, MS_PER_HOUR, day_start_ms, hour_start};
+/// The longest period, in days counted inclusively (docs/API.md, GET /v1/stats).
 pub const MAX_SPAN_DAYS: i64 = 366;
-/// The longest period grouped by hour, in days counted inclusively (DECISIONS).
+/// The longest period grouped by hour, in days counted inclusively (docs/API.md, GET /v1/stats).
 pub const MAX_HOUR_SPAN_DAYS: i64 = 92;
 /// How many days before `to` the default `from` is (8 daily buckets).
 pub const DEFAULT_DAYS_BACK: i64 = 7;
@@ -103,7 +101,7 @@ pub struct LevelCount {
     pub count: u64,
 }
 
-/// SPEC's level counters.
+/// The level counters (docs/API.md, GET /v1/stats).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {
     /// `debug` logs.
@@ -130,16 +128,6 @@ impl Counts {
         *slot += count;
         self.total += count;
     }
-}
-
-/// The hour a Unix ms falls in, as the Unix ms it starts at (also before 1970).
-pub fn hour_start(timestamp_ms: i64) -> i64 {
-    timestamp_ms - timestamp_ms.rem_euclid(MS_PER_HOUR)
-}
-
-/// The UTC day a Unix ms falls in, as the Unix ms its midnight is (also before 1970).
-pub fn day_start_ms(timestamp_ms: i64) -> i64 {
-    timestamp_ms - timestamp_ms.rem_euclid(MS_PER_DAY)
 }
 
 /// The UTC day of a Unix ms; out-of-range instants are clamped to time's calendar.
@@ -381,7 +369,7 @@ pub fn summary_range_ms(now_ms: i64) -> (i64, i64) {
 
 /// The change in percent, rounded to one decimal (halves away from zero), computed in
 /// integers so no binary fraction tips a half; 100 or 0 when yesterday had nothing
-/// (DECISIONS).
+/// (docs/API.md, GET /v1/stats/summary).
 pub fn change_percent(today: u64, yesterday: u64) -> f64 {
     if yesterday == 0 {
         return if today > 0 { 100.0 } else { 0.0 };

@@ -12,10 +12,16 @@ use sluice_query::{Query, SearchField};
 
 #[cfg(feature = "bench")]
 pub mod bench;
+pub mod clock;
 #[cfg(feature = "conformance")]
 pub mod conformance;
+pub use clock::{Clock, system_clock, unix_now_ms};
 pub mod group;
+pub mod page;
 pub mod retention;
+pub mod rollups;
+pub mod rows;
+pub mod trigrams;
 
 /// Why a store call failed.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -34,20 +40,8 @@ pub enum StoreError {
     Backend(String),
 }
 
-/// The Unix ms the UTC calendar month holding `ms` starts at.
-pub fn month_start_ms(ms: i64) -> i64 {
-    let moment =
-        time::OffsetDateTime::from_unix_timestamp(ms.div_euclid(1000)).unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
-    let first = moment.date().replace_day(1).unwrap_or(moment.date());
-    first.midnight().assume_utc().unix_timestamp() * 1000
-}
-
-/// The Unix ms the UTC month after the one holding `ms` starts at.
-pub fn next_month_start_ms(ms: i64) -> i64 {
-    let start = month_start_ms(ms);
-    // 32 days after a month's first day is always in the next month.
-    month_start_ms(start + 32 * 86_400_000)
-}
+// TEMP-REEXPORT: callers move to sluice_model::calendar.
+pub use sluice_model::calendar::{month_start_ms, next_month_start_ms};
 
 /// The UTC month a log was accepted in, as the Unix ms it starts at: its id is a UUID v7,
 /// stamped at ingest, so this is the month its quota counts in.

@@ -1,0 +1,44 @@
+//! UTC calendar arithmetic on Unix milliseconds, the one copy every layer uses: hours and days
+//! for stats, rollups and partitions, months for quotas. Every function takes the instant as a
+//! parameter (this crate never reads the clock) and is defined before 1970 too.
+
+use time::OffsetDateTime;
+
+/// Milliseconds in an hour.
+pub const MS_PER_HOUR: i64 = 3_600_000;
+/// Milliseconds in a day.
+pub const MS_PER_DAY: i64 = 86_400_000;
+
+/// The hour a Unix ms falls in, as the Unix ms it starts at (also before 1970).
+///
+/// ```
+/// assert_eq!(sluice_model::calendar::hour_start(3_600_001), 3_600_000);
+/// assert_eq!(sluice_model::calendar::hour_start(-1), -3_600_000);
+/// ```
+pub fn hour_start(timestamp_ms: i64) -> i64 {
+    timestamp_ms - timestamp_ms.rem_euclid(MS_PER_HOUR)
+}
+
+/// The UTC day a Unix ms falls in, as the Unix ms its midnight is (also before 1970).
+pub fn day_start_ms(timestamp_ms: i64) -> i64 {
+    timestamp_ms - timestamp_ms.rem_euclid(MS_PER_DAY)
+}
+
+/// The Unix ms the UTC calendar month holding `ms` starts at.
+///
+/// ```
+/// // 2026-11-24T12:00:00Z -> 2026-11-01T00:00:00Z
+/// assert_eq!(sluice_model::calendar::month_start_ms(1_795_521_600_000), 1_793_491_200_000);
+/// ```
+pub fn month_start_ms(ms: i64) -> i64 {
+    let moment = OffsetDateTime::from_unix_timestamp(ms.div_euclid(1000)).unwrap_or(OffsetDateTime::UNIX_EPOCH);
+    let first = moment.date().replace_day(1).unwrap_or(moment.date());
+    first.midnight().assume_utc().unix_timestamp() * 1000
+}
+
+/// The Unix ms the UTC month after the one holding `ms` starts at.
+pub fn next_month_start_ms(ms: i64) -> i64 {
+    let start = month_start_ms(ms);
+    // 32 days after a month's first day is always in the next month.
+    month_start_ms(start + 32 * MS_PER_DAY)
+}

@@ -1,0 +1,21 @@
+//! The one clock: the current time in Unix ms, injected into every layer that needs "now"
+//! (the HTTP state, the stores' housekeeping) so tests move time without sleeping, and read
+//! from the system only by [`system_clock`].
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The current time in Unix ms. Injected so tests can move time without sleeping.
+pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
+
+/// Now, in Unix ms, by the wall clock: the one place the system time is read.
+pub fn unix_now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// The wall clock.
+pub fn system_clock() -> Clock {
+    Arc::new(unix_now_ms)
+}

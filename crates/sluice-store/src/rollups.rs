@@ -1,0 +1,172 @@
+//! The level counters both stores keep beside their logs, apart from SQL: which counters a
+//! batch of logs moves and by how much ([`RollupDeltas`]), and which counters a stats request
+//! reads ([`CountsSource`]). Every store keeps three tables: per hour (`log_rollups`), per UTC
+//! day (`log_rollups_daily`), and per UTC day without environment and dataset
+//! (`log_rollups_daily_sources`, the usual stats request filters on neither).
+
+use std::collections::BTreeMap;
+
+use sluice_model::Log;
+use sluice_model::calendar::{MS_PER_DAY, day_start_ms, hour_start};
+use sluice_query::stats::CountBy;
+
+/// What a counter counts, apart from its time: source, environment, dataset and level, as the
+/// store writes them.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Scope {
+    /// `source`.
+    pub source: String,
+    /// `environment`.
+    pub environment: String,
+    /// `dataset`.
+    pub dataset: String,
+    /// `level`.
+    pub level: String,
+}
+
+/// How many logs each counter of each table gains (or, negative, loses). Keys are sorted, so
+/// concurrent writers take counter rows' locks in one order.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct RollupDeltas {
+    /// `log_rollups`: by the hour's start and scope.
+    pub hourly: BTreeMap<(i64, Scope), i64>,
+    /// `log_rollups_daily`: by the UTC day's start and scope.
+    pub daily: BTreeMap<(i64, Scope), i64>,
+    /// `log_rollups_daily_sources`: by the UTC day's start, source and level.
+    pub daily_sources: BTreeMap<(i64, String, String), i64>,
+}
+
+impl RollupDeltas {
+    /// Adds `sign` (1 or -1) for a log at `ts` under `scope`.
+    pub fn add(&mut self, ts: i64, scope: Scope, sign: i64) {
+        let day = day_start_ms(ts);
+        *self.daily_sources.entry((day, scope.source.clone(), scope.level.clone())).or_insert(0) += sign;
+        *self.daily.entry((day, scope.clone())).or_insert(0) += sign;
+        *self.hourly.entry((hour_start(ts), scope)).or_insert(0) += sign;
+    }
+
+    /// Adds `other`'s deltas to these (several batches of one workspace, applied at once so
+    /// their counter rows are locked in key order).
+    pub fn absorb(&mut self, other: &RollupDeltas) {
+        for (key, count) in &other.hourly {
+            *self.hourly.entry(key.clone()).or_insert(0) += count;
+        }
+        for (key, count) in &other.daily {
+            *self.daily.entry(key.clone()).or_insert(0) += count;
+        }
+        for (key, count) in &other.daily_sources {
+            *self.daily_sources.entry(key.clone()).or_insert(0) += count;
+        }
+    }
+
+    /// The deltas of a batch being inserted; `stored` turns a source or dataset into the text
+    /// the store writes (the PostgreSQL store escapes U+0000).
+    pub fn of(logs: &[Log], stored: impl Fn(&str) -> String) -> Self {
+        let mut deltas = RollupDeltas::default();
+        for log in logs {
+            let entry = &log.entry;
+            let scope = Scope {
+                source: stored(&entry.source),
+                environment: entry.environment.as_str().to_owned(),
+                dataset: stored(&entry.dataset),
+                level: entry.level.as_str().to_owned(),
+            };
+            deltas.add(entry.timestamp, scope, 1);
+        }
+        deltas
+    }
+}
+
+/// What a count is grouped by, in the table a [`CountsSource`] names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CountsGroup {
+    /// The table's `hour` column.
+    Hour,
+    /// The daily table's `day` column.
+    Day,
+    /// The UTC day of the hourly table's `hour` column (a range not on day edges).
+    DayOfHour,
+    /// The `source` column, all times together.
+    Source,
+}
+
+/// The counter table a stats request reads, and how its rows are grouped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CountsSource {
+    /// The table.
+    pub table: &'static str,
+    /// Its time column: `hour` or `day`.
+    pub at: &'static str,
+    /// Whether it keeps environment and dataset (so they can be filtered on).
+    pub scoped: bool,
+    /// The grouping.
+    pub group: CountsGroup,
+}
+
+impl CountsSource {
+    /// The counters for `by` over `from_ms..to_ms`: whole UTC days read a daily table (the one
+    /// without environment and dataset when `narrow`, i.e. neither is filtered on), anything
+    /// else the hourly one.
+    pub fn choose(by: CountBy, from_ms: i64, to_ms: i64, narrow: bool) -> Self {
+        let whole_days = from_ms.rem_euclid(MS_PER_DAY) == 0 && to_ms.rem_euclid(MS_PER_DAY) == 0;
+        let (table, at, scoped) = match (whole_days && by != CountBy::Hour, narrow) {
+            (true, true) => ("log_rollups_daily_sources", "day", false),
+            (true, false) => ("log_rollups_daily", "day", true),
+            (false, _) => ("log_rollups", "hour", true),
+        };
+        let group = match by {
+            CountBy::Hour => CountsGroup::Hour,
+            CountBy::Day if whole_days => CountsGroup::Day,
+            CountBy::Day => CountsGroup::DayOfHour,
+            CountBy::Source => CountsGroup::Source,
+        };
+        CountsSource { table, at, scoped, group }
+    }
+}
+
+/// The midnight at or before an `hour` column's value, in SQL both stores speak (also before
+/// 1970).
+pub const DAY_OF_HOUR_SQL: &str = "(hour - (((hour % 86400000) + 86400000) % 86400000))";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DAY: i64 = MS_PER_DAY;
+
+    #[test]
+    fn whole_days_read_a_daily_table_and_other_ranges_the_hourly_one() {
+        let source = CountsSource::choose(CountBy::Day, 10 * DAY, 12 * DAY, true);
+        assert_eq!(
+            (source.table, source.at, source.scoped, source.group),
+            ("log_rollups_daily_sources", "day", false, CountsGroup::Day)
+        );
+        let source = CountsSource::choose(CountBy::Source, 10 * DAY, 12 * DAY, false);
+        assert_eq!((source.table, source.scoped, source.group), ("log_rollups_daily", true, CountsGroup::Source));
+        let source = CountsSource::choose(CountBy::Day, 10 * DAY + 1, 12 * DAY, true);
+        assert_eq!((source.table, source.at, source.group), ("log_rollups", "hour", CountsGroup::DayOfHour));
+        let source = CountsSource::choose(CountBy::Hour, 10 * DAY, 12 * DAY, true);
+        assert_eq!((source.table, source.group), ("log_rollups", CountsGroup::Hour));
+    }
+
+    #[test]
+    fn deltas_count_each_table_and_cancel() {
+        let scope = |level: &str| Scope {
+            source: "s".into(),
+            environment: "production".into(),
+            dataset: "d".into(),
+            level: level.into(),
+        };
+        let mut deltas = RollupDeltas::default();
+        deltas.add(DAY + 5, scope("info"), 1);
+        deltas.add(DAY + 3_600_000, scope("info"), 1);
+        assert_eq!(deltas.hourly.len(), 2);
+        assert_eq!(deltas.daily.get(&(DAY, scope("info"))), Some(&2));
+        assert_eq!(deltas.daily_sources.get(&(DAY, "s".to_owned(), "info".to_owned())), Some(&2));
+        let mut undo = RollupDeltas::default();
+        undo.add(DAY + 5, scope("info"), -1);
+        deltas.absorb(&undo);
+        assert_eq!(deltas.daily.get(&(DAY, scope("info"))), Some(&1));
+        assert_eq!(deltas.hourly.get(&(DAY, scope("info"))), Some(&0));
+    }
+}
