@@ -2,8 +2,9 @@
 //!
 //! A key is `slc_live_<32 base62>` or `slc_test_<32 base62>`, drawn from the operating
 //! system's CSPRNG. Only its BLAKE3 hash is stored. [`Authenticator`] turns the headers of a
-//! request into the workspace it may act on, or the exact error SPEC names, in this order:
-//! key present, key well-formed, key known, key active, workspace targeted, scope held.
+//! request into the workspace it may act on, or the exact error docs/API.md (Authentication)
+//! names, in this order: key present, key well-formed, key known, key active, workspace
+//! targeted, scope held.
 //!
 //! Verified keys are cached (moka) for [`CACHE_TTL`], so a revoke or plan change made by any
 //! process is seen everywhere within 5 seconds; expiry is checked against the clock on every
@@ -23,7 +24,7 @@ pub const KEY_PREFIX: &str = "slc";
 pub const RANDOM_CHARS: usize = 32;
 
 /// How long a verified (or unknown) key is trusted without asking the store again.
-/// Below DECISIONS' 5 seconds, leaving room for the request in flight.
+/// Below the 5 seconds of docs/API.md (Authentication), leaving room for the request in flight.
 pub const CACHE_TTL: Duration = Duration::from_secs(4);
 
 const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -102,7 +103,7 @@ pub fn key_from_headers<'a>(authorization: Option<&'a str>, x_api_key: Option<&'
     bearer.filter(|token| !token.is_empty()).or(api_key).or(other)
 }
 
-/// Why a request is not allowed; `Display` is the exact message of SPEC.
+/// Why a request is not allowed; `Display` is the exact message of docs/API.md (Authentication).
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {
     /// No key header.

@@ -1,4 +1,4 @@
-//! The authenticator against a real store: every outcome of SPEC's failure mapping, and the
+//! The authenticator against a real store: every outcome of docs/API.md (Authentication), and the
 //! cache's promise that revokes are seen within its time to live. A SQLite file, or with
 //! `SLUICE_TEST_BACKEND=postgres` (as `cargo xtask ci` runs these a second time) a PostgreSQL
 //! database of the test's own.

@@ -1,8 +1,8 @@
 //! CSV: a header row of field names, then one entry per row, read with the `csv` crate.
 //!
 //! Comma or tab is detected from the header row; RFC 4180 quoting (commas, quotes and line
-//! breaks inside quoted cells) is supported. Cells of known fields are typed as DECISIONS
-//! says: `data` is a JSON object as text; `tags` is a JSON array or a `;`-separated list;
+//! breaks inside quoted cells) is supported. Cells of known fields are typed as docs/API.md
+//! (CSV) says: `data` is a JSON object as text; `tags` is a JSON array or a `;`-separated list;
 //! `timestamp` is Unix ms or ISO 8601; `stepIndex` a number. An empty cell is an absent field.
 //! Columns that are not field names go into `data`, as text.
 //!

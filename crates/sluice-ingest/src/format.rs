@@ -84,7 +84,7 @@ impl Format {
         }
     }
 
-    /// Guesses the format of a body that names none, in the order DECISIONS fixes.
+    /// Guesses the format of a body that names none, in the order docs/API.md (POST /v1/logs) fixes.
     ///
     /// ```
     /// use sluice_ingest::Format;

@@ -43,12 +43,12 @@ pub struct Options {
     pub defaults: Defaults,
     /// Unix ms; the timestamp of an entry that carries none.
     pub received_at_ms: i64,
-    /// Most entries one body may hold; SPEC's 100 by default.
+    /// Most entries one body may hold; 100 by default (docs/API.md, POST /v1/logs).
     pub max_entries: usize,
 }
 
 impl Options {
-    /// No defaults, SPEC's batch limit, and `received_at_ms` as "now".
+    /// No defaults, the batch limit of docs/API.md (100), and `received_at_ms` as "now".
     ///
     /// ```
     /// let options = sluice_ingest::Options::new(42);

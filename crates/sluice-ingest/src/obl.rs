@@ -1,5 +1,5 @@
 //! OBL (Open Board Log, `open-board-log-0.1`): logs of AAC devices. Every event of every
-//! session becomes one entry, mapped as SPEC's table and DECISIONS say.
+//! session becomes one entry, mapped as docs/API.md (POST /v1/logs, OBL) says.
 //!
 //! | event `type` | `message` | notes |
 //! |---|---|---|

@@ -14,10 +14,10 @@
 //!              `[LEVEL]`, `LEVEL:`, `LEVEL,` or `level=LEVEL`
 //! ```
 //!
-//! Keywords: SPEC's `ERROR`, `WARN`, `WARNING`, `INFO`, `DEBUG`, plus the spellings real logs
-//! use for the same levels: `FATAL`, `SEVERE`, `CRITICAL`, `CRIT`, `ALERT`, `EMERG`, `ERR` →
-//! error; `NOTICE` → info; `TRACE` → debug. A timestamp without zone is UTC. No keyword: the
-//! query default `level`, else `info`. No timestamp: the receive time.
+//! Keywords (docs/API.md, text): `ERROR`, `WARN`, `WARNING`, `INFO`, `DEBUG`, plus the
+//! spellings real logs use for the same levels: `FATAL`, `SEVERE`, `CRITICAL`, `CRIT`,
+//! `ALERT`, `EMERG`, `ERR` → error; `NOTICE` → info; `TRACE` → debug. A timestamp without zone
+//! is UTC. No keyword: the query default `level`, else `info`. No timestamp: the receive time.
 
 use nom::Parser;
 use nom::bytes::complete::{tag, take_while_m_n};

@@ -1,5 +1,5 @@
 //! CSV against loghub's own structured exports (`shared/corpus/loghub/csv`: CRLF, RFC 4180
-//! quoting, embedded commas) and against each cell rule of DECISIONS.
+//! quoting, embedded commas) and against each cell rule of docs/API.md (CSV).
 
 use std::path::PathBuf;
 

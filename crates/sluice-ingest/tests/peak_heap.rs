@@ -2,8 +2,9 @@
 //!
 //! A counting allocator (peakmem-alloc) wraps the system one; one test walks the formats in turn so no other
 //! test thread allocates meanwhile. Bodies are built from `../shared/corpus`. Parsing uses
-//! SPEC's limit of 100 entries, as the server does: a longer body is still read to the end and
-//! every entry checked (so the answer lists every issue), but only the first 100 are kept.
+//! the limit of 100 entries (docs/API.md, POST /v1/logs), as the server does: a longer body is
+//! still read to the end and every entry checked (so the answer lists every issue), but only
+//! the first 100 are kept.
 //! Figures print with `cargo test -p sluice-ingest --test peak_heap -- --nocapture` and are
 //! written down in docs/PERFORMANCE.md.
 

@@ -82,7 +82,7 @@ fn options() -> Options {
     Options::new(0)
 }
 
-/// A CSV body with every field as a column, cells encoded as DECISIONS says.
+/// A CSV body with every field as a column, cells encoded as docs/API.md (CSV) says.
 fn csv_body(entries: &[LogEntry]) -> Vec<u8> {
     const COLUMNS: [&str; 16] = [
         "timestamp",

@@ -1,5 +1,5 @@
 //! Rate limits of sluice: a rolling 60-second window of requests per workspace, shared by all
-//! its keys (DECISIONS, "rate limit scope").
+//! its keys (docs/API.md, "Plans: rate limits, quotas, retention").
 //!
 //! The window is kept at one-second resolution: sixty per-second counters, of which the ones of
 //! the last sixty seconds (the current one included) count. A request is admitted while their

@@ -1,4 +1,4 @@
-//! An entry as it was sent, field by field, before SPEC's rules are checked.
+//! An entry as it was sent, field by field, before the entry rules of docs/API.md are checked.
 //!
 //! Every ingestion format fills a [`Draft`] straight from its input (JSON objects through
 //! serde without an intermediate map, syslog and text lines from their grammars) and then

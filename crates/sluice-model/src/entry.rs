@@ -72,8 +72,8 @@ pub struct ResolvedDefaults {
     dataset: SmolStr,
 }
 
-/// Every field of a log entry as the wire spells it, in SPEC's order (also the order in which
-/// issues are listed).
+/// Every field of a log entry as the wire spells it, in the order in which issues are listed
+/// (docs/API.md, POST /v1/logs).
 pub const ENTRY_FIELDS: [&str; 16] = [
     "level",
     "message",
@@ -290,7 +290,8 @@ fn merge_unknown(unknown: &[(String, Box<RawValue>)], data: Option<&JsonObject>)
 }
 
 impl Draft {
-    /// Checks every rule of SPEC and turns the draft into a [`LogEntry`].
+    /// Checks every entry rule of docs/API.md (POST /v1/logs) and turns the draft into a
+    /// [`LogEntry`].
     ///
     /// `defaults` fill `source`, `environment`, `level` and `dataset` where the entry lacks
     /// them (validated like sent values); `received_at_ms` is the timestamp of an entry that
@@ -381,9 +382,9 @@ impl Draft {
     }
 }
 
-/// Issues in a stable order, by field in SPEC's order and then by position inside the field
-/// (`["tags"]` before `["tags", 0]` before `["tags", 1]`), so a client sees the same list for
-/// the same body.
+/// Issues in a stable order (docs/API.md, POST /v1/logs), by field in `ENTRY_FIELDS` order and
+/// then by position inside the field (`["tags"]` before `["tags", 0]` before `["tags", 1]`),
+/// so a client sees the same list for the same body.
 fn sort_issues(issues: &mut [Issue]) {
     let rank = |issue: &Issue| {
         let field = match issue.path.first() {

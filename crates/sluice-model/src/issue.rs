@@ -1,4 +1,4 @@
-//! Validation issues in the shape SPEC's error body uses: `{path, message}`.
+//! Validation issues in the shape the error body uses: `{path, message}` (docs/API.md, Errors).
 
 use serde::Serialize;
 

@@ -3,7 +3,7 @@
 //! An entry's `data` is arbitrary JSON that sluice stores and returns but never looks inside
 //! on the ingest path. Keeping it as checked text (serde_json's `RawValue`) means ingesting it
 //! costs one copy instead of a tree of maps and strings, storing it costs nothing more, and
-//! searching it (SPEC searches `data` as JSON text) reads what is stored.
+//! searching it (`data` is searched as its JSON text: docs/API.md, search) reads what is stored.
 
 use std::collections::BTreeMap;
 use std::fmt;

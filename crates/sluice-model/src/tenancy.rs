@@ -31,8 +31,8 @@ impl Plan {
 }
 
 impl Plan {
-    /// The plan's figures (SPEC, "Plan limits"; DECISIONS, "retention"): what a workspace gets
-    /// when it is put on the plan without figures of its own.
+    /// The plan's figures (docs/API.md, "Plans: rate limits, quotas, retention"): what a
+    /// workspace gets when it is put on the plan without figures of its own.
     pub const fn limits(self) -> Limits {
         match self {
             Plan::Free => Limits { requests_per_minute: Some(60), logs_per_month: Some(10_000), retention_days: 7 },

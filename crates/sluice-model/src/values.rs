@@ -30,7 +30,7 @@ macro_rules! vocabulary {
         }
 
         impl $name {
-            /// Every value, in the order SPEC lists them.
+            /// Every value, in the order docs/API.md (entry rules) lists them.
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
 
             /// The wire spelling.

@@ -1,5 +1,5 @@
 //! sluice's search query language, for `GET /v1/logs/search`: a nom grammar ([`grammar`])
-//! into an AST ([`Query`] of [`Clause`]s), the `query.parsed` shape of DECISIONS
+//! into an AST ([`Query`] of [`Clause`]s), the `query.parsed` shape of docs/API.md (search)
 //! ([`Parsed`]), the searchable fields ([`SearchField`]), and the exact matcher
 //! ([`Query::matches`]) that every store uses to re-check what its index proposes.
 //!
@@ -24,13 +24,13 @@ pub mod stats;
 use serde::Serialize;
 use sluice_model::{Issue, UnknownValue};
 
-/// The longest query accepted, in characters (DECISIONS).
+/// The longest query accepted, in characters (docs/API.md, search).
 pub const MAX_QUERY_CHARS: usize = 1000;
 
 /// The shortest query accepted, in characters, once surrounding spaces are set aside.
 pub const MIN_QUERY_CHARS: usize = 2;
 
-/// SPEC's message for a query that is missing, too short, or has nothing to find.
+/// The message for a query that is missing, too short, or has nothing to find (docs/API.md, search).
 pub const TOO_SHORT: &str = "Search query must be at least 2 characters";
 
 /// Text to find: a word or a quoted phrase, as typed and in lower case.
@@ -82,7 +82,7 @@ pub struct Query {
 /// Why a query cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum QueryError {
-    /// Missing, under two characters, or nothing to find: SPEC's message, as is.
+    /// Missing, under two characters, or nothing to find: the message of docs/API.md (search), as is.
     #[error("{TOO_SHORT}")]
     TooShort,
     /// Over [`MAX_QUERY_CHARS`]: a validation error on `q`.
@@ -100,7 +100,7 @@ impl QueryError {
     }
 }
 
-/// `query.parsed` as DECISIONS shapes it. Texts are as typed; `optional` lists the
+/// `query.parsed` as docs/API.md (search) shapes it. Texts are as typed; `optional` lists the
 /// alternatives of every `OR` group, in order (each group must match one of its own).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Parsed {
@@ -291,7 +291,7 @@ pub enum SearchField {
 }
 
 impl SearchField {
-    /// Every field, in SPEC's order.
+    /// Every field, in the order docs/API.md (search) lists them.
     pub const ALL: [SearchField; 4] =
         [SearchField::Message, SearchField::ErrorName, SearchField::ErrorStack, SearchField::Data];
 

@@ -1,5 +1,5 @@
 //! Retention: which logs each workspace keeps, and the sweep that deletes the rest
-//! (DECISIONS, "retention").
+//! (docs/API.md, "Plans: rate limits, quotas, retention").
 
 use sluice_model::{Workspace, WorkspaceId};
 

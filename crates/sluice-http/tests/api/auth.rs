@@ -1,4 +1,4 @@
-//! Every authentication outcome of SPEC and DECISIONS, with its status and exact message.
+//! Every authentication outcome of docs/API.md (Authentication), with its status and exact message.
 
 use awc::http::StatusCode;
 use sluice_model::Scopes;

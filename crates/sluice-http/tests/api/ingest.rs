@@ -407,7 +407,7 @@ async fn csv_rows_become_entries_with_typed_cells() {
 }
 
 /// One body of each format, sent with neither `format` nor `Content-Type`: sniffing in
-/// DECISIONS' order picks each parser, end to end.
+/// the order of docs/API.md (POST /v1/logs) picks each parser, end to end.
 #[actix_web::test]
 async fn every_format_is_sniffed_and_stored() {
     let server = start().await;

@@ -1,5 +1,5 @@
-//! `GET /v1/logs/search` end to end: SPEC's messages, the response shape, each query form,
-//! fields, filters, paging limits and tenant isolation.
+//! `GET /v1/logs/search` end to end: the messages of docs/API.md, the response shape, each
+//! query form, fields, filters, paging limits and tenant isolation.
 
 use awc::http::StatusCode;
 use serde_json::{Value, json};

@@ -129,8 +129,8 @@ pub fn facility_name(code: u8) -> &'static str {
     NAMES.get(usize::from(code)).copied().unwrap_or("unknown")
 }
 
-/// SPEC's severity mapping: emergency..error → error, warning → warn, notice/info → info,
-/// debug → debug.
+/// The severity mapping of docs/API.md (POST /v1/logs, syslog): emergency..error → error,
+/// warning → warn, notice/info → info, debug → debug.
 ///
 /// ```
 /// use sluice_ingest::syslog::severity_level;
@@ -275,8 +275,8 @@ pub(crate) fn draft(message: &SyslogMessage<'_>, line: &str, default_level: Opti
 
 /// Parses a syslog body: one message per line (LF or CRLF); blank lines are skipped.
 ///
-/// Severity gives `level` (SPEC's mapping); APP-NAME/TAG gives `source`, else the query
-/// default; HOSTNAME, PROCID, MSGID, facility and STRUCTURED-DATA go into `data`.
+/// Severity gives `level` (the mapping of docs/API.md, syslog); APP-NAME/TAG gives `source`,
+/// else the query default; HOSTNAME, PROCID, MSGID, facility and STRUCTURED-DATA go into `data`.
 ///
 /// ```
 /// use sluice_ingest::{Defaults, Options, syslog::parse_syslog};
