@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
-use crate::postgres;
+use sluice_testkit::cluster as postgres;
 
 /// Where the table goes in docs/PERFORMANCE.md.
 const START_MARK: &str = "<!-- ingest-bench:start -->";
@@ -151,7 +151,12 @@ fn fresh(root: &Path, cluster: Option<&postgres::Cluster>, name: &str) -> anyhow
 }
 
 pub(crate) fn bench(root: &Path, quick: bool) -> anyhow::Result<()> {
-    crate::run("cargo", &["build", "--release", "--locked", "-p", "sluice", "-p", "sluice-loadgen"])?;
+    // The server with the `bench` feature: its stand-in writers (the naive baseline, the HTTP
+    // ceiling) exist only there.
+    crate::run(
+        "cargo",
+        &["build", "--release", "--locked", "-p", "sluice", "--features", "sluice/bench", "-p", "sluice-loadgen"],
+    )?;
     let plan = if quick {
         Plan { seconds: 2, warmup: 1, connections: 32 }
     } else {

@@ -18,14 +18,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, bail};
+use sluice_testkit::cluster as postgres;
+use sluice_testkit::redis;
 
 mod ingest;
-/// The throwaway cluster, shared with the store's tests (standard library only).
-#[path = "../../crates/sluice-store-pg/src/cluster.rs"]
-#[allow(dead_code, reason = "xtask starts clusters; only the outage test stops and resumes one")]
-mod postgres;
-mod redis;
 mod schema;
+mod setup;
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -64,11 +62,11 @@ fn pg_schema(root: &Path) -> anyhow::Result<()> {
 
 /// Runs a command, echoing it, and fails when it fails.
 pub(crate) fn run(program: &str, args: &[&str]) -> anyhow::Result<()> {
-    run_with(program, args, &[])
+    run_in_env(program, args, &[])
 }
 
 /// [`run`] with extra environment variables.
-fn run_with(program: &str, args: &[&str], env: &[(&str, &str)]) -> anyhow::Result<()> {
+fn run_in_env(program: &str, args: &[&str], env: &[(&str, &str)]) -> anyhow::Result<()> {
     eprintln!("\n$ {program} {}", args.join(" "));
     let status = Command::new(program)
         .args(args)
@@ -86,6 +84,7 @@ fn succeeds(program: &str, args: &[&str]) -> bool {
 }
 
 fn ci(root: &Path) -> anyhow::Result<()> {
+    setup::ensure()?;
     run("cargo", &["fmt", "--all", "--", "--check"])?;
     run("cargo", &["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"])?;
     architecture()?;
@@ -106,14 +105,14 @@ fn ci(root: &Path) -> anyhow::Result<()> {
             (cluster.url(), Some(cluster))
         }
     };
-    let (redis_url, redis) = redis::for_tests()?;
+    let (redis_url, redis) = redis::for_tests().map_err(anyhow::Error::msg)?;
     let env = [("SLUICE_TEST_PG", pg_url.as_str()), ("SLUICE_TEST_REDIS", redis_url.as_str())];
     if succeeds("cargo", &["nextest", "--version"]) {
-        run_with("cargo", &["nextest", "run", "--workspace", "--locked", "--no-fail-fast"], &env)?;
+        run_in_env("cargo", &["nextest", "run", "--workspace", "--locked", "--no-fail-fast"], &env)?;
     } else {
-        run_with("cargo", &["test", "--workspace", "--locked", "--lib", "--bins", "--tests"], &env)?;
+        run_in_env("cargo", &["test", "--workspace", "--locked", "--lib", "--bins", "--tests"], &env)?;
     }
-    run_with("cargo", &["test", "--workspace", "--locked", "--doc"], &env)?;
+    run_in_env("cargo", &["test", "--workspace", "--locked", "--doc"], &env)?;
     // The authentication, HTTP and command-line suites once more, on PostgreSQL instead of SQLite.
     let env = [
         ("SLUICE_TEST_PG", pg_url.as_str()),
@@ -123,10 +122,10 @@ fn ci(root: &Path) -> anyhow::Result<()> {
     if succeeds("cargo", &["nextest", "--version"]) {
         let args =
             ["nextest", "run", "--locked", "--no-fail-fast", "-p", "sluice-auth", "-p", "sluice-http", "-p", "sluice"];
-        run_with("cargo", &args, &env)?;
+        run_in_env("cargo", &args, &env)?;
     } else {
         let args = ["test", "--locked", "-p", "sluice-auth", "-p", "sluice-http", "-p", "sluice", "--tests"];
-        run_with("cargo", &args, &env)?;
+        run_in_env("cargo", &args, &env)?;
     }
     schema::check(root, &pg_url)?;
     drop(cluster);
@@ -136,12 +135,28 @@ fn ci(root: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The layers that other services embed must stay free of the server's machinery.
+/// What each layer may not depend on (normal and build dependencies, transitively), and why.
+const LAYER_RULES: [(&str, &[&str], &str); 6] = [
+    ("sluice-model", PURE_FORBIDDEN, "other services embed the domain model"),
+    ("sluice-ingest", PURE_FORBIDDEN, "other services embed the parsers"),
+    ("sluice-query", PURE_FORBIDDEN, "the query language is pure"),
+    ("sluice-store", DRIVERS, "the storage contract knows no SQL and no driver"),
+    ("sluice-http", BACKENDS, "the HTTP layer sees the store traits, never a backend"),
+    ("sluice", &["sluice-testkit", "criterion"], "test and benchmark support stays out of the server"),
+];
+
+/// No runtime, server or database crate in the pure layers.
+const PURE_FORBIDDEN: &[&str] =
+    &["actix", "diesel", "tokio", "deadpool", "mio", "redis", "libsqlite3-sys", "postgres", "sluice-store"];
+/// No database driver in the storage contract.
+const DRIVERS: &[&str] = &["diesel", "deadpool", "libsqlite3-sys", "tokio-postgres", "postgres", "sluice-store-"];
+/// No store backend in the HTTP layer (only the binary chooses one).
+const BACKENDS: &[&str] = &["sluice-store-sqlite", "sluice-store-pg", "diesel", "libsqlite3-sys", "tokio-postgres"];
+
+/// The layering of docs/ARCHITECTURE.md, checked on the dependency graph.
 fn architecture() -> anyhow::Result<()> {
-    const PURE: [&str; 3] = ["sluice-model", "sluice-ingest", "sluice-query"];
-    const FORBIDDEN: [&str; 5] = ["actix", "diesel", "tokio", "deadpool", "mio"];
-    eprintln!("\n$ architecture: {} depend on none of {}", PURE.join(", "), FORBIDDEN.join(", "));
-    for package in PURE {
+    for (package, forbidden, why) in LAYER_RULES {
+        eprintln!("\n$ architecture: {package} depends on none of {} ({why})", forbidden.join(", "));
         let output = Command::new("cargo")
             .args(["tree", "--locked", "-p", package, "-e", "normal,build", "--prefix", "none", "--format", "{p}"])
             .output()
@@ -151,19 +166,23 @@ fn architecture() -> anyhow::Result<()> {
         }
         let tree = String::from_utf8_lossy(&output.stdout);
         let offenders: Vec<&str> =
-            tree.lines().filter(|line| FORBIDDEN.iter().any(|name| line.starts_with(name))).collect();
+            tree.lines().skip(1).filter(|line| forbidden.iter().any(|name| line.starts_with(name))).collect();
         if !offenders.is_empty() {
-            bail!("architecture: {package} must not depend on {offenders:?} (see docs/ARCHITECTURE.md)");
+            bail!("architecture: {package} must not depend on {offenders:?}: {why} (docs/ARCHITECTURE.md)");
         }
     }
     // The embeddable crate builds on its own, with only its own features.
     run("cargo", &["check", "--locked", "-p", "sluice-ingest"])
 }
 
+/// The longest a source file may be, in lines before its `#[cfg(test)]` module: one job a file.
+const MAX_SOURCE_LINES: usize = 600;
+
 /// Every Rust source file says what it is for in a `//!` line.
 fn tidy(root: &Path) -> anyhow::Result<()> {
-    eprintln!("\n$ tidy: every module starts with a //! doc line");
+    eprintln!("\n$ tidy: every module starts with a //! doc line and has at most {MAX_SOURCE_LINES} lines of code");
     let mut missing = Vec::new();
+    let mut long = Vec::new();
     let mut stack: Vec<PathBuf> = ["crates", "bins", "xtask"].iter().map(|dir| root.join(dir)).collect();
     while let Some(path) = stack.pop() {
         if path.is_dir() {
@@ -176,6 +195,12 @@ fn tidy(root: &Path) -> anyhow::Result<()> {
         } else if path.extension().is_some_and(|extension| extension == "rs") {
             let text = std::fs::read_to_string(&path)?;
             let first = text.lines().find(|line| !line.trim().is_empty()).unwrap_or("");
+            let relative = path.strip_prefix(root).unwrap_or(&path).display().to_string();
+            let test_code = ["/tests/", "/benches/"].iter().any(|folder| relative.contains(folder));
+            let code_lines = text.lines().take_while(|line| !line.starts_with("#[cfg(test)]")).count();
+            if !test_code && !first.starts_with("// @generated") && code_lines > MAX_SOURCE_LINES {
+                long.push(format!("{relative} ({code_lines} lines)"));
+            }
             // Generated files (diesel's schema.rs) carry their generator's mark instead.
             if !first.starts_with("//!") && !first.starts_with("// @generated") {
                 missing.push(path.strip_prefix(root).unwrap_or(&path).display().to_string());
@@ -185,6 +210,10 @@ fn tidy(root: &Path) -> anyhow::Result<()> {
     if !missing.is_empty() {
         missing.sort();
         bail!("tidy: these files lack a leading //! doc line: {missing:?}");
+    }
+    if !long.is_empty() {
+        long.sort();
+        bail!("tidy: split these files by concern (at most {MAX_SOURCE_LINES} lines before their tests): {long:?}");
     }
     Ok(())
 }
@@ -219,11 +248,11 @@ fn bench(args: &[String]) -> anyhow::Result<()> {
     let (redis_url, redis) = match std::env::var("SLUICE_BENCH_REDIS") {
         Ok(url) if !url.is_empty() => (url, None),
         _ => {
-            let server = redis::Server::start()?;
+            let server = redis::Server::start().map_err(anyhow::Error::msg)?;
             (server.url(), Some(server))
         }
     };
-    let result = run_with("cargo", &cargo_args, &[("SLUICE_BENCH_PG", &url), ("SLUICE_BENCH_REDIS", &redis_url)]);
+    let result = run_in_env("cargo", &cargo_args, &[("SLUICE_BENCH_PG", &url), ("SLUICE_BENCH_REDIS", &redis_url)]);
     drop(cluster);
     drop(redis);
     result
@@ -234,11 +263,12 @@ fn with_pg(command: &[String]) -> anyhow::Result<()> {
     let Some((program, args)) = command.split_first() else {
         bail!("usage: cargo xtask with-pg <command...>");
     };
+    setup::ensure()?;
     let cluster = postgres::Cluster::start("ci").map_err(anyhow::Error::msg)?;
     let url = cluster.url();
-    let (redis_url, redis) = redis::for_tests()?;
+    let (redis_url, redis) = redis::for_tests().map_err(anyhow::Error::msg)?;
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let result = run_with(program, &args, &[("SLUICE_TEST_PG", &url), ("SLUICE_TEST_REDIS", &redis_url)]);
+    let result = run_in_env(program, &args, &[("SLUICE_TEST_PG", &url), ("SLUICE_TEST_REDIS", &redis_url)]);
     drop(cluster);
     drop(redis);
     result

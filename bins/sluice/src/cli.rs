@@ -1,4 +1,4 @@
-//! The command line, as DECISIONS' "Administration" section fixes it. Flags win over
+//! The command line, as README.md (Administration, Configuration) documents it. Flags win over
 //! `SLUICE_*` variables.
 
 use clap::{Args, Parser, Subcommand};
@@ -73,16 +73,10 @@ pub(crate) struct ServeOptions {
     #[arg(long, env = "SLUICE_RETENTION_INTERVAL", default_value = "1h", value_parser = parse_interval)]
     pub(crate) retention_interval: std::time::Duration,
 
-    /// Benchmarks only: answer `POST /v1/logs` after parsing and discard the logs, which
-    /// measures the HTTP and parsing ceiling (`cargo xtask bench`).
-    #[arg(long, hide = true)]
-    pub(crate) bench_discard_writes: bool,
-
-    /// Benchmarks only: write `POST /v1/logs` batches the naive way (one transaction per
-    /// request into a plain table with a trigram index; `sluice_store_*::naive`), the baseline
-    /// of `cargo xtask bench`.
-    #[arg(long, hide = true)]
-    pub(crate) bench_naive_writes: bool,
+    /// The ingest benchmark's stand-ins (feature `bench`, which no production build enables).
+    #[cfg(feature = "bench")]
+    #[command(flatten)]
+    pub(crate) bench: crate::bench::BenchOptions,
 }
 
 /// A duration: whole seconds, or a number with `s`, `m`, `h` or `d`.

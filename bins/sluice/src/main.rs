@@ -3,6 +3,8 @@
 
 mod admin;
 mod allocator;
+#[cfg(feature = "bench")]
+mod bench;
 mod cli;
 mod serve;
 

@@ -7,18 +7,16 @@ use std::time::Duration;
 use actix_web::{App, HttpServer};
 use anyhow::Context;
 use sluice_http::AppState;
-use sluice_http::client::{ClientResolver, open_country_database, parse_trusted_proxies};
+use sluice_http::origin::{OriginResolver, open_country_database, parse_trusted_proxies};
 use sluice_limits::RedisLimiter;
 use sluice_model::{ApiKeyRecord, KeyEnv, KeyId, Plan, Scopes, Workspace};
-use sluice_store::group::{GroupCommitter, GroupWriter};
-use sluice_store::{Batch, GroupOptions, NewApiKey, Store, StoreError};
+use sluice_store::{NewApiKey, Store};
 
 use crate::cli::ServeOptions;
 
 /// On an empty database, creates workspace `default` (enterprise, so a local trial is not rate
 /// limited) and one key, and prints the key once on stdout.
-async fn bootstrap(store: &dyn Store) -> anyhow::Result<()> {
-    let now = sluice_http::unix_now_ms();
+async fn bootstrap(store: &dyn Store, now: i64) -> anyhow::Result<()> {
     let workspace = Workspace::new("default", Plan::Enterprise, now);
     let generated = sluice_auth::generate_key(KeyEnv::Live).context("the OS random number generator failed")?;
     let record = ApiKeyRecord {
@@ -40,36 +38,20 @@ async fn bootstrap(store: &dyn Store) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The naive baseline writer of the benchmark, on the database `url` names.
-async fn naive_writer(url: &str) -> anyhow::Result<Arc<dyn GroupWriter>> {
-    if let Some(path) = sluice_store_sqlite::path_from_url(url) {
-        return Ok(Arc::new(sluice_store_sqlite::naive::NaiveWriter::open(&path)?));
-    }
-    Ok(Arc::new(sluice_store_pg::naive::NaiveWriter::connect(url).await?))
-}
-
 /// Runs the server until a shutdown signal.
-pub(crate) async fn run(store: Arc<dyn Store>, database_url: &str, options: ServeOptions) -> anyhow::Result<()> {
-    bootstrap(store.as_ref()).await?;
+pub(crate) async fn run(
+    store: Arc<dyn Store>,
+    #[cfg_attr(not(feature = "bench"), expect(unused_variables, reason = "only the bench stand-ins open it again"))]
+    database_url: &str,
+    options: ServeOptions,
+) -> anyhow::Result<()> {
     let mut state = AppState::new(store.clone());
+    bootstrap(store.as_ref(), (state.clock)()).await?;
     let trusted = parse_trusted_proxies(&options.trusted_proxies)?;
     let countries = options.geoip_db.as_deref().map(open_country_database).transpose()?;
-    state.clients = Arc::new(ClientResolver::new(trusted, countries));
-    // The benchmark's stand-ins for the store's writes (hidden flags; the naive one wins).
-    let stand_in: Option<(Arc<dyn GroupWriter>, GroupOptions)> = if options.bench_naive_writes {
-        tracing::warn!("--bench-naive-writes: logs go to the naive baseline's table, not the store");
-        // Four writers, each taking one batch: a transaction per request, four at a time.
-        Some((naive_writer(database_url).await?, GroupOptions { writers: 4, max_rows: 1, linger: Duration::ZERO }))
-    } else if options.bench_discard_writes {
-        tracing::warn!("--bench-discard-writes: logs are parsed and thrown away, nothing is stored");
-        Some((Arc::new(DiscardWrites), GroupOptions::default()))
-    } else {
-        None
-    };
-    if let Some((writer, group)) = stand_in {
-        state.writer.shutdown().await;
-        state.writer = GroupCommitter::start(writer, group);
-    }
+    state.origins = Arc::new(OriginResolver::new(trusted, countries));
+    #[cfg(feature = "bench")]
+    crate::bench::replace_writer(&mut state, database_url, &options.bench).await?;
     if let Some(url) = &options.redis_url {
         let timeout = Duration::from_millis(options.redis_timeout_ms);
         let limiter = RedisLimiter::new(url, timeout).context("SLUICE_REDIS_URL is not a Redis URL")?;
@@ -123,14 +105,4 @@ pub(crate) async fn run(store: Arc<dyn Store>, database_url: &str, options: Serv
     served.context("the server stopped with an error")?;
     tracing::info!("sluice stopped");
     Ok(())
-}
-
-/// The benchmark's HTTP ceiling: a writer that acknowledges every batch and keeps none.
-struct DiscardWrites;
-
-#[async_trait::async_trait]
-impl GroupWriter for DiscardWrites {
-    async fn write_group(&self, group: &[Batch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
-        Ok(group.iter().map(|_| Ok(())).collect())
-    }
 }

@@ -2,23 +2,25 @@
 //!
 //! Routes are wired in one place ([`configure`]); each resource has its own module of small
 //! handlers. Authentication and the target workspace reach a handler through the [`Authed`]
-//! extractor, every failure leaves through [`ApiError`] in SPEC's error envelope, and every body
-//! is read through one capped, decompressing helper ([`body::read_capped`]).
+//! extractor, every failure leaves through [`ApiError`] in the error envelope of docs/API.md
+//! (Errors), and every body is read through one capped, decompressing helper
+//! ([`body::read_capped`]).
 //!
 //! Architecture invariant: this crate knows HTTP and the store traits, never SQL or a backend.
 
 pub mod body;
-pub mod client;
 mod error;
 mod extract;
+pub mod origin;
 mod params;
 mod routes;
 mod state;
 
-pub use client::{Client, ClientResolver};
 pub use error::ApiError;
 pub use extract::Authed;
-pub use state::{AppState, Clock, system_clock, unix_now_ms};
+pub use origin::{Origin, OriginResolver};
+pub use sluice_store::{Clock, system_clock, unix_now_ms};
+pub use state::AppState;
 
 use actix_web::web;
 

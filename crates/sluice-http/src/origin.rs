@@ -1,4 +1,4 @@
-//! Who sent a request: the client's address and country (DECISIONS, `ipAddress` and
+//! The origin of a request: the client's address and country (docs/API.md, `ipAddress` and
 //! `country`).
 //!
 //! The address is the TCP peer's, unless the peer is a trusted proxy (`SLUICE_TRUSTED_PROXIES`):
@@ -19,7 +19,7 @@ use maxminddb::Reader;
 
 /// What the request says about its sender.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Client {
+pub struct Origin {
     /// The client's address, canonical (an IPv4-mapped IPv6 address is written as IPv4).
     pub ip: Option<IpAddr>,
     /// ISO 3166-1 alpha-2, upper case.
@@ -28,7 +28,7 @@ pub struct Client {
 
 /// Why the client settings were refused at start.
 #[derive(Debug, thiserror::Error)]
-pub enum ClientConfigError {
+pub enum OriginConfigError {
     /// An entry of `SLUICE_TRUSTED_PROXIES` is not an address or CIDR block.
     #[error("SLUICE_TRUSTED_PROXIES: {0:?} is not an IP address or CIDR block")]
     Proxy(String),
@@ -42,16 +42,16 @@ pub enum ClientConfigError {
     },
 }
 
-/// Resolves [`Client`]s: the trusted proxies and the country database, shared by every worker.
+/// Resolves [`Origin`]s: the trusted proxies and the country database, shared by every worker.
 #[derive(Default)]
-pub struct ClientResolver {
+pub struct OriginResolver {
     trusted: Vec<IpNetwork>,
     countries: Option<Reader<Vec<u8>>>,
 }
 
-impl std::fmt::Debug for ClientResolver {
+impl std::fmt::Debug for OriginResolver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClientResolver")
+        f.debug_struct("OriginResolver")
             .field("trusted", &self.trusted)
             .field("countries", &self.countries.is_some())
             .finish()
@@ -60,21 +60,21 @@ impl std::fmt::Debug for ClientResolver {
 
 /// Parses a list of addresses and CIDR blocks, separated by commas or white space
 /// (`10.0.0.0/8, 192.168.1.7 ::1`). A bare address is a block of one.
-pub fn parse_trusted_proxies(list: &str) -> Result<Vec<IpNetwork>, ClientConfigError> {
+pub fn parse_trusted_proxies(list: &str) -> Result<Vec<IpNetwork>, OriginConfigError> {
     list.split(|c: char| c == ',' || c.is_whitespace())
         .filter(|entry| !entry.is_empty())
-        .map(|entry| entry.parse::<IpNetwork>().map_err(|_| ClientConfigError::Proxy(entry.to_owned())))
+        .map(|entry| entry.parse::<IpNetwork>().map_err(|_| OriginConfigError::Proxy(entry.to_owned())))
         .collect()
 }
 
 /// Opens a MaxMind-format database (GeoLite2-Country, GeoIP2-Country or anything with a
 /// `country.iso_code`), read into memory once.
-pub fn open_country_database(path: &Path) -> Result<Reader<Vec<u8>>, ClientConfigError> {
+pub fn open_country_database(path: &Path) -> Result<Reader<Vec<u8>>, OriginConfigError> {
     Reader::open_readfile(path)
-        .map_err(|error| ClientConfigError::GeoIp { path: path.display().to_string(), reason: error.to_string() })
+        .map_err(|error| OriginConfigError::GeoIp { path: path.display().to_string(), reason: error.to_string() })
 }
 
-impl ClientResolver {
+impl OriginResolver {
     /// A resolver trusting `trusted` and looking countries up in `countries`.
     pub fn new(trusted: Vec<IpNetwork>, countries: Option<Reader<Vec<u8>>>) -> Self {
         Self { trusted, countries }
@@ -85,14 +85,14 @@ impl ClientResolver {
     }
 
     /// The client of a request from `peer` with these headers.
-    pub fn resolve(&self, peer: Option<SocketAddr>, headers: &HeaderMap) -> Client {
-        let Some(peer) = peer.map(|peer| peer.ip().to_canonical()) else { return Client::default() };
+    pub fn resolve(&self, peer: Option<SocketAddr>, headers: &HeaderMap) -> Origin {
+        let Some(peer) = peer.map(|peer| peer.ip().to_canonical()) else { return Origin::default() };
         if !self.is_trusted(peer) {
-            return Client { ip: Some(peer), country: self.country_of(peer) };
+            return Origin { ip: Some(peer), country: self.country_of(peer) };
         }
         let ip = self.forwarded_client(headers).unwrap_or(peer);
         let country = cloudflare_country(headers).or_else(|| self.country_of(ip));
-        Client { ip: Some(ip), country }
+        Origin { ip: Some(ip), country }
     }
 
     /// The right-most untrusted hop of the forwarding chain (the left-most hop when all are
@@ -188,8 +188,8 @@ mod tests {
         map
     }
 
-    fn resolver(trusted: &str) -> ClientResolver {
-        ClientResolver::new(parse_trusted_proxies(trusted).expect("proxies"), None)
+    fn resolver(trusted: &str) -> OriginResolver {
+        OriginResolver::new(parse_trusted_proxies(trusted).expect("proxies"), None)
     }
 
     fn ip(text: &str) -> IpAddr {
@@ -205,7 +205,7 @@ mod tests {
         let resolver = resolver("10.0.0.0/8");
         let spoofed = headers(&[("x-forwarded-for", "1.2.3.4"), ("forwarded", "for=5.6.7.8"), ("cf-ipcountry", "US")]);
         let client = resolver.resolve(peer("198.51.100.9"), &spoofed);
-        assert_eq!(client, Client { ip: Some(ip("198.51.100.9")), country: None });
+        assert_eq!(client, Origin { ip: Some(ip("198.51.100.9")), country: None });
     }
 
     #[test]

@@ -191,7 +191,10 @@ impl PgStore {
 
     /// `call`, failed as unavailable when it takes longer than the call timeout. Dropping it
     /// mid-transaction leaves its connection marked broken, so the pool discards it.
-    pub(crate) async fn within<T>(&self, call: impl Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
+    pub(crate) async fn with_deadline<T>(
+        &self,
+        call: impl Future<Output = Result<T, StoreError>>,
+    ) -> Result<T, StoreError> {
         tokio::time::timeout(self.call_timeout, call).await.unwrap_or_else(|_| {
             Err(unavailable(format!("no answer from PostgreSQL within {} ms", self.call_timeout.as_millis())))
         })
@@ -204,7 +207,7 @@ impl PgStore {
 
     /// Whether the database answers (readiness).
     pub async fn ping(&self) -> Result<(), StoreError> {
-        self.within(async {
+        self.with_deadline(async {
             let mut connection = self.connection().await?;
             connection.batch_execute("SELECT 1").await.map_err(from_diesel)
         })
@@ -216,7 +219,7 @@ impl PgStore {
         self.create_partitions_ahead().await?;
         // Logs a process of an older release stored without a chunk since this one connected
         // (a rolling upgrade) become searchable here; usually one probe of an empty index.
-        self.within(async {
+        self.with_deadline(async {
             let mut connection = self.connection().await?;
             chunks::index_unchunked(&mut connection, self.chunk_rows).await.map_err(from_diesel)
         })

@@ -8,7 +8,7 @@ use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sql_types::BigInt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use sluice_model::{Log, WorkspaceId};
-use sluice_store::{Batch, StoreError};
+use sluice_store::{StoreError, WriteBatch};
 use uuid::Uuid;
 
 use crate::PgStore;
@@ -73,19 +73,19 @@ struct PreparedBatch {
 }
 
 impl PreparedBatch {
-    fn new(batch: &Batch) -> Self {
+    fn new(batch: &WriteBatch) -> Self {
         Self { deltas: RollupDeltas::of(&batch.logs), months: sluice_store::logs_per_month(&batch.logs) }
     }
 }
 
 impl PgStore {
     pub(crate) async fn insert_logs(&self, workspace: WorkspaceId, batch: &[Log]) -> Result<(), StoreError> {
-        let group = [Batch { workspace, logs: batch.to_vec() }];
+        let group = [WriteBatch { workspace, logs: batch.to_vec() }];
         sluice_store::only_answer(self.insert_group(&group).await?)
     }
 
-    pub(crate) async fn insert_group(&self, group: &[Batch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
-        self.within(async move {
+    pub(crate) async fn insert_group(&self, group: &[WriteBatch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        self.with_deadline(async move {
             let today = self.today();
             let days: BTreeSet<i64> =
                 group.iter().flat_map(|batch| &batch.logs).map(|log| day_of(log.entry.timestamp)).collect();
@@ -129,7 +129,7 @@ impl PgStore {
     /// whole insert and let one writer of a workspace run at a time.
     async fn insert_group_once(
         &self,
-        group: &[Batch],
+        group: &[WriteBatch],
         prepared: &[PreparedBatch],
         refused: &[bool],
         slot: i16,
@@ -193,7 +193,7 @@ impl PgStore {
     }
 
     pub(crate) async fn monthly_usage(&self, workspace: WorkspaceId, month_ms: i64) -> Result<u64, StoreError> {
-        self.within(async move {
+        self.with_deadline(async move {
             let mut connection = self.connection().await?;
             // The sum of the month's slots.
             let total: Vec<Total> = diesel::sql_query(

@@ -21,6 +21,8 @@ mod connection;
 mod error;
 mod insert;
 mod list;
+/// The ingest benchmark's naive baseline (feature `bench`, which no production build enables).
+#[cfg(feature = "bench")]
 pub mod naive;
 mod partitions;
 mod retention;
@@ -33,8 +35,6 @@ mod store;
 mod tenancy;
 mod text;
 
-#[cfg(feature = "testing")]
-pub mod cluster;
 #[cfg(feature = "testing")]
 pub mod testing;
 

@@ -226,7 +226,7 @@ impl PgStore {
         filter: &LogFilter,
         page: Page,
     ) -> Result<LogPage, StoreError> {
-        self.within(async move {
+        self.with_deadline(async move {
             // A filter on a facet: the chunks that may hold its value, newest first.
             if facet_condition(filter).is_some() {
                 let (offset, limit) = (usize::try_from(page.offset).unwrap_or(usize::MAX), page.limit as usize);
@@ -253,7 +253,7 @@ impl PgStore {
     }
 
     pub(crate) async fn get_log(&self, workspace: WorkspaceId, id: LogId) -> Result<Option<Log>, StoreError> {
-        self.within(async move {
+        self.with_deadline(async move {
             let mut connection = self.connection().await?;
             logs::table
                 .filter(logs::workspace_id.eq(*workspace.as_uuid()))

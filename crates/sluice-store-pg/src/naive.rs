@@ -11,7 +11,7 @@ use diesel_async::pooled_connection::deadpool::Pool;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use sluice_model::JsonObject;
 use sluice_store::group::GroupWriter;
-use sluice_store::{Batch, StoreError};
+use sluice_store::{StoreError, WriteBatch};
 use uuid::Uuid;
 
 /// The naive tables (the macro makes public modules; these stay private).
@@ -77,7 +77,7 @@ impl NaiveWriter {
         Ok(Self { pool })
     }
 
-    async fn insert(&self, batch: &Batch) -> Result<(), StoreError> {
+    async fn insert(&self, batch: &WriteBatch) -> Result<(), StoreError> {
         let rows: Vec<NaiveRow<'_>> = batch
             .logs
             .iter()
@@ -105,7 +105,7 @@ impl NaiveWriter {
 
 #[async_trait]
 impl GroupWriter for NaiveWriter {
-    async fn write_group(&self, group: &[Batch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+    async fn write_group(&self, group: &[WriteBatch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
         Ok(sluice_store::one_by_one(group, |batch| self.insert(batch)).await)
     }
 }

@@ -201,7 +201,7 @@ impl PgStore {
     /// missing, so logs of the present never wait for one. Run at start and by the
     /// retention sweep.
     pub async fn create_partitions_ahead(&self) -> Result<(), StoreError> {
-        self.within(async move {
+        self.with_deadline(async move {
             let today = self.today();
             self.ensure_partitions((today - 1..=today + DAILY_AHEAD).collect(), today).await
         })
@@ -210,7 +210,7 @@ impl PgStore {
 
     /// Every partition of `logs`, oldest first, as the Unix ms ranges they hold.
     pub async fn partitions(&self) -> Result<Vec<(i64, i64)>, StoreError> {
-        self.within(async move {
+        self.with_deadline(async move {
             let mut connection = self.connection().await?;
             let partitions = load_partitions(&mut connection).await.map_err(from_diesel)?;
             Ok(partitions.iter().map(|range| (range.first_ms(), range.end_ms())).collect())

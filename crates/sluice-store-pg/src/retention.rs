@@ -39,7 +39,7 @@ impl PgStore {
     /// Drops the partitions whose every log is older than `cutoff_ms`, with their counters;
     /// returns how many logs they held.
     async fn drop_partitions_before(&self, cutoff_ms: i64) -> Result<u64, StoreError> {
-        self.within(async move {
+        self.with_deadline(async move {
             let mut connection = self.connection().await?;
             let (dropped, partitions) = (*connection)
                 .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
@@ -112,7 +112,7 @@ impl PgStore {
         let mut deleted = 0;
         loop {
             let batch = self
-                .within(async {
+                .with_deadline(async {
                     let mut connection = self.connection().await?;
                     (*connection)
                         .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
@@ -154,7 +154,7 @@ impl PgStore {
         // Chunks whose every log is now gone (checked: an insert of old logs may have come in
         // since). A chunk that keeps some logs stays whole: its filter, a superset of theirs,
         // only adds candidates the exact check drops.
-        self.within(async {
+        self.with_deadline(async {
             let mut connection = self.connection().await?;
             diesel::sql_query(
                 "DELETE FROM log_chunks WHERE workspace_id = $1 AND max_ts < $2 AND NOT EXISTS \

@@ -168,7 +168,7 @@ impl PgStore {
         filter: &RollupFilter,
         by: CountBy,
     ) -> Result<Vec<LevelCount>, StoreError> {
-        self.within(async move {
+        self.with_deadline(async move {
             let narrow = filter.environment.is_none() && filter.dataset.is_none();
             let mut connection = self.connection().await?;
             let rows: Vec<CountRow> = diesel::sql_query(counts_sql(by, from_ms, to_ms, narrow))

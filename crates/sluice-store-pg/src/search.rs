@@ -188,7 +188,7 @@ impl PgStore {
         filter: &LogFilter,
         page: Page,
     ) -> Result<LogPage, StoreError> {
-        self.within(async move {
+        self.with_deadline(async move {
             let mut builder = PageBuilder::new(search, page);
             // A filter on a facet: the chunks that may hold its value (and the needles), newest
             // first; the needles narrow the rows read as in `chunk_logs`.

@@ -10,7 +10,7 @@ use diesel_async::AsyncPgConnection;
 use diesel_async::pooled_connection::deadpool::Pool;
 use sluice_model::{Log, LogId, WorkspaceId};
 use sluice_query::stats::{CountBy, LevelCount, RollupFilter};
-use sluice_store::{Batch, Clock, GroupOptions, LogFilter, LogPage, LogStore, Page, Search, Store, StoreError};
+use sluice_store::{Clock, GroupOptions, LogFilter, LogPage, LogStore, Page, Search, Store, StoreError, WriteBatch};
 
 use crate::partitions::Partitions;
 use crate::slots::Slots;
@@ -44,7 +44,7 @@ impl LogStore for PgStore {
         PgStore::insert_logs(self, workspace, batch).await
     }
 
-    async fn insert_group(&self, group: &[Batch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+    async fn insert_group(&self, group: &[WriteBatch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
         PgStore::insert_group(self, group).await
     }
 

@@ -15,7 +15,7 @@ use crate::schema::{api_keys, workspaces};
 #[async_trait]
 impl TenantStore for PgStore {
     async fn create_workspace(&self, workspace: &Workspace) -> Result<(), StoreError> {
-        self.within(async move {
+        self.with_deadline(async move {
             let mut connection = self.connection().await?;
             diesel::insert_into(workspaces::table)
                 .values(&WorkspaceRow::from(workspace))
@@ -28,7 +28,7 @@ impl TenantStore for PgStore {
     }
 
     async fn list_workspaces(&self) -> Result<Vec<Workspace>, StoreError> {
-        self.within(async move {
+        self.with_deadline(async move {
             let mut connection = self.connection().await?;
             let rows: Vec<WorkspaceRow> = workspaces::table
                 .order((workspaces::created_at.asc(), workspaces::id.asc()))
@@ -42,7 +42,7 @@ impl TenantStore for PgStore {
     }
 
     async fn get_workspace(&self, id: WorkspaceId) -> Result<Option<Workspace>, StoreError> {
-        self.within(async move {
+        self.with_deadline(async move {
             let mut connection = self.connection().await?;
             workspaces::table
                 .find(*id.as_uuid())
@@ -59,7 +59,7 @@ impl TenantStore for PgStore {
 
     async fn set_plan(&self, id: WorkspaceId, plan: Plan, limits: Limits) -> Result<(), StoreError> {
         let row = PlanChange::new(plan, &limits);
-        self.within(async move {
+        self.with_deadline(async move {
             let mut connection = self.connection().await?;
             let changed = diesel::update(workspaces::table.find(*id.as_uuid()))
                 .set(row)
@@ -72,7 +72,7 @@ impl TenantStore for PgStore {
     }
 
     async fn create_key(&self, key: &NewApiKey) -> Result<(), StoreError> {
-        self.within(async move {
+        self.with_deadline(async move {
             let mut connection = self.connection().await?;
             diesel::insert_into(api_keys::table)
                 .values(&NewKeyRow::from(key))
@@ -85,7 +85,7 @@ impl TenantStore for PgStore {
     }
 
     async fn list_keys(&self, workspace: WorkspaceId) -> Result<Vec<ApiKeyRecord>, StoreError> {
-        self.within(async move {
+        self.with_deadline(async move {
             let mut connection = self.connection().await?;
             let rows: Vec<KeyRow> = api_keys::table
                 .filter(api_keys::workspace_id.eq(*workspace.as_uuid()))
@@ -100,7 +100,7 @@ impl TenantStore for PgStore {
     }
 
     async fn revoke_key(&self, id: KeyId, now_ms: i64) -> Result<(), StoreError> {
-        self.within(async move {
+        self.with_deadline(async move {
             let mut connection = self.connection().await?;
             // A key is found by id alone (the caller may not know its workspace).
             let existing: Option<Option<i64>> = api_keys::table
@@ -129,7 +129,7 @@ impl TenantStore for PgStore {
     }
 
     async fn find_key(&self, hash: &[u8; 32]) -> Result<Option<(ApiKeyRecord, Workspace)>, StoreError> {
-        self.within(async move {
+        self.with_deadline(async move {
             let mut connection = self.connection().await?;
             let found: Option<(KeyRow, WorkspaceRow)> = api_keys::table
                 .inner_join(workspaces::table)
@@ -145,7 +145,7 @@ impl TenantStore for PgStore {
     }
 
     async fn bootstrap(&self, workspace: &Workspace, key: &NewApiKey) -> Result<bool, StoreError> {
-        self.within(async move {
+        self.with_deadline(async move {
             let workspace = WorkspaceRow::from(workspace);
             let key = NewKeyRow::from(key);
             let mut connection = self.connection().await?;

@@ -38,7 +38,7 @@ pub fn server() -> String {
 }
 
 /// `url` with its database replaced by `database`.
-pub fn with_database(url: &str, database: &str) -> String {
+pub fn database_url(url: &str, database: &str) -> String {
     let (base, query) = url.split_once('?').map_or((url, None), |(base, query)| (base, Some(query)));
     let server = base.rsplit_once('/').map_or(base, |(server, _)| server);
     match query {
@@ -78,7 +78,7 @@ pub async fn fresh_database(name: &str) -> String {
     let exists = found.as_slice().first().is_some_and(|row| row.count == 1);
     if !exists {
         admin.batch_execute(&format!("CREATE DATABASE {template}")).await.expect("create the template");
-        migrate(&with_database(&server, &template)).await.expect("migrate the template");
+        migrate(&database_url(&server, &template)).await.expect("migrate the template");
         // Templates of older schemas are of no more use.
         let older: Vec<Name> = diesel::sql_query(
             "SELECT datname::text AS name FROM pg_database WHERE datname LIKE 'sluice\\_template\\_%' AND datname <> $1",
@@ -94,7 +94,7 @@ pub async fn fresh_database(name: &str) -> String {
     admin.batch_execute("SELECT pg_advisory_unlock(7355909)").await.expect("unlock");
     admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await.expect("drop");
     admin.batch_execute(&format!("CREATE DATABASE {name} TEMPLATE {template}")).await.expect("clone the template");
-    with_database(&server, name)
+    database_url(&server, name)
 }
 
 /// Removes a test database, closing what still uses it.

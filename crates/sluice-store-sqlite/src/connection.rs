@@ -137,7 +137,7 @@ impl SqliteStore {
     }
 
     /// Runs `work` on a pooled connection, on a blocking thread.
-    pub(crate) async fn with<R, F>(&self, work: F) -> Result<R, StoreError>
+    pub(crate) async fn with_connection<R, F>(&self, work: F) -> Result<R, StoreError>
     where
         R: Send + 'static,
         F: FnOnce(&mut SqliteConnection) -> Result<R, StoreError> + Send + 'static,
@@ -150,6 +150,7 @@ impl SqliteStore {
     pub(crate) async fn check_writable(&self) -> Result<(), StoreError> {
         // Readiness means "ingest would work": take the write lock and give it back, so a file
         // another process keeps locked fails the check instead of passing a trivial SELECT.
-        self.with(|connection| connection.batch_execute("BEGIN IMMEDIATE; ROLLBACK;").map_err(from_diesel)).await
+        self.with_connection(|connection| connection.batch_execute("BEGIN IMMEDIATE; ROLLBACK;").map_err(from_diesel))
+            .await
     }
 }

@@ -242,13 +242,13 @@ pub(crate) fn index_tail(
     chunk_rows: usize,
     limit: u64,
 ) -> Result<u64, DieselError> {
-    index_tail_with(connection, write_lock, chunk_rows, limit, &mut || {})
+    index_tail_hooked(connection, write_lock, chunk_rows, limit, &mut || {})
 }
 
 /// [`index_tail`], calling `after_read` between each step's read and its writes: the one
 /// window in which another round (or retention) can change the chunks under this one, which
 /// a test uses to make that happen every time.
-fn index_tail_with(
+fn index_tail_hooked(
     connection: &mut SqliteConnection,
     write_lock: &Mutex<()>,
     chunk_rows: usize,
@@ -445,7 +445,7 @@ mod tests {
         let (mut this, mut other) = (connect(), connect());
         let write_lock = Mutex::new(());
         let mut overtaken = false;
-        let indexed = index_tail_with(&mut this, &write_lock, 2, u64::MAX, &mut || {
+        let indexed = index_tail_hooked(&mut this, &write_lock, 2, u64::MAX, &mut || {
             if !overtaken {
                 overtaken = true;
                 assert_eq!(index_tail(&mut other, &write_lock, 2, u64::MAX).expect("other round"), 10);

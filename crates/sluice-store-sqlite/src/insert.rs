@@ -5,7 +5,7 @@ use std::sync::PoisonError;
 
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
-use sluice_store::{Batch, StoreError};
+use sluice_store::{StoreError, WriteBatch};
 
 use crate::connection::{SqliteStore, from_diesel};
 use crate::index;
@@ -31,7 +31,7 @@ struct PreparedBatch {
 }
 
 impl PreparedBatch {
-    fn new(batch: &Batch) -> Self {
+    fn new(batch: &WriteBatch) -> Self {
         Self {
             deltas: rollup_deltas(batch.logs.iter().map(|log| RollupKey::of(&batch.workspace, log))),
             months: sluice_store::logs_per_month(&batch.logs),
@@ -42,10 +42,10 @@ impl PreparedBatch {
 impl SqliteStore {
     /// [`LogStore::insert_group`](sluice_store::LogStore::insert_group) of a group the call owns
     /// (its work runs on a blocking thread).
-    pub(crate) async fn insert_owned(&self, group: Vec<Batch>) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+    pub(crate) async fn insert_owned(&self, group: Vec<WriteBatch>) -> Result<Vec<Result<(), StoreError>>, StoreError> {
         let (write_lock, chunk_rows, index_now) =
             (self.write_lock.clone(), self.chunk_rows, self.index_every.is_none());
-        self.with(move |connection| {
+        self.with_connection(move |connection| {
             // Counting happens before the write lock is taken.
             let prepared: Vec<PreparedBatch> = group.iter().map(PreparedBatch::new).collect();
             let lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);

@@ -12,6 +12,8 @@ mod config;
 mod connection;
 mod index;
 mod insert;
+/// The ingest benchmark's naive baseline (feature `bench`, which no production build enables).
+#[cfg(feature = "bench")]
 pub mod naive;
 mod quota;
 mod read;
@@ -27,4 +29,6 @@ mod tests;
 
 pub use config::{SqliteOptions, path_from_url};
 pub use connection::SqliteStore;
+/// The quota statement, measured alone by this crate's `quota` bench (feature `bench`).
+#[cfg(feature = "bench")]
 pub use quota::COUNT_USAGE;

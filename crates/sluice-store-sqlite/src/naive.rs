@@ -13,7 +13,7 @@ use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use sluice_model::JsonObject;
 use sluice_store::group::GroupWriter;
-use sluice_store::{Batch, StoreError};
+use sluice_store::{StoreError, WriteBatch};
 
 /// The naive tables (the macro makes public modules; these stay private).
 mod tables {
@@ -89,7 +89,7 @@ impl NaiveWriter {
         Ok(Self { pool })
     }
 
-    async fn insert(&self, batch: Batch) -> Result<(), StoreError> {
+    async fn insert(&self, batch: WriteBatch) -> Result<(), StoreError> {
         let connection = self.pool.get().await.map_err(failed)?;
         connection
             .interact(move |connection| {
@@ -125,7 +125,7 @@ impl NaiveWriter {
 
 #[async_trait]
 impl GroupWriter for NaiveWriter {
-    async fn write_group(&self, group: &[Batch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+    async fn write_group(&self, group: &[WriteBatch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
         Ok(sluice_store::one_by_one(group, |batch| self.insert(batch.clone())).await)
     }
 }

@@ -67,7 +67,7 @@ pub(crate) fn count_usage(
 impl SqliteStore {
     /// What [`sluice_store::LogStore::monthly_usage`] answers.
     pub(crate) async fn usage_of_month(&self, workspace: WorkspaceId, month_ms: i64) -> Result<u64, StoreError> {
-        self.with(move |connection| {
+        self.with_connection(move |connection| {
             let logs: Option<i64> = usage_monthly::table
                 .find((workspace.as_bytes().to_vec(), month_ms))
                 .select(usage_monthly::logs)

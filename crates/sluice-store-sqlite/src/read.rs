@@ -52,7 +52,7 @@ impl SqliteStore {
         page: Page,
     ) -> Result<LogPage, StoreError> {
         let filter = filter.clone();
-        self.with(move |connection| {
+        self.with_connection(move |connection| {
             let offset = i64::try_from(page.offset).unwrap_or(i64::MAX);
             let rows: Vec<LogRow> = filtered(&workspace, &filter)
                 .order((logs::ts.desc(), logs::id.desc()))
@@ -70,7 +70,7 @@ impl SqliteStore {
 
     /// What [`sluice_store::LogStore::get_log`] answers.
     pub(crate) async fn log_by_id(&self, workspace: WorkspaceId, id: LogId) -> Result<Option<Log>, StoreError> {
-        self.with(move |connection| {
+        self.with_connection(move |connection| {
             logs::table
                 .filter(logs::id.eq(id.as_bytes().to_vec()))
                 .filter(logs::workspace_id.eq(workspace.as_bytes().to_vec()))

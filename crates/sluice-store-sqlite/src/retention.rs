@@ -26,7 +26,7 @@ impl SqliteStore {
         // a round read it and before that round wrote its chunk, which would then claim the
         // new log without its text.
         let (write_lock, chunk_rows) = (self.write_lock.clone(), self.chunk_rows);
-        self.with(move |connection| {
+        self.with_connection(move |connection| {
             index::index_tail(connection, &write_lock, chunk_rows, u64::MAX).map_err(from_diesel)
         })
         .await?;
@@ -34,7 +34,7 @@ impl SqliteStore {
         loop {
             let write_lock = self.write_lock.clone();
             let batch = self
-                .with(move |connection| {
+                .with_connection(move |connection| {
                     let _lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
                     connection
                         .immediate_transaction(|connection| {
@@ -79,7 +79,7 @@ impl SqliteStore {
         }
         // The chunks of the search index left without a log, once for the whole sweep.
         let write_lock = self.write_lock.clone();
-        self.with(move |connection| {
+        self.with_connection(move |connection| {
             let _lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
             connection
                 .immediate_transaction(|connection| index::drop_emptied(connection, workspace.as_bytes(), cutoff_ms))

@@ -121,7 +121,7 @@ impl SqliteStore {
         by: CountBy,
     ) -> Result<Vec<LevelCount>, StoreError> {
         let filter = filter.clone();
-        self.with(move |connection| {
+        self.with_connection(move |connection| {
             let rows: Vec<CountRow> = diesel::sql_query(counts_sql(
                 by,
                 from_ms,

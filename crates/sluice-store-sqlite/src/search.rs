@@ -167,7 +167,7 @@ impl SqliteStore {
         let search = search.clone();
         let filter = filter.clone();
         let (dense_hits, walk_rows) = (u64::from(self.dense_hits), i64::from(self.walk_rows));
-        self.with(move |connection| {
+        self.with_connection(move |connection| {
             // Without an indexable needle: walk the filtered logs newest first.
             let Some(expression) = index::expression(&search) else {
                 let rows = filtered(&workspace, &filter)

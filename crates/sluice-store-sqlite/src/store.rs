@@ -4,18 +4,18 @@
 use async_trait::async_trait;
 use sluice_model::{Log, LogId, WorkspaceId};
 use sluice_query::stats::{CountBy, LevelCount, RollupFilter};
-use sluice_store::{Batch, LogFilter, LogPage, LogStore, Page, Search, Store, StoreError};
+use sluice_store::{LogFilter, LogPage, LogStore, Page, Search, Store, StoreError, WriteBatch};
 
 use crate::connection::SqliteStore;
 
 #[async_trait]
 impl LogStore for SqliteStore {
     async fn insert_logs(&self, workspace: WorkspaceId, batch: &[Log]) -> Result<(), StoreError> {
-        let group = vec![Batch { workspace, logs: batch.to_vec() }];
+        let group = vec![WriteBatch { workspace, logs: batch.to_vec() }];
         sluice_store::only_answer(self.insert_owned(group).await?)
     }
 
-    async fn insert_group(&self, group: &[Batch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+    async fn insert_group(&self, group: &[WriteBatch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
         self.insert_owned(group.to_vec()).await
     }
 

@@ -13,7 +13,7 @@ use crate::schema::{api_keys, workspaces};
 impl TenantStore for SqliteStore {
     async fn create_workspace(&self, workspace: &Workspace) -> Result<(), StoreError> {
         let row = WorkspaceRow::from(workspace);
-        self.with(move |connection| {
+        self.with_connection(move |connection| {
             diesel::insert_into(workspaces::table).values(&row).execute(connection).map_err(from_diesel)?;
             Ok(())
         })
@@ -21,7 +21,7 @@ impl TenantStore for SqliteStore {
     }
 
     async fn list_workspaces(&self) -> Result<Vec<Workspace>, StoreError> {
-        self.with(|connection| {
+        self.with_connection(|connection| {
             let rows: Vec<WorkspaceRow> = workspaces::table
                 .order((workspaces::created_at.asc(), workspaces::id.asc()))
                 .select(WorkspaceRow::as_select())
@@ -33,7 +33,7 @@ impl TenantStore for SqliteStore {
     }
 
     async fn get_workspace(&self, id: WorkspaceId) -> Result<Option<Workspace>, StoreError> {
-        self.with(move |connection| {
+        self.with_connection(move |connection| {
             workspaces::table
                 .find(id.as_bytes().to_vec())
                 .select(WorkspaceRow::as_select())
@@ -48,7 +48,7 @@ impl TenantStore for SqliteStore {
 
     async fn set_plan(&self, id: WorkspaceId, plan: Plan, limits: Limits) -> Result<(), StoreError> {
         let change = PlanChange::new(plan, &limits);
-        self.with(move |connection| {
+        self.with_connection(move |connection| {
             let changed = diesel::update(workspaces::table.find(id.as_bytes().to_vec()))
                 .set(change)
                 .execute(connection)
@@ -60,7 +60,7 @@ impl TenantStore for SqliteStore {
 
     async fn create_key(&self, key: &NewApiKey) -> Result<(), StoreError> {
         let row = NewKeyRow::from(key);
-        self.with(move |connection| {
+        self.with_connection(move |connection| {
             diesel::insert_into(api_keys::table).values(&row).execute(connection).map_err(from_diesel)?;
             Ok(())
         })
@@ -68,7 +68,7 @@ impl TenantStore for SqliteStore {
     }
 
     async fn list_keys(&self, workspace: WorkspaceId) -> Result<Vec<ApiKeyRecord>, StoreError> {
-        self.with(move |connection| {
+        self.with_connection(move |connection| {
             let rows: Vec<KeyRow> = api_keys::table
                 .filter(api_keys::workspace_id.eq(workspace.as_bytes().to_vec()))
                 .order((api_keys::created_at.asc(), api_keys::id.asc()))
@@ -81,7 +81,7 @@ impl TenantStore for SqliteStore {
     }
 
     async fn revoke_key(&self, id: KeyId, now_ms: i64) -> Result<(), StoreError> {
-        self.with(move |connection| {
+        self.with_connection(move |connection| {
             let key = api_keys::table.find(id.as_bytes().to_vec());
             let exists: Option<Option<i64>> =
                 key.clone().select(api_keys::revoked_at).first(connection).optional().map_err(from_diesel)?;
@@ -102,7 +102,7 @@ impl TenantStore for SqliteStore {
 
     async fn find_key(&self, hash: &[u8; 32]) -> Result<Option<(ApiKeyRecord, Workspace)>, StoreError> {
         let hash = hash.to_vec();
-        self.with(move |connection| {
+        self.with_connection(move |connection| {
             let found: Option<(KeyRow, WorkspaceRow)> = api_keys::table
                 .inner_join(workspaces::table)
                 .filter(api_keys::hash.eq(hash))
@@ -118,7 +118,7 @@ impl TenantStore for SqliteStore {
     async fn bootstrap(&self, workspace: &Workspace, key: &NewApiKey) -> Result<bool, StoreError> {
         let workspace = WorkspaceRow::from(workspace);
         let key = NewKeyRow::from(key);
-        self.with(move |connection| {
+        self.with_connection(move |connection| {
             connection
                 .immediate_transaction(|connection| {
                     let existing: i64 = workspaces::table.count().get_result(connection)?;

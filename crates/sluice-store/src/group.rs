@@ -21,32 +21,32 @@ use std::time::Duration;
 use sluice_model::{Log, WorkspaceId};
 use tokio::sync::{Mutex, mpsc, oneshot};
 
-use crate::{Batch, GroupOptions, LogStore, StoreError};
+use crate::{GroupOptions, LogStore, StoreError, WriteBatch};
 
 /// What a group committer writes to: a store (any `Arc` of a [`LogStore`]), or a benchmark's
 /// stand-in (the HTTP ceiling that discards, a naive table).
 #[async_trait::async_trait]
 pub trait GroupWriter: Send + Sync {
     /// Writes a group as [`LogStore::insert_group`] does.
-    async fn write_group(&self, group: &[Batch]) -> Result<Vec<Result<(), StoreError>>, StoreError>;
+    async fn write_group(&self, group: &[WriteBatch]) -> Result<Vec<Result<(), StoreError>>, StoreError>;
 }
 
 #[async_trait::async_trait]
 impl<S: LogStore + ?Sized> GroupWriter for Arc<S> {
-    async fn write_group(&self, group: &[Batch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+    async fn write_group(&self, group: &[WriteBatch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
         self.insert_group(group).await
     }
 }
 
 /// A batch waiting for its group's commit, and where its answer goes.
 struct Pending {
-    batch: Batch,
+    batch: WriteBatch,
     answer: oneshot::Sender<Result<(), StoreError>>,
 }
 
 /// What the queue carries: batches, and the end of the writers' work.
 enum Message {
-    Batch(Pending),
+    WriteBatch(Pending),
     /// One writer stops after writing what was queued before it.
     Stop,
 }
@@ -106,8 +106,8 @@ impl GroupCommitter {
             if writers.is_empty() {
                 return Err(stopped());
             }
-            let batch = Batch { workspace, logs };
-            self.queue.send(Message::Batch(Pending { batch, answer })).map_err(|_| stopped())?;
+            let batch = WriteBatch { workspace, logs };
+            self.queue.send(Message::WriteBatch(Pending { batch, answer })).map_err(|_| stopped())?;
         }
         answered.await.map_err(|_| stopped())?
     }
@@ -147,8 +147,8 @@ async fn gather(
         match receiver.recv().await {
             // A caller that stopped waiting (its client hung up, and may send again) gets
             // no answer: its batch is not written, so a retry cannot store it twice.
-            Some(Message::Batch(first)) if first.answer.is_closed() => continue,
-            Some(Message::Batch(first)) => break first,
+            Some(Message::WriteBatch(first)) if first.answer.is_closed() => continue,
+            Some(Message::WriteBatch(first)) => break first,
             Some(Message::Stop) | None => return (Vec::new(), false),
         }
     };
@@ -167,8 +167,8 @@ async fn gather(
             },
         };
         match next {
-            Message::Batch(next) if next.answer.is_closed() => {}
-            Message::Batch(next) => {
+            Message::WriteBatch(next) if next.answer.is_closed() => {}
+            Message::WriteBatch(next) => {
                 rows += next.batch.logs.len();
                 group.push(next);
             }
@@ -180,7 +180,7 @@ async fn gather(
 
 /// Writes a group and answers each of its batches.
 async fn commit(store: &dyn GroupWriter, group: Vec<Pending>) {
-    let (batches, answers): (Vec<Batch>, Vec<_>) =
+    let (batches, answers): (Vec<WriteBatch>, Vec<_>) =
         group.into_iter().map(|pending| (pending.batch, pending.answer)).unzip();
     match store.write_group(&batches).await {
         // A store that answers for more or fewer batches than it was given is broken; what

@@ -66,7 +66,7 @@ pub fn logs_per_month(batch: &[Log]) -> Vec<(i64, i64)> {
 
 /// One request's logs, all for one workspace: the unit a group commit acknowledges.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Batch {
+pub struct WriteBatch {
     /// Whose logs they are.
     pub workspace: WorkspaceId,
     /// The logs, stored all or none.
@@ -93,9 +93,9 @@ impl Default for GroupOptions {
 
 /// Writes a group batch by batch, each with its own answer, in order: a group without a
 /// shared transaction.
-pub async fn one_by_one<'a, Write, Written>(group: &'a [Batch], mut write: Write) -> Vec<Result<(), StoreError>>
+pub async fn one_by_one<'a, Write, Written>(group: &'a [WriteBatch], mut write: Write) -> Vec<Result<(), StoreError>>
 where
-    Write: FnMut(&'a Batch) -> Written,
+    Write: FnMut(&'a WriteBatch) -> Written,
     Written: Future<Output = Result<(), StoreError>>,
 {
     let mut answers = Vec::with_capacity(group.len());
@@ -209,7 +209,7 @@ pub trait LogStore: Send + Sync {
     /// while the others are stored. `Ok` means every batch answered `Ok` is durable and
     /// visible; `Err` means none of the group was stored. By default each batch is written by
     /// its own `insert_logs`, which keeps the answers but not the single transaction.
-    async fn insert_group(&self, group: &[Batch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+    async fn insert_group(&self, group: &[WriteBatch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
         Ok(one_by_one(group, |batch| self.insert_logs(batch.workspace, &batch.logs)).await)
     }
 

@@ -7,8 +7,6 @@ use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
-
 /// What to install when the binary is missing, in one line.
 const INSTALL: &str = "redis-server was not found: install it (Debian: apt-get install redis-server) \
                        or point SLUICE_TEST_REDIS at a server (redis://host:port)";
@@ -21,8 +19,11 @@ pub struct Server {
 
 impl Server {
     /// Starts `redis-server` on a free port and waits until it answers PING.
-    pub fn start() -> anyhow::Result<Server> {
-        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    pub fn start() -> Result<Server, String> {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .map_err(|error| format!("no free port: {error}"))?
+            .port();
         let spawned = Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .stdout(Stdio::null())
@@ -30,14 +31,14 @@ impl Server {
             .spawn();
         let child = match spawned {
             Ok(child) => child,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => bail!(INSTALL),
-            Err(error) => return Err(error).context("cannot start redis-server"),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Err(INSTALL.to_owned()),
+            Err(error) => return Err(format!("cannot start redis-server: {error}")),
         };
         let server = Server { child, port };
         let deadline = Instant::now() + Duration::from_secs(10);
         while !server.answers() {
             if Instant::now() > deadline {
-                bail!("redis-server on port {port} did not answer PING within 10 s");
+                return Err(format!("redis-server on port {port} did not answer PING within 10 s"));
             }
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -66,7 +67,7 @@ impl Drop for Server {
 
 /// The Redis the tests use: `SLUICE_TEST_REDIS` when set, else a throwaway server (kept alive
 /// by the returned guard).
-pub fn for_tests() -> anyhow::Result<(String, Option<Server>)> {
+pub fn for_tests() -> Result<(String, Option<Server>), String> {
     match std::env::var("SLUICE_TEST_REDIS") {
         Ok(url) if !url.is_empty() => Ok((url, None)),
         _ => {

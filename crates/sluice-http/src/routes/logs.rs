@@ -84,7 +84,7 @@ async fn ingest_batch(
 
     let options = Options { defaults, received_at_ms: received_at, ..Options::new(received_at) };
     let batch = sluice_ingest::parse(format, &body, &options)?;
-    let client = state.clients.resolve(request.peer_addr(), request.headers());
+    let client = state.origins.resolve(request.peer_addr(), request.headers());
     let ip_address = client.ip.map(|ip| ip.to_string());
     let logs: Vec<Log> = batch
         .entries
@@ -181,7 +181,8 @@ pub(crate) async fn search(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let mut params = Params::parse(request.query_string())?;
-    // A missing `q` is an empty one; SPEC's own message comes before any other complaint.
+    // A missing `q` is an empty one; its own message comes before any other complaint
+    // (docs/API.md, search).
     let raw = params.text("q").unwrap_or_default();
     let query = match Query::parse(&raw) {
         Ok(query) => Some(query),

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use awc::http::StatusCode;
 use serde_json::json;
 use sluice_store::Store;
-use sluice_store_pg::cluster::Cluster;
 use sluice_store_pg::{PgOptions, PgStore};
+use sluice_testkit::cluster::Cluster;
 
 use crate::common::{TestServer, entry, on_sqlite, start_over};
 
@@ -109,7 +109,7 @@ async fn a_restart_under_traffic_answers_503_and_loses_nothing_acknowledged() {
         outcomes.extend(client.await.expect("client"));
     }
 
-    // Every answer was a 200 or the 503 of SPEC, and none waited past the timeout by much.
+    // Every answer was a 200 or the 503 of docs/API.md, and none waited past the timeout by much.
     for outcome in &outcomes {
         match outcome.status {
             StatusCode::OK => assert_eq!(outcome.body["count"], json!(1)),

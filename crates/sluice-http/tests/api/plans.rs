@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use awc::http::StatusCode;
 use serde_json::{Value, json};
-use sluice_http::ClientResolver;
-use sluice_http::client::{open_country_database, parse_trusted_proxies};
+use sluice_http::OriginResolver;
+use sluice_http::origin::{open_country_database, parse_trusted_proxies};
 use sluice_model::{Limits, Plan, Scopes};
 use sluice_store_sqlite::SqliteOptions;
 
@@ -204,7 +204,7 @@ async fn behind_a_trusted_proxy_the_forwarded_client_and_its_country_count() {
     let server = start_configured(&SqliteOptions::default(), |state| {
         let trusted = parse_trusted_proxies("127.0.0.1/32, 10.0.0.0/8").expect("proxies");
         let countries = open_country_database(&fixture()).expect("fixture database");
-        state.clients = Arc::new(ClientResolver::new(trusted, Some(countries)));
+        state.origins = Arc::new(OriginResolver::new(trusted, Some(countries)));
     })
     .await;
     // The right-most untrusted hop; the client's own claim to its left is not believed.
@@ -243,7 +243,7 @@ async fn behind_a_trusted_proxy_the_forwarded_client_and_its_country_count() {
 async fn without_trusted_proxies_the_country_comes_from_the_peer_address() {
     let server = start_configured(&SqliteOptions::default(), |state| {
         let countries = open_country_database(&fixture()).expect("fixture database");
-        state.clients = Arc::new(ClientResolver::new(Vec::new(), Some(countries)));
+        state.origins = Arc::new(OriginResolver::new(Vec::new(), Some(countries)));
     })
     .await;
     // The peer is 127.0.0.1, which the fixture does not place; the spoofed header changes nothing.

@@ -22,7 +22,9 @@ use sluice_query::stats::{
 };
 use sluice_query::{Query, SearchField};
 
-use crate::{Batch, LogFilter, NewApiKey, Page, Search, Store, StoreError, accepted_month, month_start_ms, retention};
+use crate::{
+    LogFilter, NewApiKey, Page, Search, Store, StoreError, WriteBatch, accepted_month, month_start_ms, retention,
+};
 
 pub use self::counts::*;
 pub use self::logs::*;

@@ -112,13 +112,13 @@ pub async fn a_group_refuses_only_the_batches_over_their_quota(store: &dyn Store
         logs
     };
     let group = [
-        Batch { workspace: other, logs: batch("g1", 100) },
-        Batch { workspace: metered, logs: batch("g2", 100) },
-        Batch { workspace: metered, logs: batch("g3", 100) },
-        Batch { workspace: other, logs: batch("g4", 10) },
-        Batch { workspace: metered, logs: batch("g5", 48) },
-        Batch { workspace: metered, logs: spanning("g6", 2, 2, 0) },
-        Batch { workspace: metered, logs: spanning("g7", 1, 1, 2) },
+        WriteBatch { workspace: other, logs: batch("g1", 100) },
+        WriteBatch { workspace: metered, logs: batch("g2", 100) },
+        WriteBatch { workspace: metered, logs: batch("g3", 100) },
+        WriteBatch { workspace: other, logs: batch("g4", 10) },
+        WriteBatch { workspace: metered, logs: batch("g5", 48) },
+        WriteBatch { workspace: metered, logs: spanning("g6", 2, 2, 0) },
+        WriteBatch { workspace: metered, logs: spanning("g7", 1, 1, 2) },
     ];
     let answers = store.insert_group(&group).await.expect("the group");
     let refused: Vec<bool> = answers.iter().map(|answer| matches!(answer, Err(StoreError::QuotaExceeded))).collect();
@@ -144,6 +144,6 @@ pub async fn a_group_refuses_only_the_batches_over_their_quota(store: &dyn Store
         .expect("counts");
     assert_eq!(counts.iter().map(|count| count.count).sum::<u64>(), 152, "refused batches left counts behind");
     // A group of one answers as `insert_logs` does.
-    let alone = store.insert_group(&[Batch { workspace: metered, logs: batch("g8", 1) }]).await.expect("group");
+    let alone = store.insert_group(&[WriteBatch { workspace: metered, logs: batch("g8", 1) }]).await.expect("group");
     assert!(matches!(alone.as_slice(), [Err(StoreError::QuotaExceeded)]), "{alone:?}");
 }

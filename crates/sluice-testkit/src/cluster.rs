@@ -6,7 +6,7 @@
 //! to run as root, so under root the cluster belongs to the `postgres` user (Debian's package
 //! creates it), else to `nobody`.
 //!
-//! Standard library only: xtask compiles this same file (`#[path]`) without the store.
+//! Standard library only.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,98 @@
+//! What `cargo xtask ci` needs from the system, made present before anything runs: the
+//! PostgreSQL server binaries and `redis-server` for the throwaway test servers (unless
+//! `SLUICE_TEST_PG` / `SLUICE_TEST_REDIS` name servers), and libpq's headers for diesel's
+//! CLI (the schema check). Run as root, xtask installs what is missing with `apt-get` and says
+//! so in one line; otherwise it prints the exact command and stops.
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context, bail};
+
+/// A system package the run needs, and how to tell it is there.
+struct Need {
+    /// What it is for, in a few words.
+    what: &'static str,
+    /// The Debian package that brings it.
+    package: &'static str,
+    /// Whether it is present (or not needed, because a variable names a server).
+    present: fn() -> bool,
+}
+
+/// Whether `program` is on the `PATH`.
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
+
+/// Whether the environment variable names something.
+fn named(variable: &str) -> bool {
+    std::env::var(variable).is_ok_and(|value| !value.is_empty())
+}
+
+/// PostgreSQL's `initdb` on the `PATH` or where Debian keeps it (`/usr/lib/postgresql/<major>/bin`).
+fn postgres_binaries() -> bool {
+    on_path("initdb")
+        || std::fs::read_dir("/usr/lib/postgresql")
+            .is_ok_and(|majors| majors.flatten().any(|major| major.path().join("bin/initdb").is_file()))
+}
+
+const NEEDS: [Need; 3] = [
+    Need {
+        what: "PostgreSQL's initdb and pg_ctl (the throwaway test cluster; or set SLUICE_TEST_PG)",
+        package: "postgresql",
+        present: || named("SLUICE_TEST_PG") || postgres_binaries(),
+    },
+    Need {
+        what: "redis-server (the throwaway test server; or set SLUICE_TEST_REDIS)",
+        package: "redis-server",
+        present: || named("SLUICE_TEST_REDIS") || on_path("redis-server"),
+    },
+    Need {
+        what: "libpq's headers (diesel's CLI, built once for the schema check)",
+        package: "libpq-dev",
+        present: || Path::new("/usr/include/postgresql/libpq-fe.h").is_file(),
+    },
+];
+
+/// Whether this process runs as root.
+fn is_root() -> bool {
+    Command::new("id").arg("-u").output().is_ok_and(|output| String::from_utf8_lossy(&output.stdout).trim() == "0")
+}
+
+/// Installs the missing packages (as root) or stops with the command to run.
+pub fn ensure() -> anyhow::Result<()> {
+    let missing: Vec<&Need> = NEEDS.iter().filter(|need| !(need.present)()).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let packages: Vec<&str> = missing.iter().map(|need| need.package).collect();
+    let command = format!("apt-get install -y {}", packages.join(" "));
+    if !is_root() || !on_path("apt-get") {
+        let reasons: Vec<String> = missing.iter().map(|need| format!("  - {}: {}", need.package, need.what)).collect();
+        bail!(
+            "missing system packages:\n{}\ninstall them, then run `cargo xtask ci` again:\n\n    sudo {command}\n",
+            reasons.join("\n")
+        );
+    }
+    eprintln!("setup: installing {} with apt-get (missing on this machine)", packages.join(", "));
+    let quiet = |args: &[&str]| -> anyhow::Result<()> {
+        let status = Command::new("apt-get")
+            .args(args)
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .status()
+            .context("cannot run apt-get")?;
+        if !status.success() {
+            bail!("`apt-get {}` failed ({status})", args.join(" "));
+        }
+        Ok(())
+    };
+    quiet(&["update", "-qq"])?;
+    let mut install = vec!["install", "-y", "-qq", "--no-install-recommends"];
+    install.extend(&packages);
+    quiet(&install)?;
+    let still: Vec<&str> = NEEDS.iter().filter(|need| !(need.present)()).map(|need| need.package).collect();
+    if !still.is_empty() {
+        bail!("apt-get installed {} but these are still missing: {}", packages.join(" "), still.join(" "));
+    }
+    Ok(())
+}
