@@ -1,6 +1,6 @@
 //! The `sluice` binary as an operator uses it: `serve` prints a working key on first start,
-//! `admin` commands print what DECISIONS shows and take effect on a running server, and
-//! SIGTERM lets a request in flight finish. On SQLite, or with `SLUICE_TEST_BACKEND=postgres`
+//! `admin` commands print what README.md (Administration) shows and take effect on a running
+//! server, and SIGTERM lets a request in flight finish. On SQLite, or with `SLUICE_TEST_BACKEND=postgres`
 //! (as `cargo xtask ci` runs them a second time) on a PostgreSQL database of each test's own.
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -187,7 +187,9 @@ impl Drop for Server {
 
 fn read_response(stream: &mut TcpStream) -> (u16, Value) {
     let mut raw = Vec::new();
-    if stream.read_to_end(&mut raw).is_err() {
+    #[expect(clippy::disallowed_methods, reason = "bounded by take: a test's answer, never a request body")]
+    let read = stream.take(16 << 20).read_to_end(&mut raw);
+    if read.is_err() {
         return (0, Value::Null);
     }
     let text = String::from_utf8_lossy(&raw);
@@ -222,7 +224,9 @@ fn first_start_prints_a_working_key_once() {
     let mut again = Server::start(dir.path());
     again.terminate();
     let mut rest = String::new();
-    again.stdout.read_to_string(&mut rest).expect("stdout");
+    #[expect(clippy::disallowed_methods, reason = "bounded by take: the server's own output in a test")]
+    let read = (&mut again.stdout).take(16 << 20).read_to_string(&mut rest);
+    read.expect("stdout");
     assert!(!rest.contains("slc_"), "no second key: {rest}");
 }
 

@@ -16,7 +16,7 @@ use diesel::sql_types::Bool;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use sluice_model::WorkspaceId;
 use sluice_store::bench::{fill, measured, sizes};
-use sluice_store_pg::testing::with_database;
+use sluice_store_pg::testing::database_url;
 use sluice_store_pg::{PgOptions, PgStore};
 
 #[derive(QueryableByName)]
@@ -38,14 +38,14 @@ async fn recreate(name: &str) -> String {
     let mut admin = AsyncPgConnection::establish(&server()).await.expect("connect to SLUICE_BENCH_PG");
     admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await.expect("drop");
     admin.batch_execute(&format!("CREATE DATABASE {name}")).await.expect("create");
-    with_database(&server(), name)
+    database_url(&server(), name)
 }
 
 /// Opens the kept data set, building it first when missing.
 async fn data_set() -> (PgStore, WorkspaceId) {
     let (total, main) = sizes();
     let name = format!("sluice_bench_{total}");
-    let url = with_database(&server(), &name);
+    let url = database_url(&server(), &name);
     let ready = match AsyncPgConnection::establish(&url).await {
         Ok(mut connection) => diesel::sql_query("SELECT to_regclass('bench_ready') IS NOT NULL AS flag")
             .load::<Flag>(&mut connection)

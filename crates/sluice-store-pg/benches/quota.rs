@@ -16,7 +16,7 @@ use diesel::sql_types::{BigInt, Uuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use sluice_model::{Limits, Plan, Workspace};
 use sluice_store::TenantStore;
-use sluice_store_pg::testing::with_database;
+use sluice_store_pg::testing::database_url;
 use sluice_store_pg::{PgOptions, PgStore};
 
 diesel::define_sql_function! {
@@ -53,7 +53,7 @@ fn quota(criterion: &mut Criterion) {
         let mut admin = AsyncPgConnection::establish(&server()).await.expect("connect to SLUICE_BENCH_PG");
         admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await.expect("drop");
         admin.batch_execute(&format!("CREATE DATABASE {name}")).await.expect("create");
-        with_database(&server(), name)
+        database_url(&server(), name)
     });
     let store = runtime.block_on(PgStore::connect(&url, &PgOptions::default())).expect("store");
     let mut workspace = Workspace::new("metered", Plan::Pro, 0);

@@ -1,0 +1,2 @@
+DROP INDEX logs_id;
+CREATE UNIQUE INDEX logs_id ON logs (id);
