@@ -8,6 +8,7 @@ use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sql_types::BigInt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use sluice_model::{Log, WorkspaceId};
+use sluice_store::rollups::RollupDeltas;
 use sluice_store::{StoreError, WriteBatch};
 use uuid::Uuid;
 
@@ -16,7 +17,8 @@ use crate::chunks;
 use crate::error::{from_diesel, missing_partition};
 use crate::partitions::day_of;
 use crate::rollups::apply_deltas;
-use crate::rows::{NewLogRow, RollupDeltas, Total, insert_rows};
+use crate::rows::{NewLogRow, Total, insert_rows};
+use crate::text::encode;
 
 /// SQL functions of the migrations (their own module: `Uuid` here is the SQL type).
 mod functions {
@@ -74,7 +76,10 @@ struct PreparedBatch {
 
 impl PreparedBatch {
     fn new(batch: &WriteBatch) -> Self {
-        Self { deltas: RollupDeltas::of(&batch.logs), months: sluice_store::logs_per_month(&batch.logs) }
+        // Counters keep source and dataset as the rows store them (`crate::text`): retention
+        // takes off what it reads back from the rows, and stats filters compare encoded text.
+        let deltas = RollupDeltas::of(&batch.logs, |text| encode(text).into_owned());
+        Self { deltas, months: sluice_store::logs_per_month(&batch.logs) }
     }
 }
 

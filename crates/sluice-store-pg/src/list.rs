@@ -1,12 +1,14 @@
 //! Listing logs newest first: the filter as SQL, a keyset walk over the `(ts, id)` index, a
-//! walk over the chunks whose facet filters may hold a filtered value, and the page they fill.
+//! walk over the chunks whose facet filters may hold a filtered value, handing a search's
+//! page its rows.
 
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use sluice_model::{Log, LogId, WorkspaceId};
-use sluice_store::{LogFilter, LogPage, Page, Search, StoreError};
+use sluice_store::page::PageCollector;
+use sluice_store::{LogFilter, LogPage, Page, StoreError};
 use uuid::Uuid;
 
 use crate::PgStore;
@@ -83,62 +85,25 @@ pub(crate) fn filtered(workspace: &WorkspaceId, filter: &LogFilter) -> logs::Box
     query
 }
 
-/// Collects the page of `search` from rows given newest first: skips `offset` matches, keeps
-/// `limit`, and notes a match after them (`has_more`).
-pub(crate) struct PageBuilder<'a> {
-    search: &'a Search,
-    page: Page,
-    skipped: u64,
-    logs: Vec<Log>,
-    pub(crate) has_more: bool,
-}
-
-impl<'a> PageBuilder<'a> {
-    pub(crate) fn new(search: &'a Search, page: Page) -> Self {
-        PageBuilder { search, page, skipped: 0, logs: Vec::new(), has_more: false }
-    }
-
-    /// Takes rows; false once the page is decided (full and one more match seen).
-    pub(crate) fn take(&mut self, rows: Vec<LogRow>) -> Result<bool, StoreError> {
-        for row in rows {
-            if !row.matches(self.search) {
-                continue;
-            }
-            if self.skipped < self.page.offset {
-                self.skipped += 1;
-            } else if self.logs.len() == self.page.limit as usize {
-                self.has_more = true;
-                return Ok(false);
-            } else {
-                self.logs.push(Log::try_from(row)?);
-            }
-        }
-        Ok(true)
-    }
-
-    pub(crate) fn finish(self) -> LogPage {
-        LogPage { logs: self.logs, has_more: self.has_more }
-    }
-}
-
 impl PgStore {
     /// Reads, newest first, the rows of `query` in steps (keyset paging on `(ts, id)`), with
     /// bitmap scans off so each step walks the ordered index, handing them to `page` until it
-    /// has decided or `max_rows` were read. Returns how many rows were read.
+    /// has decided or `max_rows` were read. Returns false once the page is decided (as
+    /// [`PageCollector::offer_all`]); until then every row read was offered to it.
     pub(crate) async fn walk(
         &self,
         workspace: WorkspaceId,
         filter: &LogFilter,
-        page: &mut PageBuilder<'_>,
+        page: &mut PageCollector<'_>,
         max_rows: Option<i64>,
-    ) -> Result<i64, StoreError> {
+    ) -> Result<bool, StoreError> {
         let mut connection = self.connection().await?;
         let mut read = 0_i64;
         let mut after: Option<(i64, Uuid)> = None;
         loop {
             let step = max_rows.map_or(WALK_STEP, |max| WALK_STEP.min(max - read));
             if step <= 0 {
-                return Ok(read);
+                return Ok(true);
             }
             let mut query = filtered(&workspace, filter);
             if let Some((ts, id)) = after {
@@ -155,8 +120,11 @@ impl PgStore {
             let got = rows.len() as i64;
             read += got;
             after = rows.last().map(|row| (row.ts, row.id));
-            if !page.take(rows)? || got < step {
-                return Ok(read);
+            if !page.offer_all(rows)? {
+                return Ok(false);
+            }
+            if got < step {
+                return Ok(true);
             }
         }
     }

@@ -21,7 +21,7 @@ use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Text};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
-use sluice_query::stats::MS_PER_DAY;
+use sluice_model::calendar::MS_PER_DAY;
 use sluice_store::StoreError;
 
 use crate::PgStore;

@@ -9,13 +9,14 @@ use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Text};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use sluice_model::WorkspaceId;
+use sluice_store::rollups::{RollupDeltas, Scope};
 use sluice_store::{StoreError, TenantStore};
 
 use crate::PgStore;
 use crate::error::from_diesel;
 use crate::partitions::{PARTITION_LOCK, PartitionRow, load_partitions};
 use crate::rollups::apply_deltas;
-use crate::rows::{RollupDeltas, Scope, Total};
+use crate::rows::Total;
 
 /// Logs deleted per retention transaction.
 const DELETE_BATCH: i64 = 5_000;

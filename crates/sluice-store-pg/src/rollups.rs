@@ -7,13 +7,14 @@ use diesel::result::Error as DieselError;
 use diesel::sql_types::{Array, BigInt, Nullable, SmallInt, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use sluice_model::WorkspaceId;
-use sluice_query::stats::{Bucket, CountBy, LevelCount, MS_PER_DAY, RollupFilter};
+use sluice_query::stats::{Bucket, CountBy, LevelCount, RollupFilter};
 use sluice_store::StoreError;
+use sluice_store::rollups::{CountsGroup, CountsSource, DAY_OF_HOUR_SQL, RollupDeltas, Scope};
+use sluice_store::rows::parse_column;
 use uuid::Uuid;
 
 use crate::PgStore;
-use crate::error::{backend, from_diesel};
-use crate::rows::{RollupDeltas, Scope};
+use crate::error::from_diesel;
 use crate::text;
 
 /// One summed counter, as `level_counts` reads it.
@@ -39,27 +40,21 @@ const COUNTS_SQL: &str = "SELECT {group} AS hour, {source} AS source, level, SUM
 
 const SCOPE_FILTERS: &str = "($5::text IS NULL OR environment = $5) AND ($6::text IS NULL OR dataset = $6)";
 
-/// The midnight at or before an hour, in SQL.
-const DAY_OF_HOUR: &str = "(hour - (((hour % 86400000) + 86400000) % 86400000))";
-
-/// The statement for `by` over `from_ms..to_ms`: whole UTC days read the daily counters (the
-/// narrow ones when neither environment nor dataset is filtered on), anything else the hourly.
+/// The statement for `by` over `from_ms..to_ms`, on the counters [`CountsSource::choose`]
+/// picks: whole UTC days read the daily counters (the narrow ones when neither environment nor
+/// dataset is filtered on), anything else the hourly.
 fn counts_sql(by: CountBy, from_ms: i64, to_ms: i64, narrow: bool) -> String {
-    let whole_days = from_ms.rem_euclid(MS_PER_DAY) == 0 && to_ms.rem_euclid(MS_PER_DAY) == 0;
-    let (table, at, scope) = match (whole_days && by != CountBy::Hour, narrow) {
-        (true, true) => ("log_rollups_daily_sources", "day", "$5::text IS NULL AND $6::text IS NULL"),
-        (true, false) => ("log_rollups_daily", "day", SCOPE_FILTERS),
-        (false, _) => ("log_rollups", "hour", SCOPE_FILTERS),
-    };
-    let (group, source) = match by {
-        CountBy::Hour => ("hour", "''"),
-        CountBy::Day if whole_days => ("day", "''"),
-        CountBy::Day => (DAY_OF_HOUR, "''"),
-        CountBy::Source => ("0::int8", "source"),
+    let counts = CountsSource::choose(by, from_ms, to_ms, narrow);
+    let scope = if counts.scoped { SCOPE_FILTERS } else { "$5::text IS NULL AND $6::text IS NULL" };
+    let (group, source) = match counts.group {
+        CountsGroup::Hour => ("hour", "''"),
+        CountsGroup::Day => ("day", "''"),
+        CountsGroup::DayOfHour => (DAY_OF_HOUR_SQL, "''"),
+        CountsGroup::Source => ("0::int8", "source"),
     };
     COUNTS_SQL
-        .replace("{table}", table)
-        .replace("{at}", at)
+        .replace("{table}", counts.table)
+        .replace("{at}", counts.at)
         .replace("{group}", group)
         .replace("{source}", source)
         .replace("{scope}", scope)
@@ -183,7 +178,7 @@ impl PgStore {
                 .map_err(from_diesel)?;
             rows.into_iter()
                 .map(|row| {
-                    let level = row.level.parse().map_err(|_| backend("corrupt rollup level in the database"))?;
+                    let level = parse_column(&row.level, "rollup level")?;
                     let bucket = match by {
                         CountBy::Hour => Bucket::Hour(row.hour),
                         CountBy::Day => Bucket::Day(row.hour),

@@ -1,26 +1,20 @@
-//! Rows as PostgreSQL holds them, and their conversion to and from the model's types.
+//! Rows as PostgreSQL holds them (ids as UUIDs, text encoded: [`crate::text`]), and their
+//! conversion to and from the model's types, through `sluice_store::rows` for what both
+//! stores share.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Nullable};
-use sluice_model::{ApiKeyRecord, JsonObject, KeyId, Limits, Log, LogEntry, LogId, Plan, Workspace, WorkspaceId};
+use sluice_model::{ApiKeyRecord, JsonObject, KeyId, Limits, Log, LogId, Plan, Workspace, WorkspaceId};
 use sluice_query::fold;
-use sluice_query::stats::{day_start_ms, hour_start};
+use sluice_store::page::SearchableRow;
+use sluice_store::rows::{LogColumns, PlanColumns, parse_column, step_index_column, tags_column};
 use sluice_store::{NewApiKey, Search, StoreError};
 use uuid::Uuid;
 
 use crate::schema::{api_keys, logs, workspaces};
 use crate::text::{decode, decode_option, decoded, encode, encode_option, encode_owned};
-
-fn corrupt(what: &str) -> StoreError {
-    StoreError::Backend(format!("corrupt {what} in the database"))
-}
-
-fn parse<T: std::str::FromStr>(text: &str, what: &str) -> Result<T, StoreError> {
-    text.parse().map_err(|_| corrupt(what))
-}
 
 /// The folded text of a log's searchable fields, one per line, for the trigram index. Only a
 /// candidate filter: the exact check reads the fields themselves, so text spanning two lines
@@ -87,9 +81,9 @@ impl<'a> NewLogRow<'a> {
             data: entry.data.as_ref().map(JsonObject::as_str),
             error_name: encode_option(entry.error_name.as_deref()),
             error_stack: encode_option(entry.error_stack.as_deref()),
-            tags: entry.tags.as_ref().and_then(|tags| serde_json::to_string(tags).ok()),
+            tags: tags_column(entry),
             flow_id: encode_option(entry.flow_id.as_deref()),
-            step_index: entry.step_index.map(i32::from),
+            step_index: step_index_column(entry),
             country: encode_option(log.country.as_deref()),
             ip_address: encode_option(log.ip_address.as_deref()),
             search_text: encode_owned(search_text(log)),
@@ -155,65 +149,6 @@ pub(crate) async fn insert_rows(
     diesel_async::RunQueryDsl::execute(insert, connection).await
 }
 
-/// What a counter counts, apart from its time: source, environment, dataset, level.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct Scope {
-    pub(crate) source: String,
-    pub(crate) environment: String,
-    pub(crate) dataset: String,
-    pub(crate) level: String,
-}
-
-/// How many logs each counter of each table gains (or, negative, loses): per hour, per day,
-/// per day without environment and dataset. Keys are sorted, so concurrent writers lock
-/// counter rows in one order.
-#[derive(Debug, Default)]
-pub(crate) struct RollupDeltas {
-    pub(crate) hourly: BTreeMap<(i64, Scope), i64>,
-    pub(crate) daily: BTreeMap<(i64, Scope), i64>,
-    pub(crate) daily_sources: BTreeMap<(i64, String, String), i64>,
-}
-
-impl RollupDeltas {
-    /// Adds `sign` (1 or -1) for a log at `ts` under `scope`.
-    pub(crate) fn add(&mut self, ts: i64, scope: Scope, sign: i64) {
-        let day = day_start_ms(ts);
-        *self.daily_sources.entry((day, scope.source.clone(), scope.level.clone())).or_insert(0) += sign;
-        *self.daily.entry((day, scope.clone())).or_insert(0) += sign;
-        *self.hourly.entry((hour_start(ts), scope)).or_insert(0) += sign;
-    }
-
-    /// Adds `other`'s deltas to these (several batches of one workspace, applied at once so
-    /// their counter rows are locked in key order).
-    pub(crate) fn absorb(&mut self, other: &RollupDeltas) {
-        for (key, count) in &other.hourly {
-            *self.hourly.entry(key.clone()).or_insert(0) += count;
-        }
-        for (key, count) in &other.daily {
-            *self.daily.entry(key.clone()).or_insert(0) += count;
-        }
-        for (key, count) in &other.daily_sources {
-            *self.daily_sources.entry(key.clone()).or_insert(0) += count;
-        }
-    }
-
-    /// The deltas of a batch being inserted.
-    pub(crate) fn of(logs: &[Log]) -> Self {
-        let mut deltas = RollupDeltas::default();
-        for log in logs {
-            let entry = &log.entry;
-            let scope = Scope {
-                source: encode(&entry.source).into_owned(),
-                environment: entry.environment.as_str().to_owned(),
-                dataset: encode(&entry.dataset).into_owned(),
-                level: entry.level.as_str().to_owned(),
-            };
-            deltas.add(entry.timestamp, scope, 1);
-        }
-        deltas
-    }
-}
-
 /// A log as read back.
 #[derive(Queryable, QueryableByName, Selectable)]
 #[diesel(table_name = logs, check_for_backend(diesel::pg::Pg))]
@@ -239,9 +174,9 @@ pub(crate) struct LogRow {
     ip_address: Option<String>,
 }
 
-impl LogRow {
+impl SearchableRow for LogRow {
     /// The exact check of a search on this row (on the text as sent).
-    pub(crate) fn matches(&self, search: &Search) -> bool {
+    fn matches(&self, search: &Search) -> bool {
         let error_name = self.error_name.as_deref().map(decoded);
         let error_stack = self.error_stack.as_deref().map(decoded);
         search.matches(&decoded(&self.message), error_name.as_deref(), error_stack.as_deref(), self.data.as_deref())
@@ -251,38 +186,27 @@ impl LogRow {
 impl TryFrom<LogRow> for Log {
     type Error = StoreError;
 
+    /// The row's columns, text decoded as it was sent (`data` is JSON text, stored as it is),
+    /// read as the model's log.
     fn try_from(row: LogRow) -> Result<Self, StoreError> {
-        let data = match row.data {
-            Some(text) => Some(JsonObject::from_text(text).map_err(|_| corrupt("log data"))?),
-            None => None,
-        };
-        let tags = match row.tags {
-            Some(text) => Some(serde_json::from_str(&text).map_err(|_| corrupt("log tags"))?),
-            None => None,
-        };
-        Ok(Log {
+        Log::try_from(LogColumns {
             id: LogId::from_uuid(row.id),
-            entry: LogEntry {
-                timestamp: row.ts,
-                level: parse(&row.level, "log level")?,
-                message: decode(row.message),
-                source: decode(row.source).into(),
-                environment: parse(&row.environment, "log environment")?,
-                dataset: decode(row.dataset).into(),
-                version: decode_option(row.version),
-                user_id: decode_option(row.user_id),
-                session_id: decode_option(row.session_id),
-                request_id: decode_option(row.request_id),
-                data,
-                error_name: decode_option(row.error_name),
-                error_stack: decode_option(row.error_stack),
-                tags,
-                flow_id: decode_option(row.flow_id),
-                step_index: row
-                    .step_index
-                    .map(|index| u16::try_from(index).map_err(|_| corrupt("step index")))
-                    .transpose()?,
-            },
+            ts: row.ts,
+            level: row.level,
+            environment: row.environment,
+            source: decode(row.source),
+            dataset: decode(row.dataset),
+            message: decode(row.message),
+            version: decode_option(row.version),
+            user_id: decode_option(row.user_id),
+            session_id: decode_option(row.session_id),
+            request_id: decode_option(row.request_id),
+            data: row.data,
+            error_name: decode_option(row.error_name),
+            error_stack: decode_option(row.error_stack),
+            tags: row.tags,
+            flow_id: decode_option(row.flow_id),
+            step_index: row.step_index,
             country: decode_option(row.country),
             ip_address: decode_option(row.ip_address),
         })
@@ -304,15 +228,15 @@ pub(crate) struct WorkspaceRow {
 
 impl From<&Workspace> for WorkspaceRow {
     fn from(workspace: &Workspace) -> Self {
-        let change = PlanChange::new(workspace.plan, &workspace.limits);
+        let columns = PlanColumns::new(workspace.plan, &workspace.limits);
         Self {
             id: *workspace.id.as_uuid(),
             name: workspace.name.clone(),
-            plan: workspace.plan.as_str().to_owned(),
+            plan: columns.plan.to_owned(),
             created_at: workspace.created_at,
-            rate_limit: change.rate_limit,
-            monthly_quota: change.monthly_quota,
-            retention_days: change.retention_days,
+            rate_limit: columns.rate_limit,
+            monthly_quota: columns.monthly_quota,
+            retention_days: columns.retention_days,
         }
     }
 }
@@ -328,13 +252,10 @@ pub(crate) struct PlanChange {
 }
 
 impl PlanChange {
+    /// The change to `plan` with `limits` in force ([`PlanColumns::new`]).
     pub(crate) fn new(plan: Plan, limits: &Limits) -> Self {
-        PlanChange {
-            plan: plan.as_str(),
-            rate_limit: limits.requests_per_minute.map(|limit| i32::try_from(limit).unwrap_or(i32::MAX)),
-            monthly_quota: limits.logs_per_month.map(|quota| i64::try_from(quota).unwrap_or(i64::MAX)),
-            retention_days: i32::try_from(limits.retention_days).unwrap_or(i32::MAX),
-        }
+        let PlanColumns { plan, rate_limit, monthly_quota, retention_days } = PlanColumns::new(plan, limits);
+        PlanChange { plan, rate_limit, monthly_quota, retention_days }
     }
 }
 
@@ -345,12 +266,8 @@ impl TryFrom<WorkspaceRow> for Workspace {
         Ok(Workspace {
             id: WorkspaceId::from_uuid(row.id),
             name: row.name,
-            plan: parse(&row.plan, "workspace plan")?,
-            limits: Limits {
-                requests_per_minute: row.rate_limit.map(|limit| u32::try_from(limit).unwrap_or(0)),
-                logs_per_month: row.monthly_quota.map(|quota| u64::try_from(quota).unwrap_or(0)),
-                retention_days: u32::try_from(row.retention_days).unwrap_or(0),
-            },
+            plan: parse_column(&row.plan, "workspace plan")?,
+            limits: PlanColumns::limits(row.rate_limit, row.monthly_quota, row.retention_days),
             created_at: row.created_at,
         })
     }
@@ -378,8 +295,8 @@ impl TryFrom<KeyRow> for ApiKeyRecord {
             id: KeyId::from_uuid(row.id),
             workspace_id: WorkspaceId::from_uuid(row.workspace_id),
             name: row.name,
-            env: parse(&row.env, "key env")?,
-            scopes: parse(&row.scopes, "key scopes")?,
+            env: parse_column(&row.env, "key env")?,
+            scopes: parse_column(&row.scopes, "key scopes")?,
             created_at: row.created_at,
             expires_at: row.expires_at,
             revoked_at: row.revoked_at,

@@ -6,12 +6,13 @@ use diesel::prelude::*;
 use diesel::sql_types::Bool;
 use diesel_async::RunQueryDsl;
 use sluice_model::WorkspaceId;
+use sluice_store::page::{PageCollector, SearchableRow};
 use sluice_store::{LogFilter, LogPage, Page, Search, StoreError};
 
 use crate::PgStore;
 use crate::chunks;
 use crate::error::from_diesel;
-use crate::list::{PageBuilder, chunks_in_span, filtered, rows_needed, stored};
+use crate::list::{chunks_in_span, filtered, rows_needed, stored};
 use crate::rows::LogRow;
 use crate::schema::{log_chunks, logs};
 use crate::text;
@@ -108,7 +109,7 @@ fn chunk_condition(search: &Search) -> Option<ChunkCondition> {
             group
                 .into_iter()
                 .map(|needle| {
-                    sluice_query::needle_trigrams(&text::encode(needle))
+                    sluice_store::trigrams::needle_trigrams(&text::encode(needle))
                         .into_iter()
                         .flat_map(chunks::bloom_bits)
                         .collect()
@@ -189,7 +190,7 @@ impl PgStore {
         page: Page,
     ) -> Result<LogPage, StoreError> {
         self.with_deadline(async move {
-            let mut builder = PageBuilder::new(search, page);
+            let mut collector = PageCollector::new(search, page);
             // A filter on a facet: the chunks that may hold its value (and the needles), newest
             // first; the needles narrow the rows read as in `chunk_logs`.
             if facet_condition(filter).is_some() {
@@ -205,31 +206,32 @@ impl PgStore {
                         need,
                     )
                     .await?;
-                builder.take(rows)?;
-                return Ok(builder.finish());
+                collector.offer_all(rows)?;
+                return Ok(collector.finish());
             }
             // Without an indexable needle: walk the filtered logs newest first.
             if index_condition(search).is_none() {
-                self.walk(workspace, filter, &mut builder, None).await?;
-                return Ok(builder.finish());
+                self.walk(workspace, filter, &mut collector, None).await?;
+                return Ok(collector.finish());
             }
             // Candidate chunks holding few logs: read just those, whatever the workspace's size.
             let chunks = self.candidate_chunks(workspace, search, filter).await?;
             let candidates: i64 = chunks.iter().map(|(_, logs)| i64::from(*logs)).sum();
             let ids: Vec<i64> = chunks.into_iter().map(|(id, _)| id).collect();
             if candidates <= self.dense_hits {
-                builder.take(self.chunk_logs(workspace, search, filter, ids).await?)?;
-                return Ok(builder.finish());
+                collector.offer_all(self.chunk_logs(workspace, search, filter, ids).await?)?;
+                return Ok(collector.finish());
             }
-            // A common needle: look in the newest logs first, for a bounded number of rows.
-            let walked = self.walk(workspace, filter, &mut builder, Some(self.walk_rows)).await?;
-            if builder.has_more || walked < self.walk_rows {
-                return Ok(builder.finish());
+            // A common needle: look in the newest logs first, for a bounded number of rows
+            // (while the page is open, every row read was offered: `read` counts them).
+            let open = self.walk(workspace, filter, &mut collector, Some(self.walk_rows)).await?;
+            if !open || (collector.read() as i64) < self.walk_rows {
+                return Ok(collector.finish());
             }
             // Common, but not among the newest: every candidate chunk's logs, newest first.
-            let mut builder = PageBuilder::new(search, page);
-            builder.take(self.chunk_logs(workspace, search, filter, ids).await?)?;
-            Ok(builder.finish())
+            let mut collector = PageCollector::new(search, page);
+            collector.offer_all(self.chunk_logs(workspace, search, filter, ids).await?)?;
+            Ok(collector.finish())
         })
         .await
     }

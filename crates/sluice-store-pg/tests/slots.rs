@@ -5,8 +5,9 @@
 use std::collections::BTreeMap;
 
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+use sluice_model::calendar::{MS_PER_DAY, month_start_ms};
 use sluice_model::{Level, Limits, Log, Plan, Workspace};
-use sluice_query::stats::{Bucket, CountBy, MS_PER_DAY, RollupFilter};
+use sluice_query::stats::{Bucket, CountBy, RollupFilter};
 use sluice_store::conformance::log;
 use sluice_store::{LogStore, StoreError, TenantStore};
 use sluice_store_pg::testing::TestDatabase;
@@ -107,7 +108,7 @@ async fn counts_usage_and_retention_read_the_sum_of_the_slots() {
     }
     check(&store, &workspace, &logs, "as inserted").await;
     // Usage counts the month a log was accepted in: this one.
-    let month = sluice_store::month_start_ms(time::OffsetDateTime::now_utc().unix_timestamp() * 1000);
+    let month = month_start_ms(time::OffsetDateTime::now_utc().unix_timestamp() * 1000);
     let before = store.monthly_usage(workspace.id, month).await.expect("usage");
     assert_eq!(before, 120);
 
@@ -172,6 +173,6 @@ async fn a_quota_stays_exact_under_concurrent_writers() {
     let accepted = outcomes.iter().filter(|outcome| outcome.is_ok()).count();
     assert!(outcomes.iter().all(|outcome| matches!(outcome, Ok(()) | Err(StoreError::QuotaExceeded))), "{outcomes:?}");
     assert_eq!(accepted, 5, "five batches of ten fit a quota of 55");
-    let month = sluice_store::month_start_ms(time::OffsetDateTime::now_utc().unix_timestamp() * 1000);
+    let month = month_start_ms(time::OffsetDateTime::now_utc().unix_timestamp() * 1000);
     assert_eq!(store.monthly_usage(workspace.id, month).await.expect("usage"), 50);
 }

@@ -3,8 +3,8 @@
 //! A chunk is a run of consecutive logs (by `seq`) of one workspace, written in one
 //! transaction, at most [`crate::SqliteOptions::index_chunk_rows`] of them. Its document holds,
 //! per searchable field, each distinct trigram of the folded text of its logs once, as a hex
-//! token of [`sluice_query::trigram_codes`]. Logs repeat their words, so a chunk of a few
-//! hundred logs has a few thousand distinct trigrams where its logs have tens of thousands:
+//! token of [`sluice_store::trigrams::trigram_codes`]. Logs repeat their words, so a chunk of
+//! a few hundred logs has a few thousand distinct trigrams where its logs have tens of thousands:
 //! the index costs FTS5 a fraction of what a document per log cost (measured in
 //! docs/PERFORMANCE.md, issue 7), and its lookups name chunks, whose logs a search then reads
 //! by `seq` range and checks exactly.
@@ -24,8 +24,9 @@ use std::sync::Mutex;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Binary, Nullable, Text};
-use sluice_query::{SearchField, trigram_codes};
+use sluice_query::SearchField;
 use sluice_store::Search;
+use sluice_store::trigrams::{needle_trigrams, trigram_codes};
 
 use crate::schema::{log_chunks, logs};
 
@@ -181,8 +182,7 @@ pub(crate) fn expression(search: &Search) -> Option<String> {
         return None;
     }
     let needle = |needle: &str| {
-        let all: Vec<String> =
-            sluice_query::needle_trigrams(needle).iter().map(|code| format!("\"{code:x}\"")).collect();
+        let all: Vec<String> = needle_trigrams(needle).iter().map(|code| format!("\"{code:x}\"")).collect();
         format!("({})", all.join(" AND "))
     };
     let body: Vec<String> = groups
@@ -381,7 +381,7 @@ mod tests {
         let mut codes: Vec<u64> = chunk.codes[0].iter().copied().collect();
         codes.sort_unstable();
         let mut expected: Vec<u64> = [['a', 'b', 'c'], ['b', 'c', 'd'], ['b', 'c', 'a'], ['c', 'a', 'b']]
-            .map(sluice_query::trigram_code)
+            .map(sluice_store::trigrams::trigram_code)
             .to_vec();
         expected.sort_unstable();
         assert_eq!(codes, expected);
@@ -395,9 +395,7 @@ mod tests {
             query: sluice_query::Query::parse(raw).expect("query"),
             fields: fields.to_vec(),
         };
-        let hex = |text: &str| {
-            sluice_query::needle_trigrams(text).iter().map(|code| format!("\"{code:x}\"")).collect::<Vec<_>>()
-        };
+        let hex = |text: &str| needle_trigrams(text).iter().map(|code| format!("\"{code:x}\"")).collect::<Vec<_>>();
         assert_eq!(
             expression(&search("Abcd efg OR hij -zzz", &[SearchField::Message, SearchField::Data])),
             Some(format!(

@@ -1,17 +1,21 @@
 //! The insert path: a group of batches in one write transaction, each batch's quota checked
 //! first, its logs given consecutive seqs, and its counters kept with it.
 
+use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 use std::sync::PoisonError;
 
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
+use sluice_model::WorkspaceId;
+use sluice_store::rollups::RollupDeltas;
 use sluice_store::{StoreError, WriteBatch};
 
 use crate::connection::{SqliteStore, from_diesel};
 use crate::index;
 use crate::quota::count_usage;
-use crate::rollups::add_to_rollup;
-use crate::rows::{NewLogRow, RollupKey, rollup_deltas};
+use crate::rollups::apply_rollup_deltas;
+use crate::rows::NewLogRow;
 use crate::schema::logs;
 
 /// Rows per multi-row `INSERT`: 20 bound values each keeps a statement well under SQLite's
@@ -26,16 +30,13 @@ const MAX_TAIL: i64 = 20_000;
 /// What a batch needs under the write lock, worked out before it is taken: its counter
 /// changes and its logs per month.
 struct PreparedBatch {
-    deltas: std::collections::BTreeMap<RollupKey, i64>,
+    deltas: RollupDeltas,
     months: Vec<(i64, i64)>,
 }
 
 impl PreparedBatch {
     fn new(batch: &WriteBatch) -> Self {
-        Self {
-            deltas: rollup_deltas(batch.logs.iter().map(|log| RollupKey::of(&batch.workspace, log))),
-            months: sluice_store::logs_per_month(&batch.logs),
-        }
+        Self { deltas: RollupDeltas::of(&batch.logs, str::to_owned), months: sluice_store::logs_per_month(&batch.logs) }
     }
 }
 
@@ -52,7 +53,8 @@ impl SqliteStore {
             let answers = connection
                 .immediate_transaction(|connection| {
                     let mut answers: Vec<Result<(), StoreError>> = vec![Ok(()); group.len()];
-                    let mut deltas = std::collections::BTreeMap::new();
+                    // Counter changes per workspace, applied once for all its batches.
+                    let mut deltas: BTreeMap<WorkspaceId, RollupDeltas> = BTreeMap::new();
                     // Under the write lock nobody else inserts: the next seqs are ours. They
                     // start past every log and every chunk of the index, so a chunk never covers
                     // a log it was not built from.
@@ -75,15 +77,18 @@ impl SqliteStore {
                             rows.push(NewLogRow::new(next, &batch.workspace, log));
                             next += 1;
                         }
-                        for (key, count) in prepared.deltas {
-                            *deltas.entry(key).or_insert(0) += count;
+                        match deltas.entry(batch.workspace) {
+                            Entry::Vacant(slot) => {
+                                slot.insert(prepared.deltas);
+                            }
+                            Entry::Occupied(mut slot) => slot.get_mut().absorb(&prepared.deltas),
                         }
                     }
                     for part in rows.chunks(ROWS_PER_INSERT) {
                         diesel::insert_into(logs::table).values(part).execute(connection)?;
                     }
-                    for (key, count) in &deltas {
-                        add_to_rollup(connection, key, *count)?;
+                    for (workspace, deltas) in &deltas {
+                        apply_rollup_deltas(connection, workspace, deltas)?;
                     }
                     Ok::<_, DieselError>((answers, next - 1 - indexed))
                 })

@@ -7,11 +7,11 @@ use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use sluice_model::WorkspaceId;
 use sluice_store::StoreError;
+use sluice_store::rollups::{RollupDeltas, Scope};
 
 use crate::connection::{SqliteStore, from_diesel};
 use crate::index;
-use crate::rollups::add_to_rollup;
-use crate::rows::{RollupKey, rollup_deltas};
+use crate::rollups::apply_rollup_deltas;
 use crate::schema::logs;
 
 /// Logs deleted per retention transaction: bounded, so a large sweep never holds the write
@@ -55,18 +55,11 @@ impl SqliteStore {
                                 .load(connection)?;
                             let seqs: Vec<i64> = victims.iter().map(|victim| victim.0).collect();
                             diesel::delete(logs::table.filter(logs::seq.eq_any(&seqs))).execute(connection)?;
-                            let keys =
-                                victims.into_iter().map(|(_, ts, source, environment, dataset, level)| RollupKey {
-                                    workspace_id: workspace.as_bytes().to_vec(),
-                                    hour: sluice_query::stats::hour_start(ts),
-                                    source: source.into(),
-                                    environment,
-                                    dataset: dataset.into(),
-                                    level,
-                                });
-                            for (key, count) in rollup_deltas(keys) {
-                                add_to_rollup(connection, &key, -count)?;
+                            let mut deltas = RollupDeltas::default();
+                            for (_, ts, source, environment, dataset, level) in victims {
+                                deltas.add(ts, Scope { source, environment, dataset, level }, -1);
                             }
+                            apply_rollup_deltas(connection, &workspace, &deltas)?;
                             Ok::<_, DieselError>(seqs.len() as u64)
                         })
                         .map_err(from_diesel)

@@ -5,54 +5,112 @@ use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Binary, Nullable, Text};
 use sluice_model::WorkspaceId;
-use sluice_query::stats::{Bucket, CountBy, LevelCount, MS_PER_DAY, RollupFilter, day_start_ms};
+use sluice_query::stats::{Bucket, CountBy, LevelCount, RollupFilter};
 use sluice_store::StoreError;
+use sluice_store::rollups::{CountsGroup, CountsSource, DAY_OF_HOUR_SQL, RollupDeltas};
 
 use crate::connection::{SqliteStore, backend, from_diesel};
-use crate::rows::RollupKey;
 
-/// The counter tables: name, time column, and whether they keep environment and dataset.
-const ROLLUP_TABLES: [(&str, &str, bool); 3] =
-    [("log_rollups", "hour", true), ("log_rollups_daily", "day", true), ("log_rollups_daily_sources", "day", false)];
+/// A counter table: its name, time column, and whether it keeps environment and dataset.
+struct CounterTable {
+    name: &'static str,
+    at: &'static str,
+    scoped: bool,
+}
 
-/// Adds `delta` (negative on delete) to every counter of `key` (hourly, daily, daily without
-/// environment and dataset), removing a counter that reaches 0.
-pub(crate) fn add_to_rollup(connection: &mut SqliteConnection, key: &RollupKey, delta: i64) -> Result<(), DieselError> {
-    for (table, at, scoped) in ROLLUP_TABLES {
-        let start = if at == "hour" { key.hour } else { day_start_ms(key.hour) };
-        // Numbered parameters: every statement binds the same values; a table without
-        // environment and dataset leaves ?4 and ?5 unused.
-        let (columns, values) = if scoped {
-            (format!("workspace_id, {at}, source, environment, dataset, level"), "?1, ?2, ?3, ?4, ?5, ?6")
-        } else {
-            (format!("workspace_id, {at}, source, level"), "?1, ?2, ?3, ?6")
+/// The hourly counters.
+const HOURLY: CounterTable = CounterTable { name: "log_rollups", at: "hour", scoped: true };
+/// The daily counters.
+const DAILY: CounterTable = CounterTable { name: "log_rollups_daily", at: "day", scoped: true };
+/// The daily counters without environment and dataset.
+const DAILY_SOURCES: CounterTable = CounterTable { name: "log_rollups_daily_sources", at: "day", scoped: false };
+
+/// One counter of a workspace's table: its hour or day, source, environment, dataset and level
+/// (the last two ignored by a table that does not keep them).
+struct Counter<'a> {
+    start: i64,
+    source: &'a str,
+    environment: &'a str,
+    dataset: &'a str,
+    level: &'a str,
+}
+
+/// Adds every count of `deltas` (negative on delete) to the workspace's counter of its table
+/// (hourly, daily, daily without environment and dataset), removing a counter that reaches 0.
+pub(crate) fn apply_rollup_deltas(
+    connection: &mut SqliteConnection,
+    workspace: &WorkspaceId,
+    deltas: &RollupDeltas,
+) -> Result<(), DieselError> {
+    let workspace = workspace.as_bytes().as_slice();
+    for ((hour, scope), delta) in &deltas.hourly {
+        let counter = Counter {
+            start: *hour,
+            source: &scope.source,
+            environment: &scope.environment,
+            dataset: &scope.dataset,
+            level: &scope.level,
         };
-        let scope = if scoped { "AND environment = ?4 AND dataset = ?5" } else { "" };
+        add_to_counter(connection, &HOURLY, workspace, &counter, *delta)?;
+    }
+    for ((day, scope), delta) in &deltas.daily {
+        let counter = Counter {
+            start: *day,
+            source: &scope.source,
+            environment: &scope.environment,
+            dataset: &scope.dataset,
+            level: &scope.level,
+        };
+        add_to_counter(connection, &DAILY, workspace, &counter, *delta)?;
+    }
+    for ((day, source, level), delta) in &deltas.daily_sources {
+        let counter = Counter { start: *day, source, environment: "", dataset: "", level };
+        add_to_counter(connection, &DAILY_SOURCES, workspace, &counter, *delta)?;
+    }
+    Ok(())
+}
+
+/// Adds `delta` to one counter of `table`, removing it when a negative `delta` takes it to 0.
+fn add_to_counter(
+    connection: &mut SqliteConnection,
+    table: &CounterTable,
+    workspace: &[u8],
+    counter: &Counter<'_>,
+    delta: i64,
+) -> Result<(), DieselError> {
+    let CounterTable { name: table, at, scoped } = *table;
+    // Numbered parameters: every statement binds the same values; a table without
+    // environment and dataset leaves ?4 and ?5 unused.
+    let (columns, values) = if scoped {
+        (format!("workspace_id, {at}, source, environment, dataset, level"), "?1, ?2, ?3, ?4, ?5, ?6")
+    } else {
+        (format!("workspace_id, {at}, source, level"), "?1, ?2, ?3, ?6")
+    };
+    let scope = if scoped { "AND environment = ?4 AND dataset = ?5" } else { "" };
+    diesel::sql_query(format!(
+        "INSERT INTO {table} ({columns}, count) VALUES ({values}, ?7) \
+         ON CONFLICT ({columns}) DO UPDATE SET count = count + excluded.count"
+    ))
+    .bind::<Binary, _>(workspace)
+    .bind::<BigInt, _>(counter.start)
+    .bind::<Text, _>(counter.source)
+    .bind::<Text, _>(counter.environment)
+    .bind::<Text, _>(counter.dataset)
+    .bind::<Text, _>(counter.level)
+    .bind::<BigInt, _>(delta)
+    .execute(connection)?;
+    if delta < 0 {
         diesel::sql_query(format!(
-            "INSERT INTO {table} ({columns}, count) VALUES ({values}, ?7) \
-             ON CONFLICT ({columns}) DO UPDATE SET count = count + excluded.count"
+            "DELETE FROM {table} WHERE workspace_id = ?1 AND {at} = ?2 AND source = ?3 {scope} \
+             AND level = ?6 AND count <= 0"
         ))
-        .bind::<Binary, _>(&key.workspace_id)
-        .bind::<BigInt, _>(start)
-        .bind::<Text, _>(key.source.as_str())
-        .bind::<Text, _>(&key.environment)
-        .bind::<Text, _>(key.dataset.as_str())
-        .bind::<Text, _>(&key.level)
-        .bind::<BigInt, _>(delta)
+        .bind::<Binary, _>(workspace)
+        .bind::<BigInt, _>(counter.start)
+        .bind::<Text, _>(counter.source)
+        .bind::<Text, _>(counter.environment)
+        .bind::<Text, _>(counter.dataset)
+        .bind::<Text, _>(counter.level)
         .execute(connection)?;
-        if delta < 0 {
-            diesel::sql_query(format!(
-                "DELETE FROM {table} WHERE workspace_id = ?1 AND {at} = ?2 AND source = ?3 {scope} \
-                 AND level = ?6 AND count <= 0"
-            ))
-            .bind::<Binary, _>(&key.workspace_id)
-            .bind::<BigInt, _>(start)
-            .bind::<Text, _>(key.source.as_str())
-            .bind::<Text, _>(&key.environment)
-            .bind::<Text, _>(key.dataset.as_str())
-            .bind::<Text, _>(&key.level)
-            .execute(connection)?;
-        }
     }
     Ok(())
 }
@@ -82,29 +140,22 @@ const COUNTS_SQL: &str = "SELECT {group} AS hour, {source} AS source, level, SUM
 /// `{scope}` for the tables that keep environment and dataset.
 const SCOPE_FILTERS: &str = "(?5 IS NULL OR environment = ?5) AND (?6 IS NULL OR dataset = ?6)";
 
-/// The midnight at or before a Unix ms, in SQL (also before 1970).
-const DAY_OF_HOUR: &str = "(hour - (((hour % 86400000) + 86400000) % 86400000))";
-
-/// The statement for `by` over `from_ms..to_ms`: whole UTC days read the daily counters (the
-/// ones without environment and dataset when `narrow`, i.e. neither is filtered on), anything
-/// else the hourly ones.
+/// The statement for `by` over `from_ms..to_ms`, on the counters [`CountsSource::choose`]
+/// picks: whole UTC days read the daily ones (without environment and dataset when `narrow`,
+/// i.e. neither is filtered on), anything else the hourly ones.
 pub(crate) fn counts_sql(by: CountBy, from_ms: i64, to_ms: i64, narrow: bool) -> String {
-    let whole_days = from_ms.rem_euclid(MS_PER_DAY) == 0 && to_ms.rem_euclid(MS_PER_DAY) == 0;
-    let (table, at, scope) = match (whole_days && by != CountBy::Hour, narrow) {
-        // The narrow table has neither column; both parameters are bound as NULL.
-        (true, true) => ("log_rollups_daily_sources", "day", "?5 IS NULL AND ?6 IS NULL"),
-        (true, false) => ("log_rollups_daily", "day", SCOPE_FILTERS),
-        (false, _) => ("log_rollups", "hour", SCOPE_FILTERS),
-    };
-    let (group, source) = match by {
-        CountBy::Hour => ("hour", "''"),
-        CountBy::Day if whole_days => ("day", "''"),
-        CountBy::Day => (DAY_OF_HOUR, "''"),
-        CountBy::Source => ("0", "source"),
+    let counts = CountsSource::choose(by, from_ms, to_ms, narrow);
+    // The narrow table has neither column; both parameters are bound as NULL.
+    let scope = if counts.scoped { SCOPE_FILTERS } else { "?5 IS NULL AND ?6 IS NULL" };
+    let (group, source) = match counts.group {
+        CountsGroup::Hour => ("hour", "''"),
+        CountsGroup::Day => ("day", "''"),
+        CountsGroup::DayOfHour => (DAY_OF_HOUR_SQL, "''"),
+        CountsGroup::Source => ("0", "source"),
     };
     COUNTS_SQL
-        .replace("{table}", table)
-        .replace("{at}", at)
+        .replace("{table}", counts.table)
+        .replace("{at}", counts.at)
         .replace("{group}", group)
         .replace("{source}", source)
         .replace("{scope}", scope)

@@ -1,21 +1,13 @@
-//! Rows as SQLite holds them, and their conversion to and from the model's types.
+//! Rows as SQLite holds them (ids as blobs, text as sent), and their conversion to and from
+//! the model's types through the mapping both stores share (`sluice_store::rows`).
 
 use diesel::prelude::*;
-use sluice_model::{
-    ApiKeyRecord, JsonObject, KeyId, Limits, Log, LogEntry, LogId, Plan, SmolStr, Workspace, WorkspaceId,
-};
-use sluice_query::stats::hour_start;
+use sluice_model::{ApiKeyRecord, JsonObject, KeyId, Limits, Log, LogId, Plan, Workspace, WorkspaceId};
+use sluice_store::page::SearchableRow;
+use sluice_store::rows::{LogColumns, PlanColumns, corrupt, parse_column, step_index_column, tags_column};
 use sluice_store::{NewApiKey, Search, StoreError};
 
 use crate::schema::{api_keys, logs, workspaces};
-
-fn corrupt(what: &str) -> StoreError {
-    StoreError::Backend(format!("corrupt {what} in the database"))
-}
-
-fn parse<T: std::str::FromStr>(text: &str, what: &str) -> Result<T, StoreError> {
-    text.parse().map_err(|_| corrupt(what))
-}
 
 /// A log as inserted: borrowed from the model so a batch is written without copies.
 #[derive(Insertable)]
@@ -64,48 +56,13 @@ impl<'a> NewLogRow<'a> {
             data: entry.data.as_ref().map(JsonObject::as_str),
             error_name: entry.error_name.as_deref(),
             error_stack: entry.error_stack.as_deref(),
-            tags: entry.tags.as_ref().and_then(|tags| serde_json::to_string(tags).ok()),
+            tags: tags_column(entry),
             flow_id: entry.flow_id.as_deref(),
-            step_index: entry.step_index.map(i32::from),
+            step_index: step_index_column(entry),
             country: log.country.as_deref(),
             ip_address: log.ip_address.as_deref(),
         }
     }
-}
-
-/// What a rollup counter counts: one workspace, hour, source, environment, dataset and level.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct RollupKey {
-    pub(crate) workspace_id: Vec<u8>,
-    pub(crate) hour: i64,
-    pub(crate) source: SmolStr,
-    pub(crate) environment: String,
-    pub(crate) dataset: SmolStr,
-    pub(crate) level: String,
-}
-
-impl RollupKey {
-    pub(crate) fn of(workspace: &WorkspaceId, log: &Log) -> Self {
-        let entry = &log.entry;
-        Self {
-            workspace_id: workspace.as_bytes().to_vec(),
-            hour: hour_start(entry.timestamp),
-            source: entry.source.clone(),
-            environment: entry.environment.as_str().to_owned(),
-            dataset: entry.dataset.clone(),
-            level: entry.level.as_str().to_owned(),
-        }
-    }
-}
-
-/// How many logs of a batch fall under each rollup counter, in key order (so concurrent
-/// writers would take row locks in one order).
-pub(crate) fn rollup_deltas(keys: impl Iterator<Item = RollupKey>) -> std::collections::BTreeMap<RollupKey, i64> {
-    let mut deltas = std::collections::BTreeMap::new();
-    for key in keys {
-        *deltas.entry(key).or_insert(0) += 1;
-    }
-    deltas
 }
 
 /// A log as read back.
@@ -133,9 +90,9 @@ pub(crate) struct LogRow {
     ip_address: Option<String>,
 }
 
-impl LogRow {
+impl SearchableRow for LogRow {
     /// The exact check of a search on this row.
-    pub(crate) fn matches(&self, search: &Search) -> bool {
+    fn matches(&self, search: &Search) -> bool {
         search.matches(&self.message, self.error_name.as_deref(), self.error_stack.as_deref(), self.data.as_deref())
     }
 }
@@ -144,40 +101,28 @@ impl TryFrom<LogRow> for Log {
     type Error = StoreError;
 
     fn try_from(row: LogRow) -> Result<Self, StoreError> {
-        let data = match row.data {
-            Some(text) => Some(JsonObject::from_text(text).map_err(|_| corrupt("log data"))?),
-            None => None,
-        };
-        let tags = match row.tags {
-            Some(text) => Some(serde_json::from_str(&text).map_err(|_| corrupt("log tags"))?),
-            None => None,
-        };
-        Ok(Log {
+        LogColumns {
             id: LogId::from_slice(&row.id).ok_or_else(|| corrupt("log id"))?,
-            entry: LogEntry {
-                timestamp: row.ts,
-                level: parse(&row.level, "log level")?,
-                message: row.message,
-                source: row.source.into(),
-                environment: parse(&row.environment, "log environment")?,
-                dataset: row.dataset.into(),
-                version: row.version,
-                user_id: row.user_id,
-                session_id: row.session_id,
-                request_id: row.request_id,
-                data,
-                error_name: row.error_name,
-                error_stack: row.error_stack,
-                tags,
-                flow_id: row.flow_id,
-                step_index: row
-                    .step_index
-                    .map(|index| u16::try_from(index).map_err(|_| corrupt("step index")))
-                    .transpose()?,
-            },
+            ts: row.ts,
+            level: row.level,
+            environment: row.environment,
+            source: row.source,
+            dataset: row.dataset,
+            message: row.message,
+            version: row.version,
+            user_id: row.user_id,
+            session_id: row.session_id,
+            request_id: row.request_id,
+            data: row.data,
+            error_name: row.error_name,
+            error_stack: row.error_stack,
+            tags: row.tags,
+            flow_id: row.flow_id,
+            step_index: row.step_index,
             country: row.country,
             ip_address: row.ip_address,
-        })
+        }
+        .try_into()
     }
 }
 
@@ -196,15 +141,15 @@ pub(crate) struct WorkspaceRow {
 
 impl From<&Workspace> for WorkspaceRow {
     fn from(workspace: &Workspace) -> Self {
-        let change = PlanChange::new(workspace.plan, &workspace.limits);
+        let columns = PlanColumns::new(workspace.plan, &workspace.limits);
         Self {
             id: workspace.id.as_bytes().to_vec(),
             name: workspace.name.clone(),
-            plan: workspace.plan.as_str().to_owned(),
+            plan: columns.plan.to_owned(),
             created_at: workspace.created_at,
-            rate_limit: change.rate_limit,
-            monthly_quota: change.monthly_quota,
-            retention_days: change.retention_days,
+            rate_limit: columns.rate_limit,
+            monthly_quota: columns.monthly_quota,
+            retention_days: columns.retention_days,
         }
     }
 }
@@ -221,12 +166,8 @@ pub(crate) struct PlanChange {
 
 impl PlanChange {
     pub(crate) fn new(plan: Plan, limits: &Limits) -> Self {
-        PlanChange {
-            plan: plan.as_str(),
-            rate_limit: limits.requests_per_minute.map(|limit| i32::try_from(limit).unwrap_or(i32::MAX)),
-            monthly_quota: limits.logs_per_month.map(|quota| i64::try_from(quota).unwrap_or(i64::MAX)),
-            retention_days: i32::try_from(limits.retention_days).unwrap_or(i32::MAX),
-        }
+        let PlanColumns { plan, rate_limit, monthly_quota, retention_days } = PlanColumns::new(plan, limits);
+        PlanChange { plan, rate_limit, monthly_quota, retention_days }
     }
 }
 
@@ -237,12 +178,8 @@ impl TryFrom<WorkspaceRow> for Workspace {
         Ok(Workspace {
             id: WorkspaceId::from_slice(&row.id).ok_or_else(|| corrupt("workspace id"))?,
             name: row.name,
-            plan: parse(&row.plan, "workspace plan")?,
-            limits: Limits {
-                requests_per_minute: row.rate_limit.map(|limit| u32::try_from(limit).unwrap_or(0)),
-                logs_per_month: row.monthly_quota.map(|quota| u64::try_from(quota).unwrap_or(0)),
-                retention_days: u32::try_from(row.retention_days).unwrap_or(0),
-            },
+            plan: parse_column(&row.plan, "workspace plan")?,
+            limits: PlanColumns::limits(row.rate_limit, row.monthly_quota, row.retention_days),
             created_at: row.created_at,
         })
     }
@@ -270,8 +207,8 @@ impl TryFrom<KeyRow> for ApiKeyRecord {
             id: KeyId::from_slice(&row.id).ok_or_else(|| corrupt("key id"))?,
             workspace_id: WorkspaceId::from_slice(&row.workspace_id).ok_or_else(|| corrupt("key workspace"))?,
             name: row.name,
-            env: parse(&row.env, "key env")?,
-            scopes: parse(&row.scopes, "key scopes")?,
+            env: parse_column(&row.env, "key env")?,
+            scopes: parse_column(&row.scopes, "key scopes")?,
             created_at: row.created_at,
             expires_at: row.expires_at,
             revoked_at: row.revoked_at,

@@ -5,7 +5,8 @@ use diesel::connection::DefaultLoadingMode;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Binary, Nullable, Text};
-use sluice_model::{Log, WorkspaceId};
+use sluice_model::WorkspaceId;
+use sluice_store::page::PageCollector;
 use sluice_store::{LogFilter, LogPage, Page, Search, StoreError};
 
 use crate::connection::{SqliteStore, backend, from_diesel};
@@ -74,34 +75,20 @@ struct ChunkHit {
     last: i64,
 }
 
-/// The page of `rows` (newest first) that `search` accepts: skips `offset` matches, keeps
-/// `limit`, and stops at the first match after them (`has_more`). Also returns how many rows
-/// were read.
-fn collect_page(
+/// Offers `rows` (newest first, as a statement steps them) to the page of `search` until it
+/// is decided; the collector also tells how many rows were read.
+fn collect_page<'a>(
     rows: impl Iterator<Item = Result<LogRow, DieselError>>,
-    search: &Search,
+    search: &'a Search,
     page: Page,
-) -> Result<(LogPage, usize), StoreError> {
-    let mut skipped = 0;
-    let mut read = 0;
-    let mut logs = Vec::new();
-    let mut has_more = false;
+) -> Result<PageCollector<'a>, StoreError> {
+    let mut collector = PageCollector::new(search, page);
     for row in rows {
-        let row = row.map_err(from_diesel)?;
-        read += 1;
-        if !row.matches(search) {
-            continue;
-        }
-        if skipped < page.offset {
-            skipped += 1;
-        } else if logs.len() == page.limit as usize {
-            has_more = true;
+        if !collector.offer(row.map_err(from_diesel)?)? {
             break;
-        } else {
-            logs.push(Log::try_from(row)?);
         }
     }
-    Ok((LogPage { logs, has_more }, read))
+    Ok(collector)
 }
 
 /// SQL functions written in Rust, registered on every connection.
@@ -175,7 +162,7 @@ impl SqliteStore {
                     .select(LogRow::as_select())
                     .load_iter::<LogRow, DefaultLoadingMode>(connection)
                     .map_err(from_diesel)?;
-                return Ok(collect_page(rows, &search, page)?.0);
+                return Ok(collect_page(rows, &search, page)?.finish());
             };
             let _scope = SearchScope::enter(&search);
             // The unindexed tail (logs past the last chunk; those of every workspace, as few
@@ -219,7 +206,7 @@ impl SqliteStore {
                 let rows = bind_filters(diesel::sql_query(chunk_logs_sql()), ranges)
                     .load_iter::<LogRow, DefaultLoadingMode>(connection)
                     .map_err(from_diesel)?;
-                return Ok(collect_page(rows, &search, page)?.0);
+                return Ok(collect_page(rows, &search, page)?.finish());
             }
             // A common needle: look in the newest logs first, for a bounded number of rows.
             {
@@ -229,7 +216,9 @@ impl SqliteStore {
                     .select(LogRow::as_select())
                     .load_iter::<LogRow, DefaultLoadingMode>(connection)
                     .map_err(from_diesel)?;
-                let (found, walked) = collect_page(rows, &search, page)?;
+                let collector = collect_page(rows, &search, page)?;
+                let walked = collector.read();
+                let found = collector.finish();
                 // Conclusive when the page is full and more follow, or when the walk saw
                 // every filtered log.
                 if found.has_more || walked < walk_rows as usize {
@@ -241,7 +230,7 @@ impl SqliteStore {
                 .bind::<BigInt, _>(indexed)
                 .load_iter::<LogRow, DefaultLoadingMode>(connection)
                 .map_err(from_diesel)?;
-            Ok(collect_page(rows, &search, page)?.0)
+            Ok(collect_page(rows, &search, page)?.finish())
         })
         .await
     }

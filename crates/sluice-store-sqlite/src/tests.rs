@@ -4,7 +4,8 @@
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Binary, Nullable, Text};
 use diesel_migrations::MigrationHarness;
-use sluice_query::stats::{CountBy, MS_PER_DAY, MS_PER_HOUR};
+use sluice_model::calendar::{MS_PER_DAY, MS_PER_HOUR};
+use sluice_query::stats::CountBy;
 
 use crate::connection::MIGRATIONS;
 use crate::rollups::counts_sql;
