@@ -85,7 +85,7 @@ pub(crate) async fn run(store: &dyn Store, command: AdminCommand) -> anyhow::Res
         }
         AdminCommand::Workspace(WorkspaceCommand::Show { workspace_id, json }) => {
             let workspace = existing_workspace(store, &workspace_id).await?;
-            let month = sluice_store::month_start_ms(now);
+            let month = sluice_model::calendar::month_start_ms(now);
             let used = store.monthly_usage(workspace.id, month).await?;
             let limits = workspace.limits;
             let value = json!({

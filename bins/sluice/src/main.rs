@@ -1,5 +1,9 @@
 //! The `sluice` binary: reads configuration, sets up tracing, and hands over to `serve` or to
 //! the admin commands. Everything else lives in the library crates.
+//!
+//! Invariant: the only place a backend is chosen (from `SLUICE_DATABASE_URL`); no test or
+//! benchmark support in a default build (the benchmark's stand-ins need the `bench` feature;
+//! `cargo xtask ci` checks no `sluice-testkit` or criterion is linked).
 
 mod admin;
 mod allocator;

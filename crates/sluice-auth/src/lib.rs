@@ -6,6 +6,9 @@
 //! names, in this order: key present, key well-formed, key known, key active, workspace
 //! targeted, scope held.
 //!
+//! Invariant: a key's text is never stored or logged, only its hash; the crate reaches the
+//! database only through the store traits.
+//!
 //! Verified keys are cached (moka) for [`CACHE_TTL`], so a revoke or plan change made by any
 //! process is seen everywhere within 5 seconds; expiry is checked against the clock on every
 //! request, so it takes effect at once.

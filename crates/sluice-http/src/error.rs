@@ -63,7 +63,7 @@ pub enum ApiError {
 impl ApiError {
     /// The quota error at `now_ms`: retry when the next UTC month starts.
     pub fn quota_exceeded(now_ms: i64) -> Self {
-        let wait_ms = sluice_store::next_month_start_ms(now_ms) - now_ms;
+        let wait_ms = sluice_model::calendar::next_month_start_ms(now_ms) - now_ms;
         ApiError::QuotaExceeded { retry_after: u64::try_from(wait_ms).unwrap_or(0).div_ceil(1000).max(1) }
     }
 

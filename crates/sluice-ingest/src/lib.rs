@@ -1,8 +1,8 @@
 //! Parsers that turn an ingestion request body into validated log entries.
 //!
-//! The crate is pure: bytes and options in, entries or one error out. It has no async runtime,
-//! no database and no HTTP dependency (checked by `cargo xtask ci`), so other services can embed
-//! it to accept exactly what sluice accepts.
+//! Invariant: the crate is pure: bytes and options in, entries or one error out. It has no
+//! async runtime, no database and no HTTP dependency (checked by `cargo xtask ci`, which also
+//! builds it alone), so other services can embed it to accept exactly what sluice accepts.
 //!
 //! ```
 //! use sluice_ingest::{Format, Options, parse};

@@ -7,6 +7,9 @@
 //! after a 429 does not push its own window further out. Memory per workspace is fixed
 //! whatever the limit.
 //!
+//! Invariant: a limiter's decision never waits on a store, and a failing shared window admits
+//! (fails open) rather than refusing traffic.
+//!
 //! Two implementations of [`RateLimiter`]: [`LocalLimiter`], in the process (the default), and
 //! [`RedisLimiter`] (feature `redis`), which keeps the same counters in Redis so that every
 //! sluice process behind a load balancer enforces one limit. It fails open: while Redis cannot

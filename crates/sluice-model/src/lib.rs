@@ -1,8 +1,9 @@
 //! The domain model of sluice: what a log entry is, what a stored log is, and the rules an
 //! entry must satisfy before anything stores it.
 //!
-//! This crate knows nothing about HTTP, SQL, async runtimes or the clock: every "now" it needs
-//! is passed in by the caller.
+//! Invariant: this crate knows nothing about HTTP, SQL, async runtimes or the clock: every
+//! "now" it needs is passed in by the caller (`cargo xtask ci` fails on a runtime or database
+//! dependency). Every rule an entry must meet lives here, once ([`Draft::finish`]).
 
 pub mod calendar;
 mod draft;

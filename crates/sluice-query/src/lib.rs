@@ -3,6 +3,10 @@
 //! ([`Parsed`]), the searchable fields ([`SearchField`]), and the exact matcher
 //! ([`Query::matches`]) that every store uses to re-check what its index proposes.
 //!
+//! Invariant: pure (no runtime, database or HTTP dependency; checked by `cargo xtask ci`), and
+//! the query language and stats types only: how a store indexes text is the store's
+//! (`sluice_store::trigrams`).
+//!
 //! Matching is a case-insensitive substring match (Unicode lower case on both sides) of each
 //! term or phrase in any searched field; `%`, `_` and `\` are ordinary characters.
 //!
@@ -221,61 +225,8 @@ pub fn fold(text: &str) -> String {
     if text.is_ascii() { text.to_ascii_lowercase() } else { text.chars().flat_map(char::to_lowercase).collect() }
 }
 
-/// The shortest needle a trigram index can look up, in characters.
+/// The shortest needle [`Query::index_groups`] hands an index, in characters (a trigram needs three).
 pub const INDEX_MIN_CHARS: usize = 3;
-
-/// Calls `each` with the code of every trigram (three consecutive characters) of `folded`:
-/// the three code points side by side, 21 bits each, so two trigrams share a code only when
-/// they are the same. A text of fewer than three characters has none. Stores that index
-/// trigrams of folded text look up a needle by [`needle_trigrams`], so a text containing the
-/// needle holds every trigram the needle gives.
-///
-/// ```
-/// let mut codes = Vec::new();
-/// sluice_query::trigram_codes("abcd", |code| codes.push(code));
-/// assert_eq!(codes, [sluice_query::trigram_code(['a', 'b', 'c']), sluice_query::trigram_code(['b', 'c', 'd'])]);
-/// ```
-pub fn trigram_codes(folded: &str, mut each: impl FnMut(u64)) {
-    let mut window = 0_u64;
-    for (index, character) in folded.chars().enumerate() {
-        window = ((window << 21) | u64::from(character)) & ((1 << 63) - 1);
-        if index >= 2 {
-            each(window);
-        }
-    }
-}
-
-/// The code [`trigram_codes`] gives three characters.
-pub fn trigram_code(characters: [char; 3]) -> u64 {
-    characters.into_iter().fold(0, |code, character| (code << 21) | u64::from(character))
-}
-
-/// The most trigrams [`needle_trigrams`] gives: a long needle is looked up by a spread of
-/// them (a superset of its matches; the exact check decides), so a pasted stack trace costs
-/// no more to look up than a sentence.
-pub const MAX_NEEDLE_TRIGRAMS: usize = 12;
-
-/// The distinct trigram codes an index looks a folded needle up by: all of them, or for a
-/// long needle [`MAX_NEEDLE_TRIGRAMS`] spread from its start to its end. Empty under
-/// [`INDEX_MIN_CHARS`].
-///
-/// ```
-/// assert_eq!(sluice_query::needle_trigrams("abab").len(), 2);
-/// assert!(sluice_query::needle_trigrams("ab").is_empty());
-/// ```
-pub fn needle_trigrams(folded: &str) -> Vec<u64> {
-    let mut codes = Vec::new();
-    trigram_codes(folded, |code| {
-        if !codes.contains(&code) {
-            codes.push(code);
-        }
-    });
-    if codes.len() > MAX_NEEDLE_TRIGRAMS {
-        let step = codes.len() as f64 / MAX_NEEDLE_TRIGRAMS as f64;
-        codes = (0..MAX_NEEDLE_TRIGRAMS).map(|index| codes[(index as f64 * step) as usize]).collect();
-    }
-    codes
-}
 
 /// A field `GET /v1/logs/search` can search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -17,12 +17,11 @@
 //! ```
 
 use serde::Serialize;
+use sluice_model::calendar::MS_PER_DAY;
 use sluice_model::{Environment, Issue, Level, UnknownValue};
 use time::macros::format_description;
 use time::{Date, Duration, OffsetDateTime};
 
-// TEMP-REEXPORT: callers move to sluice_model::calendar.
-pub use sluice_model::calendar::{MS_PER_DAY, MS_PER_HOUR, day_start_ms, hour_start};
 /// The longest period, in days counted inclusively (docs/API.md, GET /v1/stats).
 pub const MAX_SPAN_DAYS: i64 = 366;
 /// The longest period grouped by hour, in days counted inclusively (docs/API.md, GET /v1/stats).

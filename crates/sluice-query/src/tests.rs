@@ -159,18 +159,6 @@ proptest! {
         prop_assert!(fold(&whole).contains(&fold(&b)));
     }
 
-    /// A text holds every trigram a needle inside it is looked up by, whatever the case of
-    /// either: an index of [`trigram_codes`] never misses a match of the exact check.
-    #[test]
-    fn a_text_holds_every_trigram_of_a_needle_inside_it(a in "\\PC{0,12}", b in "\\PC{0,40}", c in "\\PC{0,12}") {
-        let mut held = std::collections::HashSet::new();
-        trigram_codes(&fold(&format!("{a}{b}{c}")), |code| { held.insert(code); });
-        let needle = needle_trigrams(&fold(&b));
-        prop_assert!(needle.len() <= MAX_NEEDLE_TRIGRAMS);
-        prop_assert_eq!(needle.is_empty(), fold(&b).chars().count() < INDEX_MIN_CHARS);
-        prop_assert!(needle.iter().all(|code| held.contains(code)));
-    }
-
     #[test]
     fn every_string_parses_or_is_refused_with_a_reason(raw in "\\PC{0,40}") {
         match Query::parse(&raw) {

@@ -3,9 +3,9 @@
 
 use serde_json::json;
 use sluice_model::Level;
+use sluice_model::calendar::{MS_PER_DAY, MS_PER_HOUR};
 use sluice_query::stats::{
-    Bucket, Counts, GroupBy, LevelCount, MS_PER_DAY, MS_PER_HOUR, Record, StatsRequest, change_percent, summary,
-    summary_range_ms, trend,
+    Bucket, Counts, GroupBy, LevelCount, Record, StatsRequest, change_percent, summary, summary_range_ms, trend,
 };
 
 /// 2026-03-10 00:00:00 UTC.

@@ -12,8 +12,9 @@ use std::time::Duration;
 
 use criterion::Criterion;
 use serde_json::json;
+use sluice_model::calendar::MS_PER_DAY;
 use sluice_model::{Environment, JsonObject, Level, Log, LogEntry, LogId, Plan, Workspace, WorkspaceId};
-use sluice_query::stats::{CountBy, MS_PER_DAY, RollupFilter, StatsRequest, summary_range_ms};
+use sluice_query::stats::{CountBy, RollupFilter, StatsRequest, summary_range_ms};
 use sluice_query::{Query, SearchField};
 
 use crate::{LogFilter, Page, Search, Store};

@@ -6,6 +6,7 @@
 //! `dyn Store`.
 
 use async_trait::async_trait;
+use sluice_model::calendar::month_start_ms;
 use sluice_model::{ApiKeyRecord, Environment, KeyId, Level, Limits, Log, LogId, Plan, Workspace, WorkspaceId};
 use sluice_query::stats::{CountBy, LevelCount, RollupFilter};
 use sluice_query::{Query, SearchField};
@@ -39,9 +40,6 @@ pub enum StoreError {
     #[error("database error: {0}")]
     Backend(String),
 }
-
-// TEMP-REEXPORT: callers move to sluice_model::calendar.
-pub use sluice_model::calendar::{month_start_ms, next_month_start_ms};
 
 /// The UTC month a log was accepted in, as the Unix ms it starts at: its id is a UUID v7,
 /// stamped at ingest, so this is the month its quota counts in.
@@ -219,7 +217,7 @@ pub trait LogStore: Send + Sync {
     }
 
     /// Logs the workspace was sent in the UTC month starting at `month_ms`
-    /// ([`month_start_ms`]).
+    /// ([`sluice_model::calendar::month_start_ms`]).
     async fn monthly_usage(&self, workspace: WorkspaceId, month_ms: i64) -> Result<u64, StoreError>;
 
     /// One page of the workspace's logs matching `filter`, newest first.

@@ -6,7 +6,7 @@ use serde::Serialize;
 use sluice_ingest::{Defaults, Format, Options};
 use sluice_model::{Log, LogId, WorkspaceId};
 use sluice_query::{Parsed, Query, QueryError, SearchField};
-use sluice_store::{LogFilter, Page, Search, StoreError};
+use sluice_store::{LogFilter, LogPage, Page, Search, StoreError};
 
 use crate::params::Params;
 use crate::{ApiError, AppState, Authed, MAX_BODY_BYTES, body};
@@ -131,6 +131,20 @@ struct Pagination {
     has_more: bool,
 }
 
+impl Pagination {
+    /// What a list or search answers about the page it returns.
+    fn of(page: Page, found: &LogPage) -> Self {
+        Pagination { limit: page.limit, offset: page.offset, count: found.logs.len(), has_more: found.has_more }
+    }
+}
+
+/// The page `limit` (at least 1, `default` when absent, at most `max`) and `offset` ask for.
+fn page_of(params: &mut Params, default: i64, max: i64) -> Page {
+    let limit = params.integer("limit", 1).unwrap_or(default).min(max);
+    let offset = params.integer("offset", 0).unwrap_or(0);
+    Page { limit: u32::try_from(limit).unwrap_or(1), offset: u64::try_from(offset).unwrap_or(0) }
+}
+
 /// A page of the workspace's logs, newest first.
 pub(crate) async fn list(
     Authed(principal): Authed,
@@ -138,8 +152,7 @@ pub(crate) async fn list(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let mut params = Params::parse(request.query_string())?;
-    let limit = params.integer("limit", 1).unwrap_or(LIST_DEFAULT_LIMIT).min(LIST_MAX_LIMIT);
-    let offset = params.integer("offset", 0).unwrap_or(0);
+    let page = page_of(&mut params, LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT);
     let filter = LogFilter {
         level: params.vocabulary("level"),
         source: params.text("source"),
@@ -153,10 +166,8 @@ pub(crate) async fn list(
     };
     params.finish()?;
 
-    let page = Page { limit: u32::try_from(limit).unwrap_or(1), offset: u64::try_from(offset).unwrap_or(0) };
     let found = state.store.list_logs(principal.workspace.id, &filter, page).await?;
-    let pagination =
-        Pagination { limit: page.limit, offset: page.offset, count: found.logs.len(), has_more: found.has_more };
+    let pagination = Pagination::of(page, &found);
     Ok(HttpResponse::Ok().json(ListResponse { logs: &found.logs, pagination }))
 }
 
@@ -196,8 +207,7 @@ pub(crate) async fn search(
         params.push(issue);
         Vec::new()
     });
-    let limit = params.integer("limit", 1).unwrap_or(SEARCH_DEFAULT_LIMIT).min(SEARCH_MAX_LIMIT);
-    let offset = params.integer("offset", 0).unwrap_or(0);
+    let page = page_of(&mut params, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT);
     let filter = LogFilter {
         level: params.vocabulary("level"),
         source: params.text("source"),
@@ -211,12 +221,10 @@ pub(crate) async fn search(
     // A refused query pushed its issue above, so `finish` has already answered for it.
     let query = query.ok_or(ApiError::Internal)?;
 
-    let page = Page { limit: u32::try_from(limit).unwrap_or(1), offset: u64::try_from(offset).unwrap_or(0) };
     let search = Search { query, fields };
     let found =
         state.store.search_logs(principal.workspace.id, &search, &filter, page).await.map_err(ApiError::from_search)?;
-    let pagination =
-        Pagination { limit: page.limit, offset: page.offset, count: found.logs.len(), has_more: found.has_more };
+    let pagination = Pagination::of(page, &found);
     let query = QueryEcho {
         raw: search.query.raw(),
         parsed: search.query.parsed(),

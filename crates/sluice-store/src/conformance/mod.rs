@@ -12,19 +12,15 @@ mod sweep;
 mod tenancy;
 
 use serde_json::json;
+use sluice_model::calendar::{MS_PER_DAY, MS_PER_HOUR, day_start_ms, hour_start, month_start_ms};
 use sluice_model::{
     ApiKeyRecord, Environment, JsonObject, KeyEnv, KeyId, KeyState, Level, Limits, Log, LogEntry, LogId, Plan, Scopes,
     Workspace, WorkspaceId,
 };
-
-use sluice_query::stats::{
-    Bucket, CountBy, LevelCount, MS_PER_DAY, MS_PER_HOUR, RollupFilter, day_start_ms, hour_start,
-};
+use sluice_query::stats::{Bucket, CountBy, LevelCount, RollupFilter};
 use sluice_query::{Query, SearchField};
 
-use crate::{
-    LogFilter, NewApiKey, Page, Search, Store, StoreError, WriteBatch, accepted_month, month_start_ms, retention,
-};
+use crate::{LogFilter, NewApiKey, Page, Search, Store, StoreError, WriteBatch, accepted_month, retention};
 
 pub use self::counts::*;
 pub use self::logs::*;
