@@ -38,17 +38,17 @@ fn postgres_binaries() -> bool {
 
 const NEEDS: [Need; 3] = [
     Need {
-        what: "PostgreSQL's initdb and pg_ctl (the throwaway test cluster; or set SLUICE_TEST_PG)",
+        what: "PostgreSQL's initdb and pg_ctl, for the throwaway test cluster (or set SLUICE_TEST_PG)",
         package: "postgresql",
         present: || named("SLUICE_TEST_PG") || postgres_binaries(),
     },
     Need {
-        what: "redis-server (the throwaway test server; or set SLUICE_TEST_REDIS)",
+        what: "the throwaway test Redis server (or set SLUICE_TEST_REDIS)",
         package: "redis-server",
         present: || named("SLUICE_TEST_REDIS") || on_path("redis-server"),
     },
     Need {
-        what: "libpq's headers (diesel's CLI, built once for the schema check)",
+        what: "libpq's headers, for diesel's CLI (built once for the schema check)",
         package: "libpq-dev",
         present: || Path::new("/usr/include/postgresql/libpq-fe.h").is_file(),
     },
