@@ -1,9 +1,11 @@
 //! Project automation, run as `cargo xtask <task>`:
 //!
-//! - `ci`: exactly what CI runs: formatting, clippy with `-D warnings`, the architecture and
-//!   tidy checks, every test, and cargo-deny (installed when missing). Tests get a PostgreSQL
-//!   server as `SLUICE_TEST_PG`: the one that variable names, else a throwaway cluster
-//!   (`postgres.rs`); and a Redis server as `SLUICE_TEST_REDIS` the same way (`redis.rs`).
+//! - `ci`: exactly what CI runs: first the system packages it needs (`setup.rs`: installed
+//!   as root, else the command is printed), then formatting, clippy with `-D warnings`, the
+//!   architecture and tidy checks, every test, and cargo-deny (installed when missing). Tests
+//!   get a PostgreSQL server as `SLUICE_TEST_PG`: the one that variable names, else a
+//!   throwaway cluster; and a Redis server as `SLUICE_TEST_REDIS` the same way (both from
+//!   `sluice-testkit`).
 //! - `bench [--quick]`: the criterion benchmarks, whose figures go to docs/PERFORMANCE.md;
 //!   the PostgreSQL ones get `SLUICE_BENCH_PG`, a durable cluster kept in
 //!   `target/bench-data/postgres` unless the variable names a server; then the ingest

@@ -10,6 +10,11 @@
 //! the insert and delete transactions, a row per writer's slot so writers never wait for
 //! each other's.
 //!
+//! Invariant: it passes the conformance suite of `sluice_store` on a real PostgreSQL; a
+//! returned `Ok` is committed; every index of a workspace's rows leads with `workspace_id`
+//! (`tests/migrations.rs` checks, but for the listed point lookups); what does not depend on
+//! PostgreSQL lives in `sluice_store`, and this crate holds its SQL and connection handling.
+//!
 //! The store's concerns have a module each: `connection` (options, pool, migrations, the call
 //! time limit), `insert` (group transactions, quota), `list` and `search` (reads), `rollups`
 //! (the counters stats read), `retention`, `tenancy` (workspaces and keys), `partitions`,

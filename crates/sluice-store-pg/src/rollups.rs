@@ -9,7 +9,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use sluice_model::WorkspaceId;
 use sluice_query::stats::{Bucket, CountBy, LevelCount, RollupFilter};
 use sluice_store::StoreError;
-use sluice_store::rollups::{CountsGroup, CountsSource, DAY_OF_HOUR_SQL, RollupDeltas, Scope};
+use sluice_store::rollups::{CountsDialect, CountsSource, RollupDeltas, Scope};
 use sluice_store::rows::parse_column;
 use uuid::Uuid;
 
@@ -30,34 +30,22 @@ struct CountRow {
     total: i64,
 }
 
-/// The counters query of one grouping, as the SQLite store's: `{table}`/`{at}` name the
-/// hourly or daily counters, `{group}` the bucket, `{source}` the source column or `''`,
-/// `{scope}` the environment and dataset conditions. A filter bound as NULL does not apply.
-const COUNTS_SQL: &str = "SELECT {group} AS hour, {source} AS source, level, SUM(count)::int8 AS total \
+/// The counts statement in PostgreSQL's words: `$n` parameters, typed where a NULL is bound,
+/// sums as `int8`.
+const COUNTS: CountsDialect = CountsDialect {
+    template: "SELECT {group} AS hour, {source} AS source, level, SUM(count)::int8 AS total \
      FROM {table} WHERE workspace_id = $1 AND {at} >= $2 AND {at} < $3 \
      AND ($4::text IS NULL OR source = $4) AND {scope} \
-     GROUP BY 1, 2, level";
-
-const SCOPE_FILTERS: &str = "($5::text IS NULL OR environment = $5) AND ($6::text IS NULL OR dataset = $6)";
+     GROUP BY 1, 2, level",
+    scope_filters: "($5::text IS NULL OR environment = $5) AND ($6::text IS NULL OR dataset = $6)",
+    unscoped: "$5::text IS NULL AND $6::text IS NULL",
+    no_time: "0::int8",
+};
 
 /// The statement for `by` over `from_ms..to_ms`, on the counters [`CountsSource::choose`]
-/// picks: whole UTC days read the daily counters (the narrow ones when neither environment nor
-/// dataset is filtered on), anything else the hourly.
+/// picks.
 fn counts_sql(by: CountBy, from_ms: i64, to_ms: i64, narrow: bool) -> String {
-    let counts = CountsSource::choose(by, from_ms, to_ms, narrow);
-    let scope = if counts.scoped { SCOPE_FILTERS } else { "$5::text IS NULL AND $6::text IS NULL" };
-    let (group, source) = match counts.group {
-        CountsGroup::Hour => ("hour", "''"),
-        CountsGroup::Day => ("day", "''"),
-        CountsGroup::DayOfHour => (DAY_OF_HOUR_SQL, "''"),
-        CountsGroup::Source => ("0::int8", "source"),
-    };
-    COUNTS_SQL
-        .replace("{table}", counts.table)
-        .replace("{at}", counts.at)
-        .replace("{group}", group)
-        .replace("{source}", source)
-        .replace("{scope}", scope)
+    CountsSource::choose(by, from_ms, to_ms, narrow).sql(&COUNTS)
 }
 
 /// Adds the deltas to the three counter tables' rows of `slot` (one statement each, keys in

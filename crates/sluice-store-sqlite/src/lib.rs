@@ -5,6 +5,11 @@
 //! pool; each call runs on a blocking thread so the async runtime never stalls on disk.
 //! Writes take `BEGIN IMMEDIATE` and `synchronous = FULL`, so a returned `Ok` is on disk.
 //!
+//! Invariant: it passes the conformance suite of `sluice_store` on a real SQLite file; a
+//! returned `Ok` is on disk; every index of a workspace's rows leads with `workspace_id`
+//! (`tests/migrations.rs` checks); what does not depend on SQLite lives in `sluice_store`, and
+//! this crate holds its SQL and connection handling.
+//!
 //! One module per concern; `store` implements the store traits by delegating to them.
 
 mod background;

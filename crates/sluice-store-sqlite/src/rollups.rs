@@ -7,7 +7,7 @@ use diesel::sql_types::{BigInt, Binary, Nullable, Text};
 use sluice_model::WorkspaceId;
 use sluice_query::stats::{Bucket, CountBy, LevelCount, RollupFilter};
 use sluice_store::StoreError;
-use sluice_store::rollups::{CountsGroup, CountsSource, DAY_OF_HOUR_SQL, RollupDeltas};
+use sluice_store::rollups::{CountsDialect, CountsSource, RollupDeltas};
 
 use crate::connection::{SqliteStore, backend, from_diesel};
 
@@ -128,37 +128,22 @@ struct CountRow {
     total: i64,
 }
 
-/// The rollup query of one grouping: `{table}`/`{at}` name the hourly or daily counters,
-/// `{group}` the bucket expression, `{source}` the source column or `''` and `{scope}` the
-/// environment and dataset conditions. Each filter applies only when bound non-null, so one
-/// statement serves every combination.
-const COUNTS_SQL: &str = "SELECT {group} AS hour, {source} AS source, level, SUM(count) AS total \
+/// The counts statement in SQLite's words: numbered `?n` parameters, so every statement binds
+/// the same values.
+const COUNTS: CountsDialect = CountsDialect {
+    template: "SELECT {group} AS hour, {source} AS source, level, SUM(count) AS total \
      FROM {table} WHERE workspace_id = ?1 AND {at} >= ?2 AND {at} < ?3 \
      AND (?4 IS NULL OR source = ?4) AND {scope} \
-     GROUP BY 1, 2, level";
-
-/// `{scope}` for the tables that keep environment and dataset.
-const SCOPE_FILTERS: &str = "(?5 IS NULL OR environment = ?5) AND (?6 IS NULL OR dataset = ?6)";
+     GROUP BY 1, 2, level",
+    scope_filters: "(?5 IS NULL OR environment = ?5) AND (?6 IS NULL OR dataset = ?6)",
+    unscoped: "?5 IS NULL AND ?6 IS NULL",
+    no_time: "0",
+};
 
 /// The statement for `by` over `from_ms..to_ms`, on the counters [`CountsSource::choose`]
-/// picks: whole UTC days read the daily ones (without environment and dataset when `narrow`,
-/// i.e. neither is filtered on), anything else the hourly ones.
+/// picks.
 pub(crate) fn counts_sql(by: CountBy, from_ms: i64, to_ms: i64, narrow: bool) -> String {
-    let counts = CountsSource::choose(by, from_ms, to_ms, narrow);
-    // The narrow table has neither column; both parameters are bound as NULL.
-    let scope = if counts.scoped { SCOPE_FILTERS } else { "?5 IS NULL AND ?6 IS NULL" };
-    let (group, source) = match counts.group {
-        CountsGroup::Hour => ("hour", "''"),
-        CountsGroup::Day => ("day", "''"),
-        CountsGroup::DayOfHour => (DAY_OF_HOUR_SQL, "''"),
-        CountsGroup::Source => ("0", "source"),
-    };
-    COUNTS_SQL
-        .replace("{table}", counts.table)
-        .replace("{at}", counts.at)
-        .replace("{group}", group)
-        .replace("{source}", source)
-        .replace("{scope}", scope)
+    CountsSource::choose(by, from_ms, to_ms, narrow).sql(&COUNTS)
 }
 
 impl SqliteStore {

@@ -1,9 +1,11 @@
 //! The storage contract of sluice: traits every backend implements, the filter and page types
 //! they take, and (feature `conformance`) the one test suite every backend must pass.
 //!
-//! Architecture invariant: this crate knows no SQL and no driver. Backends live in their own
-//! crates (`sluice-store-sqlite`, later `sluice-store-pg`) and the HTTP layer only sees
-//! `dyn Store`.
+//! Architecture invariant: this crate knows no SQL and no driver (`cargo xtask ci` checks its
+//! dependencies). Backends live in their own crates (`sluice-store-sqlite`, `sluice-store-pg`)
+//! and the HTTP layer only sees `dyn Store`. What both backends need that does not depend on
+//! the database is here, once: the clock, row <-> model mapping, rollup deltas and counts
+//! statements, page collection, the search index's trigram encoding.
 
 use async_trait::async_trait;
 use sluice_model::calendar::month_start_ms;

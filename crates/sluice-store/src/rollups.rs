@@ -128,6 +128,42 @@ impl CountsSource {
 /// 1970).
 pub const DAY_OF_HOUR_SQL: &str = "(hour - (((hour % 86400000) + 86400000) % 86400000))";
 
+/// How one store's SQL spells the counts statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CountsDialect {
+    /// The statement, with `{table}` and `{at}` (the counters and their time column), `{group}`
+    /// (the bucket), `{source}` (the source column or `''`) and `{scope}` (the environment and
+    /// dataset conditions) to fill in.
+    pub template: &'static str,
+    /// `{scope}` of a table that keeps environment and dataset: each condition applies only
+    /// when its parameter is bound non-null.
+    pub scope_filters: &'static str,
+    /// `{scope}` of the narrow table, which keeps neither (both parameters are bound as NULL).
+    pub unscoped: &'static str,
+    /// `{group}` when grouping by source: one constant bucket, in the time column's type.
+    pub no_time: &'static str,
+}
+
+impl CountsSource {
+    /// The statement that reads these counters, in `dialect`.
+    pub fn sql(&self, dialect: &CountsDialect) -> String {
+        let scope = if self.scoped { dialect.scope_filters } else { dialect.unscoped };
+        let (group, source) = match self.group {
+            CountsGroup::Hour => ("hour", "''"),
+            CountsGroup::Day => ("day", "''"),
+            CountsGroup::DayOfHour => (DAY_OF_HOUR_SQL, "''"),
+            CountsGroup::Source => (dialect.no_time, "source"),
+        };
+        dialect
+            .template
+            .replace("{table}", self.table)
+            .replace("{at}", self.at)
+            .replace("{group}", group)
+            .replace("{source}", source)
+            .replace("{scope}", scope)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
