@@ -17,7 +17,8 @@ use sluice_http::AppState;
 use sluice_model::{
     ApiKeyRecord, Environment, JsonObject, KeyEnv, KeyId, Level, Log, LogEntry, LogId, Plan, Scopes, Workspace,
 };
-use sluice_store::{LogFilter, LogStore, NewApiKey, Page, Store, TenantStore};
+use sluice_store::prelude::*;
+use sluice_store::{LogFilter, NewApiKey, Page};
 use sluice_store_sqlite::SqliteStore;
 
 const LOGS: u64 = 1_000_000;

@@ -5,6 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use async_trait::async_trait;
 use deadpool::Runtime;
 use deadpool::managed::QueueMode;
 use diesel::connection::SimpleConnection;
@@ -14,9 +15,8 @@ use diesel_async::pooled_connection::deadpool::{Object, Pool};
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
-use sluice_store::{Clock, GroupOptions, StoreError, system_clock};
+use sluice_store::{Clock, GroupOptions, Store, StoreError, system_clock};
 
-use crate::PgStore;
 use crate::chunks;
 use crate::error::{backend, from_diesel, from_pool, unavailable};
 use crate::partitions::Partitions;
@@ -27,6 +27,29 @@ pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/p
 
 /// Advisory lock held while migrating.
 const MIGRATION_LOCK: i64 = 7_355_908;
+
+/// A pool of connections to one PostgreSQL database whose schema is current.
+#[derive(Clone)]
+pub struct PgStore {
+    pub(crate) pool: Pool<AsyncPgConnection>,
+    /// The partitions of `logs` this process knows of (reloaded under the partition lock
+    /// before any change, and whenever an insert finds one missing).
+    pub(crate) partitions: Arc<Mutex<Partitions>>,
+    pub(crate) dense_hits: i64,
+    pub(crate) walk_rows: i64,
+    pub(crate) call_timeout: Duration,
+    pub(crate) group: GroupOptions,
+    pub(crate) chunk_rows: usize,
+    pub(crate) slots: Arc<Slots>,
+    /// "Now", for which days get a partition of their own.
+    pub(crate) clock: Clock,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore").field("pool", &self.pool.status()).finish()
+    }
+}
 
 /// How the store behaves.
 #[derive(Clone)]
@@ -213,19 +236,6 @@ impl PgStore {
         })
         .await
     }
-
-    /// Housekeeping: the partitions ahead, and the chunks of logs stored without one.
-    pub(crate) async fn maintain(&self) -> Result<(), StoreError> {
-        self.create_partitions_ahead().await?;
-        // Logs a process of an older release stored without a chunk since this one connected
-        // (a rolling upgrade) become searchable here; usually one probe of an empty index.
-        self.with_deadline(async {
-            let mut connection = self.connection().await?;
-            chunks::index_unchunked(&mut connection, self.chunk_rows).await.map_err(from_diesel)
-        })
-        .await?;
-        Ok(())
-    }
 }
 
 /// Runs the pending migrations on a connection of their own, on a blocking thread (diesel's
@@ -251,4 +261,24 @@ pub async fn migrate(url: &str) -> Result<(), StoreError> {
     })
     .await
     .map_err(backend)?
+}
+
+#[async_trait]
+impl Store for PgStore {
+    async fn ping(&self) -> Result<(), StoreError> {
+        PgStore::ping(self).await
+    }
+
+    /// Housekeeping: the partitions ahead, and the chunks of logs stored without one.
+    async fn maintain(&self) -> Result<(), StoreError> {
+        self.create_partitions_ahead().await?;
+        // Logs a process of an older release stored without a chunk since this one connected
+        // (a rolling upgrade) become searchable here; usually one probe of an empty index.
+        self.with_deadline(async {
+            let mut connection = self.connection().await?;
+            chunks::index_unchunked(&mut connection, self.chunk_rows).await.map_err(from_diesel)
+        })
+        .await?;
+        Ok(())
+    }
 }

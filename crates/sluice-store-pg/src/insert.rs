@@ -4,12 +4,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Mutex, PoisonError};
 
+use async_trait::async_trait;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sql_types::BigInt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use sluice_model::{Log, WorkspaceId};
 use sluice_store::rollups::RollupDeltas;
-use sluice_store::{StoreError, WriteBatch};
+use sluice_store::{GroupOptions, LogWrites, StoreError, WriteBatch};
 use uuid::Uuid;
 
 use crate::PgStore;
@@ -84,42 +85,6 @@ impl PreparedBatch {
 }
 
 impl PgStore {
-    pub(crate) async fn insert_logs(&self, workspace: WorkspaceId, batch: &[Log]) -> Result<(), StoreError> {
-        let group = [WriteBatch { workspace, logs: batch.to_vec() }];
-        sluice_store::only_answer(self.insert_group(&group).await?)
-    }
-
-    pub(crate) async fn insert_group(&self, group: &[WriteBatch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
-        self.with_deadline(async move {
-            let today = self.today();
-            let days: BTreeSet<i64> =
-                group.iter().flat_map(|batch| &batch.logs).map(|log| day_of(log.entry.timestamp)).collect();
-            let prepared: Vec<PreparedBatch> = group.iter().map(PreparedBatch::new).collect();
-            self.ensure_partitions(days.clone(), today).await?;
-            // Each try either commits or finds the batches over their quota (rarely: a
-            // workspace at the end of its quota), which the next try leaves out: two tries,
-            // unless another writer used up a quota in between.
-            let mut refused = vec![false; group.len()];
-            let mut relearned = false;
-            let slot = self.slots.take();
-            loop {
-                match self.insert_group_once(group, &prepared, &refused, slot.number()).await {
-                    Ok(over) if over.is_empty() => break,
-                    Ok(over) => over.into_iter().for_each(|index| refused[index] = true),
-                    // Another process dropped a partition this one knew: learn again, retry once.
-                    Err(error) if missing_partition(&error) && !relearned => {
-                        relearned = true;
-                        self.forget_partitions();
-                        self.ensure_partitions(days.clone(), today).await?;
-                    }
-                    Err(error) => return Err(from_diesel(error)),
-                }
-            }
-            Ok(refused.iter().map(|&refused| if refused { Err(StoreError::QuotaExceeded) } else { Ok(()) }).collect())
-        })
-        .await
-    }
-
     /// One insert transaction: the rows, the counters, the monthly usage.
     /// One try at writing a group, less the batches marked `refused`, in one transaction.
     /// An empty answer: committed. Otherwise the batches that would pass their workspace's
@@ -196,8 +161,51 @@ impl PgStore {
             Err(error) => Err(error),
         }
     }
+}
 
-    pub(crate) async fn monthly_usage(&self, workspace: WorkspaceId, month_ms: i64) -> Result<u64, StoreError> {
+#[async_trait]
+impl LogWrites for PgStore {
+    fn group_options(&self) -> GroupOptions {
+        self.group
+    }
+
+    async fn insert_logs(&self, workspace: WorkspaceId, batch: &[Log]) -> Result<(), StoreError> {
+        let group = [WriteBatch { workspace, logs: batch.to_vec() }];
+        sluice_store::only_answer(self.insert_group(&group).await?)
+    }
+
+    async fn insert_group(&self, group: &[WriteBatch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        self.with_deadline(async move {
+            let today = self.today();
+            let days: BTreeSet<i64> =
+                group.iter().flat_map(|batch| &batch.logs).map(|log| day_of(log.entry.timestamp)).collect();
+            let prepared: Vec<PreparedBatch> = group.iter().map(PreparedBatch::new).collect();
+            self.ensure_partitions(days.clone(), today).await?;
+            // Each try either commits or finds the batches over their quota (rarely: a
+            // workspace at the end of its quota), which the next try leaves out: two tries,
+            // unless another writer used up a quota in between.
+            let mut refused = vec![false; group.len()];
+            let mut relearned = false;
+            let slot = self.slots.take();
+            loop {
+                match self.insert_group_once(group, &prepared, &refused, slot.number()).await {
+                    Ok(over) if over.is_empty() => break,
+                    Ok(over) => over.into_iter().for_each(|index| refused[index] = true),
+                    // Another process dropped a partition this one knew: learn again, retry once.
+                    Err(error) if missing_partition(&error) && !relearned => {
+                        relearned = true;
+                        self.forget_partitions();
+                        self.ensure_partitions(days.clone(), today).await?;
+                    }
+                    Err(error) => return Err(from_diesel(error)),
+                }
+            }
+            Ok(refused.iter().map(|&refused| if refused { Err(StoreError::QuotaExceeded) } else { Ok(()) }).collect())
+        })
+        .await
+    }
+
+    async fn monthly_usage(&self, workspace: WorkspaceId, month_ms: i64) -> Result<u64, StoreError> {
         self.with_deadline(async move {
             let mut connection = self.connection().await?;
             // The sum of the month's slots.

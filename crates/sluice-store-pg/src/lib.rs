@@ -19,7 +19,9 @@
 //! time limit), `insert` (group transactions, quota), `list` and `search` (reads), `rollups`
 //! (the counters stats read), `retention`, `tenancy` (workspaces and keys), `partitions`,
 //! `chunks` (the search index), `slots` (counter slots), `rows` and `text` (rows as stored).
-//! `store` implements the `sluice_store` traits by calls into them.
+//! Each implements the `sluice_store` trait of its concern (`insert`: `LogWrites`, `list`:
+//! `LogReads`, `search`: `LogSearch`, `rollups`: `LogCounts`, `retention`: `LogRetention`,
+//! `tenancy`: `TenantStore`, `connection`: `Store`).
 
 mod chunks;
 mod connection;
@@ -36,13 +38,12 @@ mod rows;
 mod schema;
 mod search;
 mod slots;
-mod store;
 mod tenancy;
 mod text;
 
 #[cfg(feature = "testing")]
 pub mod testing;
 
+pub use crate::connection::PgStore;
 pub use crate::connection::{MIGRATIONS, PgOptions, migrate};
 pub use crate::partitions::{COARSE_DAYS, DAILY_AHEAD, DAILY_BEHIND};
-pub use crate::store::PgStore;

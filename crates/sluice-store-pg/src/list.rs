@@ -2,13 +2,14 @@
 //! walk over the chunks whose facet filters may hold a filtered value, handing a search's
 //! page its rows.
 
+use async_trait::async_trait;
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use sluice_model::{Log, LogId, WorkspaceId};
 use sluice_store::page::PageCollector;
-use sluice_store::{LogFilter, LogPage, Page, StoreError};
+use sluice_store::{LogFilter, LogPage, LogReads, Page, StoreError};
 use uuid::Uuid;
 
 use crate::PgStore;
@@ -187,13 +188,11 @@ impl PgStore {
         rows.sort_by_key(|row| std::cmp::Reverse((row.ts, row.id)));
         Ok(rows)
     }
+}
 
-    pub(crate) async fn list_logs(
-        &self,
-        workspace: WorkspaceId,
-        filter: &LogFilter,
-        page: Page,
-    ) -> Result<LogPage, StoreError> {
+#[async_trait]
+impl LogReads for PgStore {
+    async fn list_logs(&self, workspace: WorkspaceId, filter: &LogFilter, page: Page) -> Result<LogPage, StoreError> {
         self.with_deadline(async move {
             // A filter on a facet: the chunks that may hold its value, newest first.
             if facet_condition(filter).is_some() {
@@ -220,7 +219,7 @@ impl PgStore {
         .await
     }
 
-    pub(crate) async fn get_log(&self, workspace: WorkspaceId, id: LogId) -> Result<Option<Log>, StoreError> {
+    async fn get_log(&self, workspace: WorkspaceId, id: LogId) -> Result<Option<Log>, StoreError> {
         self.with_deadline(async move {
             let mut connection = self.connection().await?;
             logs::table

@@ -4,13 +4,14 @@
 use std::collections::BTreeSet;
 use std::sync::PoisonError;
 
+use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Text};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use sluice_model::WorkspaceId;
 use sluice_store::rollups::{RollupDeltas, Scope};
-use sluice_store::{StoreError, TenantStore};
+use sluice_store::{LogRetention, StoreError, TenantStore};
 
 use crate::PgStore;
 use crate::error::from_diesel;
@@ -108,8 +109,11 @@ impl PgStore {
         })
         .await
     }
+}
 
-    pub(crate) async fn delete_logs_before(&self, workspace: WorkspaceId, cutoff_ms: i64) -> Result<u64, StoreError> {
+#[async_trait]
+impl LogRetention for PgStore {
+    async fn delete_logs_before(&self, workspace: WorkspaceId, cutoff_ms: i64) -> Result<u64, StoreError> {
         let mut deleted = 0;
         loop {
             let batch = self
@@ -171,7 +175,7 @@ impl PgStore {
         Ok(deleted)
     }
 
-    pub(crate) async fn sweep(&self, cutoffs: &[(WorkspaceId, i64)]) -> Result<u64, StoreError> {
+    async fn sweep(&self, cutoffs: &[(WorkspaceId, i64)]) -> Result<u64, StoreError> {
         // Whole partitions go when every workspace's retention has passed them; a workspace
         // without a cutoff here keeps everything, so nothing is dropped then.
         let everyone: BTreeSet<WorkspaceId> =

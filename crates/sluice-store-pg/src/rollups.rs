@@ -2,15 +2,16 @@
 //! `log_rollups_daily_sources`, daily without environment and dataset): the deltas insert and
 //! retention transactions apply to them, and the query that sums them.
 
+use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{Array, BigInt, Nullable, SmallInt, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use sluice_model::WorkspaceId;
 use sluice_query::stats::{Bucket, CountBy, LevelCount, RollupFilter};
-use sluice_store::StoreError;
 use sluice_store::rollups::{CountsDialect, CountsSource, RollupDeltas, Scope};
 use sluice_store::rows::parse_column;
+use sluice_store::{LogCounts, StoreError};
 use uuid::Uuid;
 
 use crate::PgStore;
@@ -142,8 +143,9 @@ pub(crate) async fn apply_deltas(
     Ok(())
 }
 
-impl PgStore {
-    pub(crate) async fn level_counts(
+#[async_trait]
+impl LogCounts for PgStore {
+    async fn level_counts(
         &self,
         workspace: WorkspaceId,
         from_ms: i64,

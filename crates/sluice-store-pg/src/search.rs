@@ -1,13 +1,14 @@
 //! Searching logs: what the needles ask of the chunks' filters and of the folded text, the
 //! candidate chunks, and the choice between reading them and walking the newest logs.
 
+use async_trait::async_trait;
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::sql_types::Bool;
 use diesel_async::RunQueryDsl;
 use sluice_model::WorkspaceId;
 use sluice_store::page::{PageCollector, SearchableRow};
-use sluice_store::{LogFilter, LogPage, Page, Search, StoreError};
+use sluice_store::{LogFilter, LogPage, LogSearch, Page, Search, StoreError};
 
 use crate::PgStore;
 use crate::chunks;
@@ -181,8 +182,11 @@ impl PgStore {
         rows.sort_by_key(|row| std::cmp::Reverse((row.ts, row.id)));
         Ok(rows)
     }
+}
 
-    pub(crate) async fn search_logs(
+#[async_trait]
+impl LogSearch for PgStore {
+    async fn search_logs(
         &self,
         workspace: WorkspaceId,
         search: &Search,

@@ -8,7 +8,8 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncC
 use sluice_model::{Plan, Workspace, WorkspaceId};
 use sluice_query::{Query, SearchField};
 use sluice_store::conformance::log;
-use sluice_store::{LogFilter, LogStore, Page, Search, TenantStore};
+use sluice_store::prelude::*;
+use sluice_store::{LogFilter, Page, Search};
 use sluice_store_pg::testing::TestDatabase;
 use sluice_store_pg::{PgOptions, PgStore};
 

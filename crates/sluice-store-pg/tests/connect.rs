@@ -189,7 +189,8 @@ async fn ends<T>(call: impl Future<Output = Result<T, StoreError>>) -> (Result<(
 async fn a_network_that_stops_answering_costs_a_call_its_deadline_and_no_more() {
     use sluice_model::{Plan, Workspace};
     use sluice_query::stats::{CountBy, RollupFilter};
-    use sluice_store::{LogFilter, LogStore, Page, TenantStore};
+    use sluice_store::prelude::*;
+    use sluice_store::{LogFilter, Page};
 
     let database = sluice_store_pg::testing::TestDatabase::new("sluice_test_blackhole").await;
     let config: tokio_postgres::Config = database.url().parse().expect("test URL");

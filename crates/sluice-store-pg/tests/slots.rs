@@ -8,8 +8,9 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 use sluice_model::calendar::{MS_PER_DAY, month_start_ms};
 use sluice_model::{Level, Limits, Log, Plan, Workspace};
 use sluice_query::stats::{Bucket, CountBy, RollupFilter};
+use sluice_store::StoreError;
 use sluice_store::conformance::log;
-use sluice_store::{LogStore, StoreError, TenantStore};
+use sluice_store::prelude::*;
 use sluice_store_pg::testing::TestDatabase;
 use sluice_store_pg::{PgOptions, PgStore};
 

@@ -5,12 +5,14 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use async_trait::async_trait;
+
 use deadpool_diesel::sqlite::{Hook, HookError, Manager, Pool, Runtime};
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
-use sluice_store::StoreError;
+use sluice_store::{Store, StoreError};
 
 use crate::background::Background;
 use crate::config::SqliteOptions;
@@ -70,6 +72,16 @@ fn connection_pragmas(busy_timeout: Duration) -> String {
          PRAGMA journal_size_limit = 67108864;",
         busy_timeout.as_millis()
     )
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn ping(&self) -> Result<(), StoreError> {
+        // Readiness means "ingest would work": take the write lock and give it back, so a file
+        // another process keeps locked fails the check instead of passing a trivial SELECT.
+        self.with_connection(|connection| connection.batch_execute("BEGIN IMMEDIATE; ROLLBACK;").map_err(from_diesel))
+            .await
+    }
 }
 
 impl SqliteStore {
@@ -144,13 +156,5 @@ impl SqliteStore {
     {
         let connection = self.pool.get().await.map_err(|error| StoreError::Unavailable(error.to_string()))?;
         connection.interact(work).await.map_err(backend)?
-    }
-
-    /// What [`sluice_store::Store::ping`] answers.
-    pub(crate) async fn check_writable(&self) -> Result<(), StoreError> {
-        // Readiness means "ingest would work": take the write lock and give it back, so a file
-        // another process keeps locked fails the check instead of passing a trivial SELECT.
-        self.with_connection(|connection| connection.batch_execute("BEGIN IMMEDIATE; ROLLBACK;").map_err(from_diesel))
-            .await
     }
 }

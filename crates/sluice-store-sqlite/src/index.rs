@@ -351,7 +351,7 @@ mod tests {
 
     use diesel::connection::SimpleConnection;
     use sluice_model::{Plan, Workspace};
-    use sluice_store::{LogStore, TenantStore};
+    use sluice_store::prelude::*;
 
     use super::*;
     use crate::{SqliteOptions, SqliteStore};

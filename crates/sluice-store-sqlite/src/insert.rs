@@ -5,18 +5,20 @@ use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
 use std::sync::PoisonError;
 
+use async_trait::async_trait;
+
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
-use sluice_model::WorkspaceId;
+use sluice_model::{Log, WorkspaceId};
 use sluice_store::rollups::RollupDeltas;
-use sluice_store::{StoreError, WriteBatch};
+use sluice_store::{LogWrites, StoreError, WriteBatch};
 
 use crate::connection::{SqliteStore, from_diesel};
 use crate::index;
 use crate::quota::count_usage;
 use crate::rollups::apply_rollup_deltas;
 use crate::rows::NewLogRow;
-use crate::schema::logs;
+use crate::schema::{logs, usage_monthly};
 
 /// Rows per multi-row `INSERT`: 20 bound values each keeps a statement well under SQLite's
 /// limit of 32,766 variables, whatever the batch size.
@@ -103,6 +105,32 @@ impl SqliteStore {
                 tracing::warn!(%error, "indexing new logs failed; the next insert retries");
             }
             Ok(answers)
+        })
+        .await
+    }
+}
+
+#[async_trait]
+impl LogWrites for SqliteStore {
+    async fn insert_logs(&self, workspace: WorkspaceId, batch: &[Log]) -> Result<(), StoreError> {
+        let group = vec![WriteBatch { workspace, logs: batch.to_vec() }];
+        sluice_store::only_answer(self.insert_owned(group).await?)
+    }
+
+    async fn insert_group(&self, group: &[WriteBatch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        self.insert_owned(group.to_vec()).await
+    }
+
+    /// Read from the counter the quota check of every insert keeps (`quota`).
+    async fn monthly_usage(&self, workspace: WorkspaceId, month_ms: i64) -> Result<u64, StoreError> {
+        self.with_connection(move |connection| {
+            let logs: Option<i64> = usage_monthly::table
+                .find((workspace.as_bytes().to_vec(), month_ms))
+                .select(usage_monthly::logs)
+                .first(connection)
+                .optional()
+                .map_err(from_diesel)?;
+            Ok(logs.map_or(0, |logs| u64::try_from(logs).unwrap_or(0)))
         })
         .await
     }

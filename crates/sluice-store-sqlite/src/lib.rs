@@ -10,7 +10,9 @@
 //! (`tests/migrations.rs` checks); what does not depend on SQLite lives in `sluice_store`, and
 //! this crate holds its SQL and connection handling.
 //!
-//! One module per concern; `store` implements the store traits by delegating to them.
+//! One module per concern, each implementing the store trait of its concern (`insert`:
+//! `LogWrites`, `read`: `LogReads`, `search`: `LogSearch`, `rollups`: `LogCounts`, `retention`:
+//! `LogRetention`, `tenancy`: `TenantStore`, `connection`: `Store`).
 
 mod background;
 mod config;
@@ -27,7 +29,6 @@ mod rollups;
 mod rows;
 mod schema;
 mod search;
-mod store;
 mod tenancy;
 #[cfg(test)]
 mod tests;

@@ -5,10 +5,6 @@ use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Binary};
 use sluice_model::WorkspaceId;
-use sluice_store::StoreError;
-
-use crate::connection::{SqliteStore, from_diesel};
-use crate::schema::usage_monthly;
 
 /// Counts `?3` logs in the workspace's usage of month `?2`, unless that would pass its quota
 /// (as stored now; no workspace row means no quota): then nothing is counted and no row comes
@@ -61,21 +57,5 @@ pub(crate) fn count_usage(
         Ok(()) => Ok(true),
         Err(DieselError::RollbackTransaction) => Ok(false),
         Err(error) => Err(error),
-    }
-}
-
-impl SqliteStore {
-    /// What [`sluice_store::LogStore::monthly_usage`] answers.
-    pub(crate) async fn usage_of_month(&self, workspace: WorkspaceId, month_ms: i64) -> Result<u64, StoreError> {
-        self.with_connection(move |connection| {
-            let logs: Option<i64> = usage_monthly::table
-                .find((workspace.as_bytes().to_vec(), month_ms))
-                .select(usage_monthly::logs)
-                .first(connection)
-                .optional()
-                .map_err(from_diesel)?;
-            Ok(logs.map_or(0, |logs| u64::try_from(logs).unwrap_or(0)))
-        })
-        .await
     }
 }

@@ -1,10 +1,11 @@
 //! Reading logs back: a workspace's logs under a filter, newest first, a page at a time, and
 //! one log by its id.
 
+use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sqlite::Sqlite;
 use sluice_model::{Log, LogId, WorkspaceId};
-use sluice_store::{LogFilter, LogPage, Page, StoreError};
+use sluice_store::{LogFilter, LogPage, LogReads, Page, StoreError};
 
 use crate::connection::{SqliteStore, from_diesel};
 use crate::rows::LogRow;
@@ -43,14 +44,9 @@ pub(crate) fn filtered(workspace: &WorkspaceId, filter: &LogFilter) -> logs::Box
     query
 }
 
-impl SqliteStore {
-    /// What [`sluice_store::LogStore::list_logs`] answers.
-    pub(crate) async fn list_page(
-        &self,
-        workspace: WorkspaceId,
-        filter: &LogFilter,
-        page: Page,
-    ) -> Result<LogPage, StoreError> {
+#[async_trait]
+impl LogReads for SqliteStore {
+    async fn list_logs(&self, workspace: WorkspaceId, filter: &LogFilter, page: Page) -> Result<LogPage, StoreError> {
         let filter = filter.clone();
         self.with_connection(move |connection| {
             let offset = i64::try_from(page.offset).unwrap_or(i64::MAX);
@@ -68,8 +64,7 @@ impl SqliteStore {
         .await
     }
 
-    /// What [`sluice_store::LogStore::get_log`] answers.
-    pub(crate) async fn log_by_id(&self, workspace: WorkspaceId, id: LogId) -> Result<Option<Log>, StoreError> {
+    async fn get_log(&self, workspace: WorkspaceId, id: LogId) -> Result<Option<Log>, StoreError> {
         self.with_connection(move |connection| {
             logs::table
                 .filter(logs::id.eq(id.as_bytes().to_vec()))

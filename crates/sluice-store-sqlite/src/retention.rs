@@ -3,11 +3,13 @@
 
 use std::sync::PoisonError;
 
+use async_trait::async_trait;
+
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use sluice_model::WorkspaceId;
-use sluice_store::StoreError;
 use sluice_store::rollups::{RollupDeltas, Scope};
+use sluice_store::{LogRetention, StoreError};
 
 use crate::connection::{SqliteStore, from_diesel};
 use crate::index;
@@ -18,9 +20,9 @@ use crate::schema::logs;
 /// lock for long, and well under SQLite's bound-variable limit.
 const DELETE_BATCH: i64 = 5_000;
 
-impl SqliteStore {
-    /// What [`sluice_store::LogStore::delete_logs_before`] answers.
-    pub(crate) async fn delete_before(&self, workspace: WorkspaceId, cutoff_ms: i64) -> Result<u64, StoreError> {
+#[async_trait]
+impl LogRetention for SqliteStore {
+    async fn delete_logs_before(&self, workspace: WorkspaceId, cutoff_ms: i64) -> Result<u64, StoreError> {
         // Only indexed logs are deleted, so the index first covers every log stored so far.
         // Deleting a log of the unindexed tail could let an insert take its seq again after
         // a round read it and before that round wrote its chunk, which would then claim the

@@ -1,13 +1,14 @@
 //! The counters of logs per hour and per day (rollups): kept in the transactions that insert
 //! and delete logs, and summed for `level_counts` without reading the logs.
 
+use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Binary, Nullable, Text};
 use sluice_model::WorkspaceId;
 use sluice_query::stats::{Bucket, CountBy, LevelCount, RollupFilter};
-use sluice_store::StoreError;
 use sluice_store::rollups::{CountsDialect, CountsSource, RollupDeltas};
+use sluice_store::{LogCounts, StoreError};
 
 use crate::connection::{SqliteStore, backend, from_diesel};
 
@@ -146,9 +147,9 @@ pub(crate) fn counts_sql(by: CountBy, from_ms: i64, to_ms: i64, narrow: bool) ->
     CountsSource::choose(by, from_ms, to_ms, narrow).sql(&COUNTS)
 }
 
-impl SqliteStore {
-    /// What [`sluice_store::LogStore::level_counts`] answers.
-    pub(crate) async fn count_levels(
+#[async_trait]
+impl LogCounts for SqliteStore {
+    async fn level_counts(
         &self,
         workspace: WorkspaceId,
         from_ms: i64,

@@ -1,13 +1,14 @@
 //! Search: the index's candidate chunks read by `seq` range, the unindexed tail read whole,
 //! and the exact check run inside SQLite (`sluice_matches`) so only matches are sorted.
 
+use async_trait::async_trait;
 use diesel::connection::DefaultLoadingMode;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Binary, Nullable, Text};
 use sluice_model::WorkspaceId;
 use sluice_store::page::PageCollector;
-use sluice_store::{LogFilter, LogPage, Page, Search, StoreError};
+use sluice_store::{LogFilter, LogPage, LogSearch, Page, Search, StoreError};
 
 use crate::connection::{SqliteStore, backend, from_diesel};
 use crate::index;
@@ -142,9 +143,9 @@ pub(crate) fn register_functions(connection: &mut SqliteConnection) -> QueryResu
     )
 }
 
-impl SqliteStore {
-    /// What [`sluice_store::LogStore::search_logs`] answers.
-    pub(crate) async fn search_page(
+#[async_trait]
+impl LogSearch for SqliteStore {
+    async fn search_logs(
         &self,
         workspace: WorkspaceId,
         search: &Search,

@@ -8,7 +8,8 @@ use diesel::sql_types::BigInt;
 use sluice_model::{Plan, Workspace, WorkspaceId};
 use sluice_query::{Query, SearchField};
 use sluice_store::conformance::log;
-use sluice_store::{LogFilter, LogStore, Page, Search, TenantStore};
+use sluice_store::prelude::*;
+use sluice_store::{LogFilter, Page, Search};
 use sluice_store_sqlite::{SqliteOptions, SqliteStore};
 
 const T0: i64 = 1_700_000_000_000;

@@ -4,7 +4,7 @@
 //! Requests queue their batch and wait. A writer task takes the first queued batch, then
 //! every batch already queued behind it up to [`GroupOptions::max_rows`] logs, waiting up to
 //! [`GroupOptions::linger`] for more while the group is short, and hands the group to
-//! [`LogStore::insert_group`]. While it writes, new batches queue and make the next group, so
+//! [`LogWrites::insert_group`](crate::LogWrites::insert_group). While it writes, new batches queue and make the next group, so
 //! under load each transaction carries what arrived during the previous one, and an idle
 //! service writes a lone batch at once. With several writers ([`GroupOptions::writers`]),
 //! groups are written side by side (PostgreSQL, three); SQLite has one writer, as it has one
@@ -27,7 +27,7 @@ use crate::{GroupOptions, LogStore, StoreError, WriteBatch};
 /// stand-in (the HTTP ceiling that discards, a naive table).
 #[async_trait::async_trait]
 pub trait GroupWriter: Send + Sync {
-    /// Writes a group as [`LogStore::insert_group`] does.
+    /// Writes a group as [`LogWrites::insert_group`](crate::LogWrites::insert_group) does.
     async fn write_group(&self, group: &[WriteBatch]) -> Result<Vec<Result<(), StoreError>>, StoreError>;
 }
 
@@ -93,7 +93,7 @@ impl GroupCommitter {
     }
 
     /// Stores one batch with whatever else is being written, all or nothing; returns once the
-    /// group holding it has committed (or failed), with the answer [`LogStore::insert_logs`]
+    /// group holding it has committed (or failed), with the answer [`LogWrites::insert_logs`](crate::LogWrites::insert_logs)
     /// would give. If the caller stops waiting before a writer takes the batch, it is not
     /// written; once taken, it is.
     pub async fn insert(&self, workspace: WorkspaceId, logs: Vec<Log>) -> Result<(), StoreError> {

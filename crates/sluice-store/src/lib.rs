@@ -105,7 +105,7 @@ where
     answers
 }
 
-/// The answer of a group of one batch ([`LogStore::insert_group`]).
+/// The answer of a group of one batch ([`LogWrites::insert_group`]).
 pub fn only_answer(mut answers: Vec<Result<(), StoreError>>) -> Result<(), StoreError> {
     answers.pop().unwrap_or_else(|| Err(StoreError::Backend("the store gave no answer".into())))
 }
@@ -193,9 +193,10 @@ pub struct NewApiKey {
     pub hash: [u8; 32],
 }
 
-/// Logs: write a batch, read pages and single logs. Every call is scoped to one workspace.
+/// Writing logs: a batch or a group of them, and the quota they count against. Every call is
+/// scoped to one workspace.
 #[async_trait]
-pub trait LogStore: Send + Sync {
+pub trait LogWrites: Send + Sync {
     /// Stores every log of the batch, or none of them. When this returns `Ok`, the logs are
     /// durable and visible to every read. In the same transaction the logs are counted in the
     /// workspace's usage of the month they are accepted in ([`accepted_month`]); a batch that
@@ -204,7 +205,7 @@ pub trait LogStore: Send + Sync {
     async fn insert_logs(&self, workspace: WorkspaceId, logs: &[Log]) -> Result<(), StoreError>;
 
     /// Stores several batches in one transaction (a group commit). Each batch is counted
-    /// against its own workspace's quota as [`LogStore::insert_logs`] counts one: a refused
+    /// against its own workspace's quota as [`LogWrites::insert_logs`] counts one: a refused
     /// batch gets [`StoreError::QuotaExceeded`] in its place of the answer and stores nothing,
     /// while the others are stored. `Ok` means every batch answered `Ok` is durable and
     /// visible; `Err` means none of the group was stored. By default each batch is written by
@@ -221,13 +222,21 @@ pub trait LogStore: Send + Sync {
     /// Logs the workspace was sent in the UTC month starting at `month_ms`
     /// ([`sluice_model::calendar::month_start_ms`]).
     async fn monthly_usage(&self, workspace: WorkspaceId, month_ms: i64) -> Result<u64, StoreError>;
+}
 
+/// Reading logs: pages of a filtered list, and single logs.
+#[async_trait]
+pub trait LogReads: Send + Sync {
     /// One page of the workspace's logs matching `filter`, newest first.
     async fn list_logs(&self, workspace: WorkspaceId, filter: &LogFilter, page: Page) -> Result<LogPage, StoreError>;
 
     /// One log of the workspace; `None` when it does not exist or belongs to another one.
     async fn get_log(&self, workspace: WorkspaceId, id: LogId) -> Result<Option<Log>, StoreError>;
+}
 
+/// Searching logs with the query language.
+#[async_trait]
+pub trait LogSearch: Send + Sync {
     /// One page of the workspace's logs matching `search` and `filter`, newest first. An
     /// index may propose candidates; only logs for which [`Search::matches`] holds are
     /// returned. A query with an indexable needle ([`Query::index_groups`]) must not scan the
@@ -239,7 +248,11 @@ pub trait LogStore: Send + Sync {
         filter: &LogFilter,
         page: Page,
     ) -> Result<LogPage, StoreError>;
+}
 
+/// Counting logs per level, from the rollup counters.
+#[async_trait]
+pub trait LogCounts: Send + Sync {
     /// Logs per level of the workspace whose timestamp is in `from_ms..to_ms` (whole UTC
     /// hours), matching `filter`, grouped by hour or by source. Read from rollup counters
     /// kept in the same transaction as every insert and delete, so the cost follows the
@@ -252,7 +265,11 @@ pub trait LogStore: Send + Sync {
         filter: &RollupFilter,
         by: CountBy,
     ) -> Result<Vec<LevelCount>, StoreError>;
+}
 
+/// Retention: deleting logs past a cutoff.
+#[async_trait]
+pub trait LogRetention: Send + Sync {
     /// Deletes the workspace's logs with a timestamp before `cutoff_ms` (retention), in
     /// bounded transactions that keep the search index and the rollups in step; returns how
     /// many were deleted.
@@ -261,7 +278,7 @@ pub trait LogStore: Send + Sync {
     /// Retention for every workspace at once: deletes each named workspace's logs older than
     /// its cutoff and returns how many went. A store may drop whole stretches of time (a
     /// partition) that every workspace's cutoff has passed; a workspace left out of
-    /// `cutoffs` keeps all its logs. By default, [`LogStore::delete_logs_before`] per workspace.
+    /// `cutoffs` keeps all its logs. By default, [`LogRetention::delete_logs_before`] per workspace.
     async fn sweep(&self, cutoffs: &[(WorkspaceId, i64)]) -> Result<u64, StoreError> {
         let mut deleted = 0;
         for (workspace, cutoff) in cutoffs {
@@ -269,6 +286,17 @@ pub trait LogStore: Send + Sync {
         }
         Ok(deleted)
     }
+}
+
+/// Every log operation, one trait per concern so a store implements each in the module of
+/// that concern. Implemented for every type that implements the five.
+pub trait LogStore: LogWrites + LogReads + LogSearch + LogCounts + LogRetention {}
+
+impl<T: LogWrites + LogReads + LogSearch + LogCounts + LogRetention + ?Sized> LogStore for T {}
+
+/// The store traits, for code that calls their methods on a concrete store.
+pub mod prelude {
+    pub use crate::{LogCounts, LogReads, LogRetention, LogSearch, LogStore, LogWrites, Store, TenantStore};
 }
 
 /// Workspaces and API keys: what the admin CLI writes and authentication reads.
