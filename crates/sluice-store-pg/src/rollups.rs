@@ -8,9 +8,8 @@ use diesel::result::Error as DieselError;
 use diesel::sql_types::{Array, BigInt, Nullable, SmallInt, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use sluice_model::WorkspaceId;
-use sluice_query::stats::{Bucket, CountBy, LevelCount, RollupFilter};
-use sluice_store::rollups::{CountsDialect, CountsSource, RollupDeltas, Scope};
-use sluice_store::rows::parse_column;
+use sluice_query::stats::{CountBy, LevelCount, RollupFilter};
+use sluice_store::rollups::{CountsDialect, CountsSource, RollupDeltas, Scope, level_count};
 use sluice_store::{LogCounts, StoreError};
 use uuid::Uuid;
 
@@ -167,15 +166,7 @@ impl LogCounts for PgStore {
                 .await
                 .map_err(from_diesel)?;
             rows.into_iter()
-                .map(|row| {
-                    let level = parse_column(&row.level, "rollup level")?;
-                    let bucket = match by {
-                        CountBy::Hour => Bucket::Hour(row.hour),
-                        CountBy::Day => Bucket::Day(row.hour),
-                        CountBy::Source => Bucket::Source(text::decode(row.source)),
-                    };
-                    Ok(LevelCount { bucket, level, count: u64::try_from(row.total).unwrap_or_default() })
-                })
+                .map(|row| level_count(by, row.hour, text::decode(row.source), &row.level, row.total))
                 .collect()
         })
         .await

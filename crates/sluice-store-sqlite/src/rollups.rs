@@ -6,11 +6,11 @@ use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Binary, Nullable, Text};
 use sluice_model::WorkspaceId;
-use sluice_query::stats::{Bucket, CountBy, LevelCount, RollupFilter};
-use sluice_store::rollups::{CountsDialect, CountsSource, RollupDeltas};
+use sluice_query::stats::{CountBy, LevelCount, RollupFilter};
+use sluice_store::rollups::{CountsDialect, CountsSource, RollupDeltas, level_count};
 use sluice_store::{LogCounts, StoreError};
 
-use crate::connection::{SqliteStore, backend, from_diesel};
+use crate::connection::{SqliteStore, from_diesel};
 
 /// A counter table: its name, time column, and whether it keeps environment and dataset.
 struct CounterTable {
@@ -173,17 +173,7 @@ impl LogCounts for SqliteStore {
             .bind::<Nullable<Text>, _>(filter.dataset)
             .load(connection)
             .map_err(from_diesel)?;
-            rows.into_iter()
-                .map(|row| {
-                    let level = row.level.parse().map_err(|_| backend("corrupt rollup level in the database"))?;
-                    let bucket = match by {
-                        CountBy::Hour => Bucket::Hour(row.hour),
-                        CountBy::Day => Bucket::Day(row.hour),
-                        CountBy::Source => Bucket::Source(row.source),
-                    };
-                    Ok(LevelCount { bucket, level, count: u64::try_from(row.total).unwrap_or_default() })
-                })
-                .collect()
+            rows.into_iter().map(|row| level_count(by, row.hour, row.source, &row.level, row.total)).collect()
         })
         .await
     }

@@ -8,7 +8,10 @@ use std::collections::BTreeMap;
 
 use sluice_model::Log;
 use sluice_model::calendar::{MS_PER_DAY, day_start_ms, hour_start};
-use sluice_query::stats::CountBy;
+use sluice_query::stats::{Bucket, CountBy, LevelCount};
+
+use crate::StoreError;
+use crate::rows::parse_column;
 
 /// What a counter counts, apart from its time: source, environment, dataset and level, as the
 /// store writes them.
@@ -127,6 +130,21 @@ impl CountsSource {
 /// The midnight at or before an `hour` column's value, in SQL both stores speak (also before
 /// 1970).
 pub const DAY_OF_HOUR_SQL: &str = "(hour - (((hour % 86400000) + 86400000) % 86400000))";
+
+/// One row of a counts statement as a [`LevelCount`]: `hour` is the bucket's time (or the
+/// constant of a source grouping), `source` the source as sent, `level` as stored.
+pub fn level_count(by: CountBy, hour: i64, source: String, level: &str, total: i64) -> Result<LevelCount, StoreError> {
+    let bucket = match by {
+        CountBy::Hour => Bucket::Hour(hour),
+        CountBy::Day => Bucket::Day(hour),
+        CountBy::Source => Bucket::Source(source),
+    };
+    Ok(LevelCount {
+        bucket,
+        level: parse_column(level, "rollup level")?,
+        count: u64::try_from(total).unwrap_or_default(),
+    })
+}
 
 /// How one store's SQL spells the counts statement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -138,6 +138,28 @@ impl Pagination {
     }
 }
 
+/// The filter of a list (`with_ids`: also by user, session and flow) or of a search, read in
+/// the order their issues are listed.
+fn filter_of(params: &mut Params, with_ids: bool) -> LogFilter {
+    let level = params.vocabulary("level");
+    let source = params.text("source");
+    let environment = params.vocabulary("environment");
+    let dataset = params.text("dataset");
+    let id = |name: &str| if with_ids { params.text(name) } else { None };
+    let (user_id, session_id, flow_id) = (id("userId"), id("sessionId"), id("flowId"));
+    LogFilter {
+        level,
+        source,
+        environment,
+        dataset,
+        user_id,
+        session_id,
+        flow_id,
+        from: params.integer("from", 0),
+        to: params.integer("to", 0),
+    }
+}
+
 /// The page `limit` (at least 1, `default` when absent, at most `max`) and `offset` ask for.
 fn page_of(params: &mut Params, default: i64, max: i64) -> Page {
     let limit = params.integer("limit", 1).unwrap_or(default).min(max);
@@ -153,17 +175,7 @@ pub(crate) async fn list(
 ) -> Result<HttpResponse, ApiError> {
     let mut params = Params::parse(request.query_string())?;
     let page = page_of(&mut params, LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT);
-    let filter = LogFilter {
-        level: params.vocabulary("level"),
-        source: params.text("source"),
-        environment: params.vocabulary("environment"),
-        dataset: params.text("dataset"),
-        user_id: params.text("userId"),
-        session_id: params.text("sessionId"),
-        flow_id: params.text("flowId"),
-        from: params.integer("from", 0),
-        to: params.integer("to", 0),
-    };
+    let filter = filter_of(&mut params, true);
     params.finish()?;
 
     let found = state.store.list_logs(principal.workspace.id, &filter, page).await?;
@@ -208,15 +220,7 @@ pub(crate) async fn search(
         Vec::new()
     });
     let page = page_of(&mut params, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT);
-    let filter = LogFilter {
-        level: params.vocabulary("level"),
-        source: params.text("source"),
-        environment: params.vocabulary("environment"),
-        dataset: params.text("dataset"),
-        from: params.integer("from", 0),
-        to: params.integer("to", 0),
-        ..LogFilter::default()
-    };
+    let filter = filter_of(&mut params, false);
     params.finish()?;
     // A refused query pushed its issue above, so `finish` has already answered for it.
     let query = query.ok_or(ApiError::Internal)?;
