@@ -33,15 +33,15 @@ struct Plan {
 }
 
 /// A `sluice serve` of the benchmark, stopped when dropped.
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    port: u16,
-    key: String,
+    pub(crate) port: u16,
+    pub(crate) key: String,
 }
 
 impl Server {
     /// Starts the release server on a fresh database and reads the key its first start prints.
-    fn start(root: &Path, database_url: &str, extra: &[&str]) -> anyhow::Result<Server> {
+    pub(crate) fn start(root: &Path, database_url: &str, extra: &[&str]) -> anyhow::Result<Server> {
         let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         let mut child = Command::new(root.join("target/release/sluice"))
             .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
@@ -86,7 +86,7 @@ impl Drop for Server {
 /// Writes out what the page cache holds dirty (`sync`) before a row starts: on this machine
 /// the kernel may keep gigabytes of a previous row's writes (SQLite's file, say) and flush
 /// them during the next row, whose commits' fsyncs then wait behind them.
-fn settle() {
+pub(crate) fn settle() {
     if let Err(error) = Command::new("sync").status() {
         eprintln!("ingest bench: cannot run sync ({error}); the row may pay for the last one's writes");
     }
@@ -136,7 +136,7 @@ struct Backend {
 
 /// A fresh database called `name`: in `cluster`, dropped and made again; without one, a SQLite
 /// file in an emptied folder.
-fn fresh(root: &Path, cluster: Option<&postgres::Cluster>, name: &str) -> anyhow::Result<String> {
+pub(crate) fn fresh(root: &Path, cluster: Option<&postgres::Cluster>, name: &str) -> anyhow::Result<String> {
     let Some(cluster) = cluster else {
         let folder = root.join("target/bench-data").join(name);
         let _ = std::fs::remove_dir_all(&folder);
@@ -287,7 +287,7 @@ fn copy_baseline(cluster: &postgres::Cluster, file: &Path, rows: usize, with_ind
 }
 
 /// The current UTC time, as `date` prints it.
-fn utc_now() -> String {
+pub(crate) fn utc_now() -> String {
     Command::new("date")
         .args(["-u", "+%Y-%m-%d %H:%M UTC"])
         .output()

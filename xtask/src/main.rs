@@ -9,7 +9,9 @@
 //! - `bench [--quick]`: the criterion benchmarks, whose figures go to docs/PERFORMANCE.md;
 //!   the PostgreSQL ones get `SLUICE_BENCH_PG`, a durable cluster kept in
 //!   `target/bench-data/postgres` unless the variable names a server; then the ingest
-//!   benchmark over HTTP (`ingest.rs`), which `bench ingest [--quick]` runs alone.
+//!   benchmark over HTTP (`ingest.rs`), which `bench ingest [--quick]` runs alone. `bench search
+//!   [--logs N] [--quick]` runs the search benchmark over HTTP alone (`search.rs`; not part of
+//!   `bench`: it builds 10M logs on each store).
 //! - `with-pg <command...>`: runs one command with `SLUICE_TEST_PG` and `SLUICE_TEST_REDIS`
 //!   set to throwaway servers (e.g. `cargo xtask with-pg cargo test -p <crate>`), removed
 //!   afterwards.
@@ -25,6 +27,7 @@ use sluice_testkit::redis;
 
 mod ingest;
 mod schema;
+mod search;
 mod setup;
 
 fn main() -> anyhow::Result<()> {
@@ -36,6 +39,15 @@ fn main() -> anyhow::Result<()> {
         Some("bench") if args.get(1).is_some_and(|arg| arg == "ingest") => {
             ingest::bench(&root, args.iter().any(|arg| arg == "--quick"))
         }
+        Some("bench") if args.get(1).is_some_and(|arg| arg == "search") => {
+            let quick = args.iter().any(|arg| arg == "--quick");
+            let logs = match args.iter().position(|arg| arg == "--logs") {
+                Some(at) => args.get(at + 1).context("--logs needs a number")?.parse().context("--logs")?,
+                None if quick => 1_000_000,
+                None => 10_000_000,
+            };
+            search::bench(&root, logs)
+        }
         Some("bench") => {
             bench(&args[1..])?;
             ingest::bench(&root, args.iter().any(|arg| arg == "--quick"))
@@ -44,7 +56,7 @@ fn main() -> anyhow::Result<()> {
         Some("pg-schema") => pg_schema(&root),
         _ => {
             eprintln!(
-                "usage: cargo xtask ci | cargo xtask bench [ingest] [--quick] | cargo xtask with-pg <command...> | cargo xtask pg-schema"
+                "usage: cargo xtask ci | cargo xtask bench [ingest | search [--logs N]] [--quick] | cargo xtask with-pg <command...> | cargo xtask pg-schema"
             );
             bail!("unknown task {:?}", args.first())
         }

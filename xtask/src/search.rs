@@ -1,0 +1,100 @@
+//! `cargo xtask bench search [--logs N] [--quick]`: the search benchmark over HTTP (issue 24).
+//!
+//! For each store (SQLite in a fresh file, PostgreSQL in a fresh database of the durable bench
+//! cluster), it starts the release `sluice serve`, sends it `--logs` logs (10M by default,
+//! 1M with `--quick`) made by `sluice-loadgen search-ingest` (loghub lines carrying order
+//! numbers, hex request ids, UUIDs, a rare four-word phrase, terms in 0.1 % and 10 % of the
+//! logs: `bins/sluice-loadgen/src/search.rs`), then runs `sluice-loadgen search-queries`: 30
+//! searches of each kind, each with another value, one at a time. It prints, per store, the
+//! ingest rate, the bytes on disk per log and p50/p95/max of each kind, and writes the table
+//! between the `search-bench` markers of docs/PERFORMANCE.md.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, bail};
+use sluice_testkit::cluster as postgres;
+
+use crate::ingest::{Server, fresh, settle, utc_now};
+
+const START_MARK: &str = "<!-- search-bench:start -->";
+const END_MARK: &str = "<!-- search-bench:end -->";
+
+/// Runs `sluice-loadgen <mode>` against `server`; returns the lines it printed on stdout.
+fn loadgen(root: &Path, server: &Server, mode: &str, logs: u64) -> anyhow::Result<Vec<String>> {
+    let output = Command::new(root.join("target/release/sluice-loadgen"))
+        .args([mode, "--url", &format!("http://127.0.0.1:{}", server.port), "--key", &server.key])
+        .args(["--logs", &logs.to_string()])
+        .args(["--corpus", &root.join("../shared/corpus").display().to_string()])
+        .stderr(Stdio::inherit())
+        .output()
+        .context("cannot run sluice-loadgen")?;
+    if !output.status.success() {
+        bail!("sluice-loadgen {mode} failed ({})", output.status);
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).lines().map(str::to_owned).collect())
+}
+
+/// The bytes a store's data takes: the SQLite file with its WAL, or the PostgreSQL database.
+fn bytes_on_disk(url: &str, cluster: &postgres::Cluster) -> anyhow::Result<u64> {
+    if let Some(path) = url.strip_prefix("sqlite://") {
+        let mut total = 0;
+        for suffix in ["", "-wal", "-shm"] {
+            total += std::fs::metadata(format!("{path}{suffix}")).map_or(0, |meta| meta.len());
+        }
+        return Ok(total);
+    }
+    let name = url.rsplit('/').next().unwrap_or_default();
+    let psql = Command::new("psql")
+        .args([&cluster.url(), "-Atc", &format!("SELECT pg_database_size('{name}')")])
+        .output()
+        .context("cannot run psql")?;
+    String::from_utf8_lossy(&psql.stdout).trim().parse().context("pg_database_size")
+}
+
+pub(crate) fn bench(root: &Path, logs: u64) -> anyhow::Result<()> {
+    crate::run("cargo", &["build", "--release", "--locked", "-p", "sluice", "-p", "sluice-loadgen"])?;
+    let cluster = postgres::Cluster::kept_at(&root.join("target/bench-data/postgres")).map_err(anyhow::Error::msg)?;
+    let mut table = String::from(
+        "| store | query | p50 ms | p95 ms | max ms | 5xx | hits (median, page of 50) |\n|---|---|---|---|---|---|---|\n",
+    );
+    let mut summary = Vec::new();
+    for sqlite in [true, false] {
+        let name = if sqlite { "SQLite" } else { "PostgreSQL" };
+        let url = fresh(root, (!sqlite).then_some(&cluster), "sluice_search_bench")?;
+        let server = Server::start(root, &url, &[])?;
+        settle();
+        let ingest = loadgen(root, &server, "search-ingest", logs)?;
+        let rate = ingest
+            .iter()
+            .find_map(|line| line.strip_prefix("ingest | "))
+            .and_then(|row| row.rsplit(" | ").next())
+            .context("search-ingest printed no rate")?
+            .to_owned();
+        let bytes = bytes_on_disk(&url, &cluster)?;
+        for row in loadgen(root, &server, "search-queries", logs)? {
+            if let Some(row) = row.strip_prefix("query | ") {
+                table.push_str(&format!("| {name} | {row} |\n"));
+            }
+        }
+        summary.push(format!(
+            "{name}: ingest {rate} logs/s as fast as answered (32 connections, 100-entry JSON batches), \
+             {:.0} bytes on disk per log",
+            bytes as f64 / logs as f64
+        ));
+        drop(server);
+    }
+    let text = format!(
+        "Measured {} by `cargo xtask bench search` with {logs} logs in one workspace. {}.\n\n{table}",
+        utc_now(),
+        summary.join("; ")
+    );
+    println!("\n{text}");
+    let path = root.join("docs/PERFORMANCE.md");
+    let doc = std::fs::read_to_string(&path)?;
+    if let (Some(start), Some(end)) = (doc.find(START_MARK), doc.find(END_MARK)) {
+        std::fs::write(&path, format!("{}{START_MARK}\n{text}{}", &doc[..start], &doc[end..]))?;
+        eprintln!("search bench: table written to docs/PERFORMANCE.md");
+    }
+    Ok(())
+}
