@@ -130,6 +130,9 @@ pub fn parse_csv(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
     let mut collector = crate::json::Collector::for_lines(options, body);
     let mut record = ::csv::StringRecord::new();
     while reader.read_record(&mut record).map_err(|error| csv_error(&error))? {
+        if collector.at_limit() {
+            break;
+        }
         let mut draft = Draft { level: implied_level.clone(), ..Draft::default() };
         let mut data = (keys_len > 0 && !has_data_column)
             .then(|| ObjectWriter::with_capacity(keys_len + record.as_byte_record().as_slice().len()));
@@ -169,7 +172,8 @@ pub fn parse_csv(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
         if let Some(data) = data.filter(|data| !data.is_empty()) {
             draft.data = Sent::Value(data.finish());
         }
-        collector.push(draft);
+        // Always true here: the limit was checked before the record was read into a draft.
+        let _ = collector.push(draft);
     }
     collector.finish()
 }

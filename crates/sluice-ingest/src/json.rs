@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use sluice_model::limits::MAX_ENTRIES_PER_REQUEST;
 use sluice_model::{Draft, DraftVisitor, Issue, Key, LogEntry, PathSegment, ResolvedDefaults};
 
@@ -88,9 +88,16 @@ enum Logs {
     Not(&'static str),
 }
 
-impl<'de> Deserialize<'de> for Logs {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = deserializer.deserialize_any(BodyVisitor)?;
+/// Reads the value of a `logs` key, holding at most `hold` of its items.
+struct LogsSeed {
+    hold: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for LogsSeed {
+    type Value = Logs;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Logs, D::Error> {
+        let value = deserializer.deserialize_any(BodyVisitor { hold: self.hold })?;
         Ok(match value {
             Body::Bare(items) => Logs::Items(items),
             Body::Scalar(kind) => Logs::Not(kind),
@@ -99,7 +106,11 @@ impl<'de> Deserialize<'de> for Logs {
     }
 }
 
-struct BodyVisitor;
+/// Reads a body; an array's items past the first `hold` are skipped unread (the batch is too
+/// long whatever they hold), so no body makes more than `hold` drafts.
+struct BodyVisitor {
+    hold: usize,
+}
 
 impl<'de> Visitor<'de> for BodyVisitor {
     type Value = Body;
@@ -114,7 +125,7 @@ impl<'de> Visitor<'de> for BodyVisitor {
         let mut logs = None;
         while let Some(key) = map.next_key::<Key>()? {
             match key {
-                Key::Other(name) if name == "logs" => logs = Some(map.next_value::<Logs>()?),
+                Key::Other(name) if name == "logs" => logs = Some(map.next_value_seed(LogsSeed { hold: self.hold })?),
                 _ if logs.is_some() => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -128,10 +139,15 @@ impl<'de> Visitor<'de> for BodyVisitor {
         })
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Body, A::Error> {
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(MAX_ENTRIES_PER_REQUEST));
-        while let Some(item) = seq.next_element::<Item>()? {
-            items.push(item);
+        let mut items =
+            Vec::with_capacity(seq.size_hint().unwrap_or(0).min(self.hold).min(MAX_ENTRIES_PER_REQUEST + 1));
+        while items.len() < self.hold {
+            match seq.next_element::<Item>()? {
+                Some(item) => items.push(item),
+                None => return Ok(Body::Bare(items)),
+            }
         }
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(Body::Bare(items))
     }
     fn visit_bool<E: de::Error>(self, _: bool) -> Result<Body, E> {
@@ -154,6 +170,10 @@ impl<'de> Visitor<'de> for BodyVisitor {
     }
 }
 
+/// The most issues a 400 lists (docs/API.md, POST /v1/logs): the work and the answer stay
+/// bounded whatever the body holds.
+pub const MAX_ISSUES: usize = 100;
+
 /// Checks entries one by one as a parser produces them, so no list of drafts is kept.
 /// Issue paths are prefixed with `prefix` and the entry index.
 pub(crate) struct Collector<'o> {
@@ -162,6 +182,8 @@ pub(crate) struct Collector<'o> {
     entries: Vec<LogEntry>,
     issues: Vec<Issue>,
     count: usize,
+    /// An entry past `options.max_entries` was offered: the batch is refused with one issue.
+    too_many: bool,
     /// `options.defaults`, read once for the batch.
     defaults: ResolvedDefaults,
 }
@@ -176,6 +198,7 @@ impl<'o> Collector<'o> {
             entries: Vec::with_capacity(capacity),
             issues: Vec::new(),
             count: 0,
+            too_many: false,
             defaults: options.defaults.resolve(),
         }
     }
@@ -191,9 +214,29 @@ impl<'o> Collector<'o> {
         path
     }
 
-    /// Checks one draft.
+    /// To be asked before each further entry: true when the batch already holds the most
+    /// entries it may, so this one makes it too long; the batch is then refused and the parser
+    /// stops reading.
+    pub(crate) fn at_limit(&mut self) -> bool {
+        if self.count >= self.options.max_entries {
+            self.too_many = true;
+        }
+        self.too_many
+    }
+
+    /// Adds found issues, keeping at most [`MAX_ISSUES`].
+    fn add_issues(&mut self, found: impl IntoIterator<Item = Issue>) {
+        let room = MAX_ISSUES.saturating_sub(self.issues.len());
+        self.issues.extend(found.into_iter().take(room));
+    }
+
+    /// Checks one draft; false once the batch is too long (the draft is not checked, and the
+    /// parser stops reading: docs/API.md, POST /v1/logs).
     #[inline]
-    pub(crate) fn push(&mut self, draft: Draft) {
+    pub(crate) fn push(&mut self, draft: Draft) -> bool {
+        if self.at_limit() {
+            return false;
+        }
         let index = self.count;
         self.count += 1;
         match draft.finish_resolved(&self.defaults, self.options.received_at_ms) {
@@ -203,34 +246,38 @@ impl<'o> Collector<'o> {
             Ok(_) => {}
             Err(found) => {
                 let path = self.path(index);
-                self.issues.extend(found.into_iter().map(|issue| issue.under(&path)));
+                self.add_issues(found.into_iter().map(|issue| issue.under(&path)));
             }
         }
+        true
     }
 
-    /// Checks one batch item.
-    pub(crate) fn push_item(&mut self, item: Item) {
+    /// Checks one batch item; false once the batch is too long.
+    pub(crate) fn push_item(&mut self, item: Item) -> bool {
         match item {
             Item::Entry(draft) => self.push(draft),
+            Item::NotObject(_) if self.at_limit() => false,
             Item::NotObject(kind) => {
                 let path = self.path(self.count);
                 self.count += 1;
-                self.issues.push(Issue::new(path, format!("Expected object, received {kind}")));
+                self.add_issues([Issue::new(path, format!("Expected object, received {kind}"))]);
+                true
             }
         }
     }
 
     /// The batch, or every issue (the batch's length first).
-    pub(crate) fn finish(mut self) -> Result<Batch, IngestError> {
+    pub(crate) fn finish(self) -> Result<Batch, IngestError> {
         if self.count == 0 {
             return Err(IngestError::Invalid(vec![Issue::new(
                 self.prefix.to_vec(),
                 "Array must contain at least 1 element(s)",
             )]));
         }
-        if self.count > self.options.max_entries {
-            let message = format!("Array must contain at most {} element(s)", self.options.max_entries);
-            self.issues.insert(0, Issue::new(self.prefix.to_vec(), message));
+        if self.too_many {
+            // The one issue of a request with more entries than it may carry (docs/API.md).
+            let message = format!("A request carries at most {} logs", self.options.max_entries);
+            return Err(IngestError::Invalid(vec![Issue::new(Vec::new(), message)]));
         }
         if self.issues.is_empty() {
             Ok(Batch { entries: self.entries })
@@ -244,7 +291,9 @@ impl<'o> Collector<'o> {
 fn finish_items(items: Vec<Item>, prefix: &[PathSegment], options: &Options) -> Result<Batch, IngestError> {
     let mut collector = Collector::new(options, prefix, items.len());
     for item in items {
-        collector.push_item(item);
+        if !collector.push_item(item) {
+            break;
+        }
     }
     collector.finish()
 }
@@ -260,7 +309,9 @@ fn finish_items(items: Vec<Item>, prefix: &[PathSegment], options: &Options) -> 
 /// ```
 pub fn parse_json(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
     let mut deserializer = serde_json::Deserializer::from_slice(body);
-    let document = Deserializer::deserialize_any(&mut deserializer, BodyVisitor)
+    // One item past the limit is held, so the collector sees that the batch is too long.
+    let hold = options.max_entries.saturating_add(1);
+    let document = Deserializer::deserialize_any(&mut deserializer, BodyVisitor { hold })
         .and_then(|document| deserializer.end().map(|()| document))
         .map_err(|error| parse_error(Format::Json, &error, None))?;
     match document {
@@ -297,6 +348,9 @@ pub fn parse_jsonl(body: &[u8], options: &Options) -> Result<Batch, IngestError>
         if line.is_empty() {
             continue;
         }
+        if collector.at_limit() {
+            break;
+        }
         let number = index + 1;
         let item: Item =
             serde_json::from_slice(line).map_err(|error| parse_error(Format::Jsonl, &error, Some(number)))?;
@@ -309,7 +363,9 @@ pub fn parse_jsonl(body: &[u8], options: &Options) -> Result<Batch, IngestError>
             }
             .into());
         }
-        collector.push_item(item);
+        if !collector.push_item(item) {
+            break;
+        }
     }
     collector.finish()
 }
@@ -363,23 +419,39 @@ mod tests {
         let hundred = json!({"logs": vec![entry("a"); 100]}).to_string();
         assert!(parse_json(hundred.as_bytes(), &options).is_ok());
         let too_many = json!({"logs": vec![entry("a"); 101]}).to_string();
-        assert_eq!(
-            issues(parse_json(too_many.as_bytes(), &options)),
-            vec![r#"["logs"] Array must contain at most 100 element(s)"#]
-        );
+        assert_eq!(issues(parse_json(too_many.as_bytes(), &options)), vec!["[] A request carries at most 100 logs"]);
         assert_eq!(issues(parse_json(b"[]", &options)), vec!["[] Array must contain at least 1 element(s)"]);
         assert_eq!(issues(parse_jsonl(b"\n\n", &options)), vec!["[] Array must contain at least 1 element(s)"]);
     }
 
+    /// docs/API.md: parsing stops at the 101st entry, whose one issue is the whole answer, so
+    /// what comes after it (more entries, bad entries, broken syntax) is never read.
     #[test]
-    fn an_over_long_batch_lists_its_bad_entries_too() {
+    fn parsing_stops_at_the_101st_entry_with_one_issue() {
+        let options = Options::new(0);
         let mut entries = vec![entry("a"); 101];
         entries[7]["level"] = json!("fatal");
         let body = json!({"logs": entries}).to_string();
-        let found = issues(parse_json(body.as_bytes(), &Options::new(0)));
-        assert_eq!(found.len(), 2, "{found:?}");
-        assert_eq!(found[0], r#"["logs"] Array must contain at most 100 element(s)"#);
-        assert!(found[1].starts_with(r#"["logs",7,"level"]"#), "{found:?}");
+        assert_eq!(issues(parse_json(body.as_bytes(), &options)), vec!["[] A request carries at most 100 logs"]);
+        // 1.7 million empty objects in 5 MiB: one issue, not one per object.
+        let empty = format!("[{}{{}}]", "{},".repeat(1_700_000));
+        assert_eq!(issues(parse_json(empty.as_bytes(), &options)), vec!["[] A request carries at most 100 logs"]);
+        let lines: String = (0..101).map(|n| format!("{}\n", entry(&format!("l{n}")))).collect();
+        let broken = format!("{lines}{{not json\n");
+        assert_eq!(issues(parse_jsonl(broken.as_bytes(), &options)), vec!["[] A request carries at most 100 logs"]);
+        let empties = "{}\n".repeat(500_000);
+        assert_eq!(issues(parse_jsonl(empties.as_bytes(), &options)), vec!["[] A request carries at most 100 logs"]);
+    }
+
+    /// docs/API.md: a 400 lists at most 100 issues, in order, the first ones found.
+    #[test]
+    fn an_answer_lists_at_most_one_hundred_issues() {
+        let options = Options::new(0);
+        let body = format!("[{}{{}}]", "{},".repeat(99));
+        let found = issues(parse_json(body.as_bytes(), &options));
+        assert_eq!(found.len(), MAX_ISSUES, "100 entries, each missing four fields");
+        assert!(found[0].starts_with("[0,"), "{found:?}");
+        assert!(found[99].starts_with("[24,"), "the first issues, in order: {found:?}");
     }
 
     #[test]

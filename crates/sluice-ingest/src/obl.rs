@@ -206,7 +206,7 @@ pub fn parse_obl(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
         .collect();
 
     let mut collector = crate::json::Collector::new(options, &[], 0);
-    for session in sessions {
+    'sessions: for session in sessions {
         let session_type = text(session.kind);
         let session_device = root_device.clone().or_else(|| text(session.device_id));
         let info: Vec<(&str, Member<'_>)> =
@@ -247,7 +247,9 @@ pub fn parse_obl(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
             if let Some(at) = at.and_then(|at| serde_json::from_str::<Value>(at.get()).ok()) {
                 draft.set(Field::Timestamp, at);
             }
-            collector.push(draft);
+            if !collector.push(draft) {
+                break 'sessions;
+            }
         }
     }
     collector.finish()

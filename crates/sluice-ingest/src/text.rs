@@ -277,7 +277,9 @@ pub(crate) fn draft(parsed: TextLine<'_>, default_level: Option<&String>) -> Dra
 pub fn parse_text(body: &[u8], options: &crate::Options) -> Result<crate::Batch, crate::IngestError> {
     let mut collector = crate::json::Collector::for_lines(options, body);
     for (_, line) in crate::frame::lines(body, crate::Format::Text)? {
-        collector.push(draft(parse_line(line), options.defaults.level.as_ref()));
+        if !collector.push(draft(parse_line(line), options.defaults.level.as_ref())) {
+            break;
+        }
     }
     collector.finish()
 }

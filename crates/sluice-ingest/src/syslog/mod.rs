@@ -290,13 +290,17 @@ pub(crate) fn draft(message: &SyslogMessage<'_>, line: &str, default_level: Opti
 pub fn parse_syslog(body: &[u8], options: &crate::Options) -> Result<crate::Batch, crate::IngestError> {
     let mut collector = crate::json::Collector::for_lines(options, body);
     for (number, line) in crate::frame::lines(body, crate::Format::Syslog)? {
+        if collector.at_limit() {
+            break;
+        }
         let message = parse_line(line, options.received_at_ms).map_err(|error| crate::ParseError {
             format: crate::Format::Syslog,
             line: Some(number),
             column: Some(error.column),
             reason: format!("expected {}", error.expected),
         })?;
-        collector.push(draft(&message, line, options.defaults.level.as_ref()));
+        // Always true here: the limit was checked before the line was read.
+        let _ = collector.push(draft(&message, line, options.defaults.level.as_ref()));
     }
     collector.finish()
 }
