@@ -212,7 +212,7 @@ pub fn parse_line(line: &str, now_ms: i64) -> Result<SyslogMessage<'_>, SyslogEr
             .map_err(|_| SyslogError { column: column(line, trimmed), expected: "a PRI from <0> to <191>" })?;
         return match rfc5424(line, after_pri, Some(value)) {
             Some(result) => result,
-            None => Ok(rfc3164(after_pri, Some(value), now_ms)),
+            None => rfc3164(line, after_pri, Some(value), now_ms),
         };
     }
     // Unframed: RFC 5424 without PRI when it fits (VERSION 1 only, so a number that starts a
@@ -222,7 +222,7 @@ pub fn parse_line(line: &str, now_ms: i64) -> Result<SyslogMessage<'_>, SyslogEr
     {
         return Ok(message);
     }
-    Ok(rfc3164(trimmed, None, now_ms))
+    rfc3164(line, trimmed, None, now_ms)
 }
 
 /// The `data` keys of header fields, written as JSON once.
@@ -369,5 +369,30 @@ mod tests {
             assert_eq!(rfc3339_ms(token.as_bytes()), reference(token), "{token}");
         }
         assert_eq!(rfc3339_ms(b"2016-12-31T23:59:60Z"), Some(1_483_228_799_999));
+    }
+
+    /// docs/API.md: a date or time that cannot exist is a parse error naming the line and the
+    /// column where the stamp starts, never wrapped into another time (hour 257 was read as
+    /// 01:32:18).
+    #[test]
+    fn impossible_bsd_times_are_errors_not_wrapped() {
+        let now = 1_764_000_000_000; // 2025-11-24
+        for (line, column) in [
+            ("<13>Feb  5 257:32:18 host app: hi", 5),
+            ("<13>Feb 30 10:00:00 host app: hi", 5),
+            ("<13>Feb  5 10:61:00 host app: hi", 5),
+            ("<13>Apr 31 2024 10:00:00 host app: hi", 5),
+            ("Feb  5 24:00:00 host app: hi", 1),
+        ] {
+            let error = parse_line(line, now).expect_err(line);
+            assert_eq!((error.column, error.expected), (column, "a date and time that exist"), "{line}");
+        }
+        let leap = parse_line("<13>Dec 31 2016 23:59:60 host app: hi", now).expect("a leap second exists");
+        assert_eq!(leap.timestamp, Some(1_483_228_799_999));
+        let fine = parse_line("<13>Feb  5 17:32:18 host app: hi", now).expect("valid");
+        assert_eq!(fine.app_name, Some("app"));
+        let body = b"<13>Feb  5 17:32:18 host app: fine\n<13>Feb  5 257:32:18 host app: hi\n";
+        let error = parse_syslog(body, &crate::Options::new(now)).expect_err("the second line");
+        assert_eq!(error.to_string(), "Syslog line 2: expected a date and time that exist at column 5");
     }
 }

@@ -17,7 +17,11 @@ fn month(input: &str) -> Res<'_, Month> {
 }
 
 /// `Mmm dd [yyyy] hh:mm:ss[:]`, with the year guessed from `now_ms` when absent: this year,
-/// or the previous one when that would put the message more than 24 hours in the future.
+/// or the previous one when that would put the message more than 24 hours in the future (for
+/// February 29, the last leap year). A
+/// stamp of that shape whose date or time cannot exist (hour 25, minute 61, February 30) is a
+/// [`nom::Err::Failure`] at its start, never wrapped into another time (docs/API.md, syslog);
+/// a second of 60 (a leap second) reads as the millisecond before the next minute.
 fn bsd_timestamp(input: &str, now_ms: i64) -> Res<'_, Option<i64>> {
     let (rest, (month, _, day, _, year, (hour, _, minute, _, second), _)) = (
         month,
@@ -29,23 +33,26 @@ fn bsd_timestamp(input: &str, now_ms: i64) -> Res<'_, Option<i64>> {
         opt(char(':')),
     )
         .parse(input)?;
-    let time = Time::from_hms(hour as u8, minute as u8, second as u8).ok();
+    let impossible = || nom::Err::Failure(nom::error::Error::new(input, nom::error::ErrorKind::Verify));
+    let leap = second == 60;
+    let field = |value: u32| u8::try_from(value).map_err(|_| impossible());
+    let time = Time::from_hms(field(hour)?, field(minute)?, field(if leap { 59 } else { second })?)
+        .map_err(|_| impossible())?;
     let at = |year: i32| {
         let date = Date::from_calendar_date(year, month, u8::try_from(day).ok()?).ok()?;
-        let ms = PrimitiveDateTime::new(date, time?).assume_utc().unix_timestamp() * 1000;
-        Some(ms)
+        let ms = PrimitiveDateTime::new(date, time).assume_utc().unix_timestamp() * 1000;
+        Some(if leap { ms + 999 } else { ms })
     };
     let timestamp = match year {
         Some(year) => at(year as i32),
         None => {
             let this_year = OffsetDateTime::from_unix_timestamp(now_ms / 1000).map(|now| now.year()).unwrap_or(1970);
-            match at(this_year) {
-                Some(ms) if ms <= now_ms + 86_400_000 => Some(ms),
-                _ => at(this_year - 1),
-            }
+            // The latest year in which the date exists and is at most a day ahead: this year or
+            // the last one, or for February 29 the last leap year.
+            (0..8).find_map(|back| at(this_year - back).filter(|ms| *ms <= now_ms + 86_400_000))
         }
     };
-    Ok((rest, timestamp))
+    Ok((rest, Some(timestamp.ok_or_else(impossible)?)))
 }
 
 /// A TAG: up to 48 characters other than space, `[` and `:`.
@@ -54,7 +61,12 @@ fn tag_name(input: &str) -> Res<'_, &str> {
 }
 
 /// The RFC 3164 part after PRI (or the whole line, when unframed).
-pub(super) fn rfc3164<'a>(after_pri: &'a str, pri: Option<u8>, now_ms: i64) -> SyslogMessage<'a> {
+pub(super) fn rfc3164<'a>(
+    line: &str,
+    after_pri: &'a str,
+    pri: Option<u8>,
+    now_ms: i64,
+) -> Result<SyslogMessage<'a>, SyslogError> {
     let body = after_pri.trim_start_matches(' ');
     let mut message = SyslogMessage {
         protocol: Protocol::Rfc3164,
@@ -70,10 +82,16 @@ pub(super) fn rfc3164<'a>(after_pri: &'a str, pri: Option<u8>, now_ms: i64) -> S
         message: after_pri,
     };
     let stamped = rfc3339_timestamp(body).map(|(rest, ms)| (rest, Some(ms))).or_else(|_| bsd_timestamp(body, now_ms));
-    let Ok((rest, timestamp)) = stamped else {
-        // No timestamp: RFC 3164 §4.3.2 treats everything after PRI as MSG.
-        message.message = body;
-        return message;
+    let (rest, timestamp) = match stamped {
+        Ok(found) => found,
+        Err(nom::Err::Failure(error)) => {
+            return Err(SyslogError { column: column(line, error.input), expected: "a date and time that exist" });
+        }
+        Err(_) => {
+            // No timestamp: RFC 3164 §4.3.2 treats everything after PRI as MSG.
+            message.message = body;
+            return Ok(message);
+        }
     };
     message.timestamp = timestamp;
     let rest = rest.trim_start_matches(' ');
@@ -96,9 +114,9 @@ pub(super) fn rfc3164<'a>(after_pri: &'a str, pri: Option<u8>, now_ms: i64) -> S
             message.app_name = Some(name);
             message.proc_id = pid;
             message.message = message_part(after_colon.unwrap_or(after_pid));
-            return message;
+            return Ok(message);
         }
     }
     message.message = message_part(rest);
-    message
+    Ok(message)
 }
