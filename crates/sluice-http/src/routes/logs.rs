@@ -4,7 +4,7 @@ use actix_web::http::header::{CONTENT_TYPE, HeaderName, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use serde::Serialize;
 use sluice_ingest::{Defaults, Format, Options};
-use sluice_model::{Log, LogId, WorkspaceId};
+use sluice_model::{Issue, Log, LogId, WorkspaceId};
 use sluice_query::{Parsed, Query, QueryError, SearchField};
 use sluice_store::{LogFilter, LogPage, Page, Search, StoreError};
 
@@ -160,10 +160,18 @@ fn filter_of(params: &mut Params, with_ids: bool) -> LogFilter {
     }
 }
 
-/// The page `limit` (at least 1, `default` when absent, at most `max`) and `offset` ask for.
+/// The deepest a page may reach, `offset + limit` (docs/API.md, GET /v1/logs): past it a
+/// list or search would read and skip that many rows to answer.
+const MAX_RESULT_WINDOW: i64 = 100_000;
+
+/// The page `limit` (at least 1, `default` when absent, at most `max`) and `offset` ask for;
+/// an `offset` whose page would reach past [`MAX_RESULT_WINDOW`] is an issue.
 fn page_of(params: &mut Params, default: i64, max: i64) -> Page {
     let limit = params.integer("limit", 1).unwrap_or(default).min(max);
     let offset = params.integer("offset", 0).unwrap_or(0);
+    if offset.saturating_add(limit) > MAX_RESULT_WINDOW {
+        params.push(Issue::at("offset", "Offset too large: narrow the time range with from/to"));
+    }
     Page { limit: u32::try_from(limit).unwrap_or(1), offset: u64::try_from(offset).unwrap_or(0) }
 }
 
@@ -211,7 +219,7 @@ pub(crate) async fn search(
         Ok(query) => Some(query),
         Err(QueryError::TooShort) => return Err(ApiError::BadRequest(sluice_query::TOO_SHORT)),
         Err(error) => {
-            params.push(error.issue().unwrap_or_else(|| sluice_model::Issue::at("q", error.to_string())));
+            params.push(error.issue().unwrap_or_else(|| Issue::at("q", error.to_string())));
             None
         }
     };

@@ -167,6 +167,28 @@ async fn limits_clamp_and_bad_numbers_are_named() {
     server.stop().await;
 }
 
+/// docs/API.md: `offset + limit` is at most 100,000 on lists and searches; past it, a 400 that
+/// names `offset` (the issue measured `offset=999999999999` accepted, and a walk holding every
+/// row up to it).
+#[actix_web::test]
+async fn pages_past_one_hundred_thousand_logs_are_refused() {
+    let server = start().await;
+    server.ingest(vec![entry("deep")]).await;
+    let reply = server.get("/v1/logs?limit=100&offset=99900").await;
+    assert_eq!(reply.status, StatusCode::OK, "exactly the window");
+    let too_deep = vec![r#"["offset"] Offset too large: narrow the time range with from/to"#.to_owned()];
+    for query in ["/v1/logs?limit=100&offset=99901", "/v1/logs?level=info&offset=999999999999"] {
+        let reply = server.get(query).await;
+        assert_eq!((reply.status, reply.error()), (StatusCode::BAD_REQUEST, "Validation error"), "{query}");
+        assert_eq!(reply.issues(), too_deep, "{query}");
+    }
+    let reply = server.get("/v1/logs/search?q=deep&offset=99950").await;
+    assert_eq!(reply.status, StatusCode::OK, "50, the search's default limit, reaches exactly 100,000");
+    let reply = server.get("/v1/logs/search?q=deep&offset=99951").await;
+    assert_eq!((reply.status, reply.issues()), (StatusCode::BAD_REQUEST, too_deep));
+    server.stop().await;
+}
+
 #[actix_web::test]
 async fn get_one_log_and_not_found_cases() {
     let server = start().await;
