@@ -81,7 +81,7 @@ pub struct Batch {
 ///
 /// ```
 /// use sluice_ingest::{Defaults, Format, Options, parse};
-/// let mut options = Options::new(0);
+/// let mut options = Options::new(1_795_348_800_000); // received 2026-11-22
 /// options.defaults = Defaults { environment: Some("production".into()), ..Defaults::default() };
 /// let body = b"<13>Feb  5 17:32:18 10.0.0.99 myapp: started\n";
 /// let entry = &parse(Format::Syslog, body, &options).unwrap().entries[0];

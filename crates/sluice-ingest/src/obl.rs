@@ -177,7 +177,7 @@ fn is_null(raw: &&RawValue) -> bool {
 /// let body = br#"/* NOTICE */ {"format":"open-board-log-0.1","user_id":"u1","source":"app",
 ///   "sessions":[{"id":"s1","type":"log","started":"2024-03-01T09:00:00Z","events":[
 ///     {"id":"e1","type":"button","label":"want","board_id":"home","timestamp":"2024-03-01T09:00:05Z"}]}]}"#;
-/// let mut options = Options::new(0);
+/// let mut options = Options::new(1_795_348_800_000); // received 2026-11-22
 /// options.defaults = Defaults { environment: Some("production".into()), ..Defaults::default() };
 /// let entry = &parse_obl(body, &options).unwrap().entries[0];
 /// assert_eq!((entry.message.as_str(), entry.user_id.as_deref()), ("Button: want", Some("u1")));

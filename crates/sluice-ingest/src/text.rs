@@ -268,7 +268,7 @@ pub(crate) fn draft(parsed: TextLine<'_>, default_level: Option<&String>) -> Dra
 ///
 /// ```
 /// use sluice_ingest::{Defaults, Options, text::parse_text};
-/// let mut options = Options::new(0);
+/// let mut options = Options::new(1_795_348_800_000); // received 2026-11-22
 /// options.defaults = Defaults { source: Some("api".into()), environment: Some("staging".into()), ..Defaults::default() };
 /// let batch = parse_text(b"2024-03-01 12:00:00 ERROR disk full\nplain line\n", &options).unwrap();
 /// assert_eq!((batch.entries[0].level.as_str(), batch.entries[0].message.as_str()), ("error", "disk full"));

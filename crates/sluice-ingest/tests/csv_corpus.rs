@@ -7,7 +7,7 @@ use serde_json::json;
 use sluice_ingest::{Defaults, Format, IngestError, Options, parse};
 
 fn options() -> Options {
-    let mut options = Options::new(1_700_000_000_000);
+    let mut options = Options::new(1_795_348_800_000);
     options.defaults =
         Defaults { source: Some("loghub".into()), environment: Some("production".into()), ..Defaults::default() };
     options.max_entries = usize::MAX;

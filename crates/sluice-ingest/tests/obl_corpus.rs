@@ -9,7 +9,7 @@ use sluice_ingest::{Batch, Defaults, Format, Options, parse};
 fn ingest(name: &str) -> Batch {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/obl").join(name);
     let body = std::fs::read(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
-    let mut options = Options::new(1_700_000_000_000);
+    let mut options = Options::new(1_795_348_800_000);
     options.defaults =
         Defaults { source: Some("fallback".into()), environment: Some("production".into()), ..Defaults::default() };
     parse(Format::Obl, &body, &options).unwrap_or_else(|error| panic!("{name}: {error}"))
@@ -90,7 +90,7 @@ fn coughdrop_quirks_are_kept_not_rejected() {
 
 #[test]
 fn unreadable_bodies_name_the_problem() {
-    let options = Options::new(0);
+    let options = Options::new(1_795_348_800_000);
     let error = parse(Format::Obl, b"/* NOTICE\n spans lines */\n{\"sessions\": [", &options).expect_err("truncated");
     assert_eq!(error.to_string(), "OBL line 3: EOF while parsing a list at column 14");
     let error = parse(Format::Obl, br#"{"format":"open-board-log-0.1"}"#, &options).expect_err("no sessions");

@@ -31,7 +31,8 @@ fn data() -> impl Strategy<Value = Option<JsonObject>> {
 
 fn entry() -> impl Strategy<Value = LogEntry> {
     let header = (
-        0i64..4_000_000_000_000,
+        // The accepted range (docs/API.md): from 2000 to a day past the receive time.
+        946_684_800_000i64..=1_795_348_800_000,
         proptest::sample::select(Level::ALL.to_vec()),
         text(200),
         text(100),
@@ -79,7 +80,7 @@ fn entry() -> impl Strategy<Value = LogEntry> {
 }
 
 fn options() -> Options {
-    Options::new(0)
+    Options::new(1_795_348_800_000)
 }
 
 /// A CSV body with every field as a column, cells encoded as docs/API.md (CSV) says.

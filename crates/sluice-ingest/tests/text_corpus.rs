@@ -21,7 +21,7 @@ fn every_loghub_sample_ingests_one_entry_per_line() {
         .collect();
     files.sort();
     assert_eq!(files.len(), 16, "the 16 loghub systems");
-    let mut options = Options::new(1_700_000_000_000);
+    let mut options = Options::new(1_795_348_800_000);
     options.defaults =
         Defaults { source: Some("loghub".into()), environment: Some("production".into()), ..Defaults::default() };
     options.max_entries = usize::MAX;
@@ -101,7 +101,7 @@ fn lines_without_keywords_take_the_default_or_info() {
     assert_eq!((found.level, found.timestamp), (None, None));
     let found = parse_line("connection error while reading");
     assert_eq!(found.level, None, "a lower-case word in a sentence is not a level");
-    let mut options = Options::new(7);
+    let mut options = Options::new(1_795_348_800_000);
     options.defaults = Defaults {
         source: Some("s".into()),
         environment: Some("staging".into()),
@@ -110,6 +110,6 @@ fn lines_without_keywords_take_the_default_or_info() {
     };
     let batch = parse(Format::Text, b"no keyword here\n2024-01-01 00:00:00 INFO has one\n", &options).expect("parses");
     assert_eq!(batch.entries[0].level.as_str(), "warn");
-    assert_eq!(batch.entries[0].timestamp, 7, "no timestamp: receive time");
+    assert_eq!(batch.entries[0].timestamp, 1_795_348_800_000, "no timestamp: receive time");
     assert_eq!(batch.entries[1].level.as_str(), "info");
 }

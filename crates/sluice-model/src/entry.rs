@@ -16,7 +16,10 @@ use time::{OffsetDateTime, PrimitiveDateTime};
 use validator::{Validate, ValidationErrorsKind};
 
 use crate::draft::{Draft, Sent};
-use crate::limits::{MAX_MESSAGE_CHARS, MAX_SOURCE_CHARS, MAX_STEP_INDEX, MAX_TAG_CHARS, MAX_TAGS};
+use crate::limits::{
+    MAX_MESSAGE_CHARS, MAX_SOURCE_CHARS, MAX_STEP_INDEX, MAX_TAG_CHARS, MAX_TAGS, MAX_TIMESTAMP_AHEAD_MS,
+    MIN_TIMESTAMP_MS,
+};
 use crate::{Environment, Issue, JsonObject, Level, LogId, Member, PathSegment};
 
 /// Values from the request's query string that fill fields an entry lacks.
@@ -326,7 +329,15 @@ impl Draft {
         let error_name = optional(&mut issues, "errorName", self.error_name);
         let error_stack = optional(&mut issues, "errorStack", self.error_stack);
         let tags = optional(&mut issues, "tags", self.tags).map(|items| tags(&mut issues, items));
-        let timestamp = optional(&mut issues, "timestamp", self.timestamp);
+        // A sent timestamp lies from 2000 to a day past the server's clock (docs/API.md): no
+        // entry reaches a store at year 1 or 9999, and a typo cannot make a partition.
+        let timestamp = optional(&mut issues, "timestamp", self.timestamp).filter(|ms| {
+            let inside = (MIN_TIMESTAMP_MS..=received_at_ms.saturating_add(MAX_TIMESTAMP_AHEAD_MS)).contains(ms);
+            if !inside {
+                issues.push(Issue::at("timestamp", "Timestamp out of range"));
+            }
+            inside
+        });
         let flow_id = optional(&mut issues, "flowId", self.flow_id);
         let step_index = optional(&mut issues, "stepIndex", self.step_index);
 
@@ -564,6 +575,8 @@ mod tests {
 
     #[test]
     fn timestamps_as_numbers_or_iso_text() {
+        // Received 2026-11-22 (a timestamp may be at most a day ahead of it).
+        let check = |value: Value| entry_from_json(object(value), &Defaults::default(), 1_795_348_800_000);
         let mut value = valid();
         value["timestamp"] = json!("2024-03-01T12:00:00.250Z");
         assert_eq!(check(value.clone()).map(|e| e.timestamp), Ok(1_709_294_400_250));
@@ -574,7 +587,26 @@ mod tests {
         value["timestamp"] = json!("yesterday");
         assert!(check(value.clone()).is_err());
         value["timestamp"] = json!(true);
-        assert!(check(value).is_err());
+        assert!(check(value.clone()).is_err());
+    }
+
+    /// docs/API.md: from 2000-01-01T00:00:00Z to 24 hours past the receive time, both ends in.
+    #[test]
+    fn timestamps_outside_the_accepted_range_are_issues() {
+        let now = 1_795_348_800_000;
+        let at = |timestamp: Value| {
+            let mut value = valid();
+            value["timestamp"] = timestamp;
+            entry_from_json(object(value), &Defaults::default(), now).map(|entry| entry.timestamp)
+        };
+        let out = Err(vec![Issue::at("timestamp", "Timestamp out of range")]);
+        assert_eq!(at(json!(946_684_800_000_i64)), Ok(946_684_800_000));
+        assert_eq!(at(json!(946_684_799_999_i64)), out);
+        assert_eq!(at(json!(now + 86_400_000)), Ok(now + 86_400_000));
+        assert_eq!(at(json!(now + 86_400_001)), out);
+        assert_eq!(at(json!("0001-01-01T00:00:00Z")), out);
+        assert_eq!(at(json!("9999-12-31T23:59:59Z")), out);
+        assert_eq!(at(json!(-1)), out);
     }
 
     #[test]

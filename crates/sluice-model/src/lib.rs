@@ -39,4 +39,8 @@ pub mod limits {
     pub const MAX_TAG_CHARS: usize = 50;
     /// Highest `stepIndex`.
     pub const MAX_STEP_INDEX: u16 = 1000;
+    /// The earliest timestamp an entry may carry: 2000-01-01T00:00:00Z, in Unix ms.
+    pub const MIN_TIMESTAMP_MS: i64 = 946_684_800_000;
+    /// How far past the server's clock an entry's timestamp may be, in ms (24 hours).
+    pub const MAX_TIMESTAMP_AHEAD_MS: i64 = 86_400_000;
 }

@@ -160,6 +160,28 @@ async fn batch_size_is_one_to_one_hundred() {
     server.stop().await;
 }
 
+/// docs/API.md: a timestamp before 2000 or more than a day past the server's clock is an issue
+/// (year 1 and year 9999 were stored, and on PostgreSQL each made partitions).
+#[actix_web::test]
+async fn timestamps_out_of_range_are_refused() {
+    let server = start().await;
+    let mut old = entry("old");
+    old["timestamp"] = json!("0001-01-01T00:00:00Z");
+    let mut far = entry("far");
+    far["timestamp"] = json!("9999-12-31T23:59:59Z");
+    let reply = server.post_json("/v1/logs", &json!({"logs": [entry("fine"), old, far]})).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        reply.issues(),
+        vec![
+            r#"["logs",1,"timestamp"] Timestamp out of range"#.to_owned(),
+            r#"["logs",2,"timestamp"] Timestamp out of range"#.to_owned(),
+        ]
+    );
+    assert!(stored(&server).await.is_empty(), "nothing of the request is stored");
+    server.stop().await;
+}
+
 #[actix_web::test]
 async fn one_bad_entry_stores_nothing() {
     let server = start().await;
