@@ -8,13 +8,18 @@ use sluice_model::{Draft, DraftVisitor, Issue, Key, LogEntry, PathSegment, Resol
 
 use crate::{Batch, Format, IngestError, Options, ParseError};
 
+/// The most characters of serde's message a parse error repeats.
+const MAX_REASON_CHARS: usize = 200;
+
 /// A serde_json error as a [`ParseError`]: its message without serde's own position, plus
 /// the line and column in our words.
 pub(crate) fn parse_error(format: Format, error: &serde_json::Error, line: Option<usize>) -> ParseError {
     let text = error.to_string();
-    let reason = match text.rfind(" at line ") {
-        Some(position) => text[..position].to_owned(),
-        None => text,
+    // serde's message may quote what was sent (a whole string): keep the answer small.
+    let reason = &text[..text.rfind(" at line ").unwrap_or(text.len())];
+    let reason = match reason.char_indices().nth(MAX_REASON_CHARS) {
+        Some((end, _)) => format!("{}…", &reason[..end]),
+        None => reason.to_owned(),
     };
     let column = (error.column() > 0).then_some(error.column());
     ParseError { format, line: line.or((error.line() > 0).then_some(error.line())), column, reason }

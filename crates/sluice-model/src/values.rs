@@ -13,10 +13,29 @@ pub struct UnknownValue {
     received: String,
 }
 
+/// The most characters of a received value an issue repeats: a 400 stays small whatever was
+/// sent (docs/API.md, errors: an answer is at most 64 KiB).
+pub const MAX_ECHO_CHARS: usize = 64;
+
+/// `text` as an issue repeats it: whole when short, else its first [`MAX_ECHO_CHARS`]
+/// characters and `…`.
+///
+/// ```
+/// assert_eq!(sluice_model::echo("fatal"), "fatal");
+/// assert_eq!(sluice_model::echo(&"x".repeat(1_000)).chars().count(), sluice_model::MAX_ECHO_CHARS + 1);
+/// ```
+pub fn echo(text: &str) -> String {
+    match text.char_indices().nth(MAX_ECHO_CHARS) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
 impl UnknownValue {
-    /// `received` is not among `expected` (written as `'a' | 'b'`).
+    /// `received` is not among `expected` (written as `'a' | 'b'`); an issue repeats at most
+    /// [`MAX_ECHO_CHARS`] characters of it.
     pub fn new(expected: &'static str, received: &str) -> Self {
-        Self { expected, received: received.to_owned() }
+        Self { expected, received: echo(received) }
     }
 }
 
@@ -47,7 +66,7 @@ macro_rules! vocabulary {
             fn from_str(text: &str) -> Result<Self, Self::Err> {
                 match text {
                     $($text => Ok($name::$variant),)+
-                    other => Err(UnknownValue { expected: $expected, received: other.to_owned() }),
+                    other => Err(UnknownValue::new($expected, other)),
                 }
             }
         }

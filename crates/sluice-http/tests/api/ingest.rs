@@ -182,6 +182,25 @@ async fn timestamps_out_of_range_are_refused() {
     server.stop().await;
 }
 
+/// docs/API.md: an answer stays within 64 KiB whatever the body holds: at most 100 issues,
+/// each repeating at most 64 characters of what was sent.
+#[actix_web::test]
+async fn error_answers_stay_small_whatever_was_sent() {
+    let server = start().await;
+    let huge = "x".repeat(20_000);
+    let entries: Vec<_> = (0..100)
+        .map(|_| json!({"level": huge, "message": "m", "source": "s", "environment": huge, "dataset": "d"}))
+        .collect();
+    let reply = server.post_json("/v1/logs", &json!({"logs": entries})).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+    let size = reply.body.to_string().len();
+    assert!(size < 64 * 1024, "a {size}-byte answer to a body of 4 MB of bad values");
+    assert_eq!(reply.issues().len(), 100, "at most 100 issues");
+    let first = &reply.issues()[0];
+    assert!(first.ends_with("received 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…'"), "{first}");
+    server.stop().await;
+}
+
 #[actix_web::test]
 async fn one_bad_entry_stores_nothing() {
     let server = start().await;
