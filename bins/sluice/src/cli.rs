@@ -69,6 +69,25 @@ pub(crate) struct ServeOptions {
     #[arg(long, env = "SLUICE_REDIS_TIMEOUT_MS", default_value_t = 50)]
     pub(crate) redis_timeout_ms: u64,
 
+    /// How long a request body may take to arrive in full before the request gets 408, in
+    /// milliseconds.
+    #[arg(long, env = "SLUICE_BODY_TIMEOUT_MS", default_value_t = 30_000)]
+    pub(crate) body_timeout_ms: u64,
+
+    /// How long a client may take to send a request's headers before the connection gets 408
+    /// and is closed, in milliseconds.
+    #[arg(long, env = "SLUICE_HEADER_TIMEOUT_MS", default_value_t = 5_000)]
+    pub(crate) header_timeout_ms: u64,
+
+    /// How long an idle keep-alive connection stays open, in seconds.
+    #[arg(long, env = "SLUICE_KEEP_ALIVE_SECS", default_value_t = 75)]
+    pub(crate) keep_alive_secs: u64,
+
+    /// Most open connections per worker thread (one worker per core); further ones wait in
+    /// the listen backlog.
+    #[arg(long, env = "SLUICE_MAX_CONNECTIONS", default_value_t = 10_000)]
+    pub(crate) max_connections: usize,
+
     /// Time between retention sweeps, counted from start (`3600`, `90s`, `30m`, `1h`, `1d`).
     #[arg(long, env = "SLUICE_RETENTION_INTERVAL", default_value = "1h", value_parser = parse_interval)]
     pub(crate) retention_interval: std::time::Duration,

@@ -46,6 +46,7 @@ pub(crate) async fn run(
     options: ServeOptions,
 ) -> anyhow::Result<()> {
     let mut state = AppState::new(store.clone());
+    state.body_timeout = Duration::from_millis(options.body_timeout_ms);
     bootstrap(store.as_ref(), (state.clock)()).await?;
     let trusted = parse_trusted_proxies(&options.trusted_proxies)?;
     let countries = options.geoip_db.as_deref().map(open_country_database).transpose()?;
@@ -87,6 +88,9 @@ pub(crate) async fn run(
     let listen = options.listen.clone();
     let writer = state.writer.clone();
     let server = HttpServer::new(move || App::new().configure(sluice_http::configure(state.clone())))
+        .client_request_timeout(Duration::from_millis(options.header_timeout_ms))
+        .keep_alive(Duration::from_secs(options.keep_alive_secs))
+        .max_connections(options.max_connections)
         .shutdown_timeout(30)
         .bind(&listen)
         .with_context(|| format!("cannot listen on {listen}"))?;

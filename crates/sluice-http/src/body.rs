@@ -21,8 +21,20 @@ fn encoding(value: &str) -> Option<ContentEncoding> {
 }
 
 /// Reads the whole body, decompressing it, and fails with 413 as soon as it passes `limit`
-/// bytes (after decompression).
-pub async fn read_capped(payload: Payload, headers: &HeaderMap, limit: usize) -> Result<Bytes, ApiError> {
+/// bytes (after decompression), and with 408 when it has not arrived in full within `timeout`.
+pub async fn read_capped(
+    payload: Payload,
+    headers: &HeaderMap,
+    limit: usize,
+    timeout: std::time::Duration,
+) -> Result<Bytes, ApiError> {
+    actix_web::rt::time::timeout(timeout, read_within(payload, headers, limit))
+        .await
+        .unwrap_or(Err(ApiError::RequestTimeout))
+}
+
+/// [`read_capped`] without its deadline.
+async fn read_within(payload: Payload, headers: &HeaderMap, limit: usize) -> Result<Bytes, ApiError> {
     let named = headers
         .get(CONTENT_ENCODING)
         .map(|value| String::from_utf8_lossy(value.as_bytes()).trim().to_ascii_lowercase())

@@ -33,6 +33,9 @@ pub enum ApiError {
     /// 405.
     #[error("Method not allowed")]
     MethodNotAllowed,
+    /// 408: the body did not arrive in full within the body timeout.
+    #[error("Request timeout")]
+    RequestTimeout,
     /// 413.
     #[error("Payload too large")]
     PayloadTooLarge,
@@ -153,6 +156,7 @@ impl ResponseError for ApiError {
             },
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::RateLimited { .. } | ApiError::QuotaExceeded { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,

@@ -20,7 +20,7 @@ pub use error::ApiError;
 pub use extract::Authed;
 pub use origin::{Origin, OriginResolver};
 pub use sluice_store::{Clock, system_clock, unix_now_ms};
-pub use state::AppState;
+pub use state::{AppState, DEFAULT_BODY_TIMEOUT};
 
 use actix_web::web;
 

@@ -10,6 +10,10 @@ use sluice_store::{Clock, Store, system_clock};
 
 use crate::OriginResolver;
 
+/// How long a request body may take to arrive by default: 30 seconds, a 5 MiB body at under
+/// 200 KB/s.
+pub const DEFAULT_BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Shared by every worker.
 #[derive(Clone)]
 pub struct AppState {
@@ -25,6 +29,9 @@ pub struct AppState {
     pub origins: Arc<OriginResolver>,
     /// The clock.
     pub clock: Clock,
+    /// How long a request body may take to arrive in full before the request is answered
+    /// 408 (`SLUICE_BODY_TIMEOUT_MS`): a body sent a few bytes a second cannot hold a worker.
+    pub body_timeout: std::time::Duration,
 }
 
 impl AppState {
@@ -41,6 +48,7 @@ impl AppState {
             limiter: Arc::new(LocalLimiter::new()),
             origins: Arc::new(OriginResolver::default()),
             clock: system_clock(),
+            body_timeout: DEFAULT_BODY_TIMEOUT,
         }
     }
 

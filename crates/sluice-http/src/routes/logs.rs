@@ -78,7 +78,7 @@ async fn ingest_batch(
         level: params.text("level"),
         dataset: params.text("dataset").map(Into::into),
     };
-    let body = body::read_capped(payload, request.headers(), MAX_BODY_BYTES).await?;
+    let body = body::read_capped(payload, request.headers(), MAX_BODY_BYTES, state.body_timeout).await?;
     let format = resolve_format(&mut params, request, &body);
     params.finish()?;
 

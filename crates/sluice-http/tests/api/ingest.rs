@@ -201,6 +201,37 @@ async fn error_answers_stay_small_whatever_was_sent() {
     server.stop().await;
 }
 
+/// docs/API.md: a body that does not arrive in full within the body timeout is answered 408,
+/// and nothing is stored. The client sends its headers and one byte of a 1,000-byte body, then
+/// reads: the answer comes when the server gives up (no sleep orders anything here).
+#[actix_web::test]
+async fn a_body_that_trickles_is_cut_with_408() {
+    let server = crate::common::start_configured(&sluice_store_sqlite::SqliteOptions::default(), |state| {
+        state.body_timeout = std::time::Duration::from_millis(300);
+    })
+    .await;
+    let address = server.base.trim_start_matches("http://").to_owned();
+    let key = server.key.clone();
+    let answer = actix_web::rt::task::spawn_blocking(move || {
+        use std::io::Read;
+        let mut stream = std::net::TcpStream::connect(&address).expect("connect");
+        let head = format!(
+            "POST /v1/logs HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {key}\r\n\
+             Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{"
+        );
+        stream.write_all(head.as_bytes()).expect("send the head and one byte");
+        let mut answer = vec![0; 4096];
+        let read = stream.read(&mut answer).expect("the server answers");
+        String::from_utf8_lossy(&answer[..read]).into_owned()
+    })
+    .await
+    .expect("the client ran");
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains(r#"{"error":"Request timeout"}"#), "{answer}");
+    assert!(stored(&server).await.is_empty());
+    server.stop().await;
+}
+
 #[actix_web::test]
 async fn one_bad_entry_stores_nothing() {
     let server = start().await;
