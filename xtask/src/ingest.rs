@@ -21,10 +21,6 @@ use anyhow::{Context, bail};
 
 use sluice_testkit::cluster as postgres;
 
-/// Where the table goes in docs/PERFORMANCE.md.
-const START_MARK: &str = "<!-- ingest-bench:start -->";
-const END_MARK: &str = "<!-- ingest-bench:end -->";
-
 /// How long and how hard.
 struct Plan {
     seconds: u64,
@@ -230,7 +226,7 @@ pub(crate) fn bench(root: &Path, quick: bool) -> anyhow::Result<()> {
     );
     println!("\n{table}");
     // A quick run is a check, not a measurement: it leaves the documented table alone.
-    if quick { Ok(()) } else { write_table(root, &table) }
+    if quick { Ok(()) } else { write_between_markers(root, "ingest-bench", &table) }
 }
 
 /// The naive endpoint's table, which the raw COPY baseline loads.
@@ -295,15 +291,16 @@ pub(crate) fn utc_now() -> String {
         .unwrap_or_default()
 }
 
-/// Replaces the text between the markers in docs/PERFORMANCE.md.
-fn write_table(root: &Path, table: &str) -> anyhow::Result<()> {
+/// Replaces the text between the `<!-- {name}:start -->` and `<!-- {name}:end -->` markers in
+/// docs/PERFORMANCE.md (each benchmark writes its own section).
+pub(crate) fn write_between_markers(root: &Path, name: &str, text: &str) -> anyhow::Result<()> {
+    let (start_mark, end_mark) = (format!("<!-- {name}:start -->"), format!("<!-- {name}:end -->"));
     let path = root.join("docs/PERFORMANCE.md");
-    let text = std::fs::read_to_string(&path)?;
-    let (Some(start), Some(end)) = (text.find(START_MARK), text.find(END_MARK)) else {
-        bail!("docs/PERFORMANCE.md lacks the {START_MARK} and {END_MARK} markers");
+    let doc = std::fs::read_to_string(&path)?;
+    let (Some(start), Some(end)) = (doc.find(&start_mark), doc.find(&end_mark)) else {
+        bail!("docs/PERFORMANCE.md lacks the {start_mark} and {end_mark} markers");
     };
-    let updated = format!("{}{START_MARK}\n{table}{}", &text[..start], &text[end..]);
-    std::fs::write(&path, updated)?;
-    eprintln!("ingest bench: table written to docs/PERFORMANCE.md");
+    std::fs::write(&path, format!("{}{start_mark}\n{text}{}", &doc[..start], &doc[end..]))?;
+    eprintln!("{name}: table written to docs/PERFORMANCE.md");
     Ok(())
 }

@@ -15,10 +15,7 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, bail};
 use sluice_testkit::cluster as postgres;
 
-use crate::ingest::{Server, fresh, settle, utc_now};
-
-const START_MARK: &str = "<!-- search-bench:start -->";
-const END_MARK: &str = "<!-- search-bench:end -->";
+use crate::ingest::{Server, fresh, settle, utc_now, write_between_markers};
 
 /// Runs `sluice-loadgen <mode>` against `server`; returns the lines it printed on stdout.
 fn loadgen(root: &Path, server: &Server, mode: &str, logs: u64) -> anyhow::Result<Vec<String>> {
@@ -90,11 +87,5 @@ pub(crate) fn bench(root: &Path, logs: u64) -> anyhow::Result<()> {
         summary.join("; ")
     );
     println!("\n{text}");
-    let path = root.join("docs/PERFORMANCE.md");
-    let doc = std::fs::read_to_string(&path)?;
-    if let (Some(start), Some(end)) = (doc.find(START_MARK), doc.find(END_MARK)) {
-        std::fs::write(&path, format!("{}{START_MARK}\n{text}{}", &doc[..start], &doc[end..]))?;
-        eprintln!("search bench: table written to docs/PERFORMANCE.md");
-    }
-    Ok(())
+    write_between_markers(root, "search-bench", &text)
 }

@@ -17,10 +17,7 @@ pub(crate) fn parse_error(format: Format, error: &serde_json::Error, line: Optio
     let text = error.to_string();
     // serde's message may quote what was sent (a whole string): keep the answer small.
     let reason = &text[..text.rfind(" at line ").unwrap_or(text.len())];
-    let reason = match reason.char_indices().nth(MAX_REASON_CHARS) {
-        Some((end, _)) => format!("{}…", &reason[..end]),
-        None => reason.to_owned(),
-    };
+    let reason = sluice_model::clip(reason, MAX_REASON_CHARS);
     let column = (error.column() > 0).then_some(error.column());
     ParseError { format, line: line.or((error.line() > 0).then_some(error.line())), column, reason }
 }

@@ -23,7 +23,7 @@ pub use json_object::{EscapeFree, JsonKey, JsonObject, Member, NotAnObject, Obje
 /// these types need no dependency of their own).
 pub use smol_str::SmolStr;
 pub use tenancy::{ApiKeyRecord, KeyEnv, KeyState, Limits, Plan, Scope, Scopes, Workspace};
-pub use values::{Environment, Level, MAX_ECHO_CHARS, UnknownValue, echo};
+pub use values::{Environment, Level, MAX_ECHO_CHARS, UnknownValue, clip, echo};
 
 /// Limits of docs/API.md (POST /v1/logs: entry rules and batch size) on a single entry or a batch.
 pub mod limits {

@@ -25,7 +25,18 @@ pub const MAX_ECHO_CHARS: usize = 64;
 /// assert_eq!(sluice_model::echo(&"x".repeat(1_000)).chars().count(), sluice_model::MAX_ECHO_CHARS + 1);
 /// ```
 pub fn echo(text: &str) -> String {
-    match text.char_indices().nth(MAX_ECHO_CHARS) {
+    clip(text, MAX_ECHO_CHARS)
+}
+
+/// `text` whole when it has at most `max_chars` characters, else its first `max_chars` and `…`:
+/// how an answer repeats something a client sent without growing with it.
+///
+/// ```
+/// assert_eq!(sluice_model::clip("ab", 2), "ab");
+/// assert_eq!(sluice_model::clip("abc", 2), "ab…");
+/// ```
+pub fn clip(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
         Some((end, _)) => format!("{}…", &text[..end]),
         None => text.to_owned(),
     }
