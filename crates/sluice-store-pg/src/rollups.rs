@@ -9,7 +9,9 @@ use diesel::sql_types::{Array, BigInt, Nullable, SmallInt, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use sluice_model::WorkspaceId;
 use sluice_query::stats::{CountBy, LevelCount, RollupFilter};
-use sluice_store::rollups::{CountsDialect, CountsSource, RollupDeltas, Scope, level_count};
+use sluice_store::rollups::{
+    CounterTable, CountsDialect, CountsSource, DAILY, HOURLY, RollupDeltas, Scope, level_count,
+};
 use sluice_store::{LogCounts, StoreError};
 use uuid::Uuid;
 
@@ -57,8 +59,7 @@ pub(crate) async fn apply_deltas(
     subtract: bool,
     slot: i16,
 ) -> Result<(), DieselError> {
-    let scoped = [("log_rollups", "hour", &deltas.hourly), ("log_rollups_daily", "day", &deltas.daily)];
-    for (table, at, counts) in scoped {
+    for (CounterTable { name: table, at, .. }, counts) in [(HOURLY, &deltas.hourly), (DAILY, &deltas.daily)] {
         if counts.is_empty() {
             continue;
         }

@@ -7,34 +7,10 @@ use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Binary, Nullable, Text};
 use sluice_model::WorkspaceId;
 use sluice_query::stats::{CountBy, LevelCount, RollupFilter};
-use sluice_store::rollups::{CountsDialect, CountsSource, RollupDeltas, level_count};
+use sluice_store::rollups::{Counter, CounterTable, CountsDialect, CountsSource, RollupDeltas, level_count};
 use sluice_store::{LogCounts, StoreError};
 
 use crate::connection::{SqliteStore, from_diesel};
-
-/// A counter table: its name, time column, and whether it keeps environment and dataset.
-struct CounterTable {
-    name: &'static str,
-    at: &'static str,
-    scoped: bool,
-}
-
-/// The hourly counters.
-const HOURLY: CounterTable = CounterTable { name: "log_rollups", at: "hour", scoped: true };
-/// The daily counters.
-const DAILY: CounterTable = CounterTable { name: "log_rollups_daily", at: "day", scoped: true };
-/// The daily counters without environment and dataset.
-const DAILY_SOURCES: CounterTable = CounterTable { name: "log_rollups_daily_sources", at: "day", scoped: false };
-
-/// One counter of a workspace's table: its hour or day, source, environment, dataset and level
-/// (the last two ignored by a table that does not keep them).
-struct Counter<'a> {
-    start: i64,
-    source: &'a str,
-    environment: &'a str,
-    dataset: &'a str,
-    level: &'a str,
-}
 
 /// Adds every count of `deltas` (negative on delete) to the workspace's counter of its table
 /// (hourly, daily, daily without environment and dataset), removing a counter that reaches 0.
@@ -43,43 +19,20 @@ pub(crate) fn apply_rollup_deltas(
     workspace: &WorkspaceId,
     deltas: &RollupDeltas,
 ) -> Result<(), DieselError> {
-    let workspace = workspace.as_bytes().as_slice();
-    for ((hour, scope), delta) in &deltas.hourly {
-        let counter = Counter {
-            start: *hour,
-            source: &scope.source,
-            environment: &scope.environment,
-            dataset: &scope.dataset,
-            level: &scope.level,
-        };
-        add_to_counter(connection, &HOURLY, workspace, &counter, *delta)?;
-    }
-    for ((day, scope), delta) in &deltas.daily {
-        let counter = Counter {
-            start: *day,
-            source: &scope.source,
-            environment: &scope.environment,
-            dataset: &scope.dataset,
-            level: &scope.level,
-        };
-        add_to_counter(connection, &DAILY, workspace, &counter, *delta)?;
-    }
-    for ((day, source, level), delta) in &deltas.daily_sources {
-        let counter = Counter { start: *day, source, environment: "", dataset: "", level };
-        add_to_counter(connection, &DAILY_SOURCES, workspace, &counter, *delta)?;
+    for (counter, delta) in deltas.counters() {
+        add_to_counter(connection, workspace.as_bytes(), &counter, delta)?;
     }
     Ok(())
 }
 
-/// Adds `delta` to one counter of `table`, removing it when a negative `delta` takes it to 0.
+/// Adds `delta` to one counter, removing it when a negative `delta` takes it to 0.
 fn add_to_counter(
     connection: &mut SqliteConnection,
-    table: &CounterTable,
     workspace: &[u8],
     counter: &Counter<'_>,
     delta: i64,
 ) -> Result<(), DieselError> {
-    let CounterTable { name: table, at, scoped } = *table;
+    let CounterTable { name: table, at, scoped } = counter.table;
     // Numbered parameters: every statement binds the same values; a table without
     // environment and dataset leaves ?4 and ?5 unused.
     let (columns, values) = if scoped {

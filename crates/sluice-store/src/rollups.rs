@@ -13,6 +13,42 @@ use sluice_query::stats::{Bucket, CountBy, LevelCount};
 use crate::StoreError;
 use crate::rows::parse_column;
 
+/// A counter table: its name, its time column, and whether it keeps environment and dataset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CounterTable {
+    /// The table.
+    pub name: &'static str,
+    /// Its time column: `hour` or `day`.
+    pub at: &'static str,
+    /// Whether it keeps environment and dataset.
+    pub scoped: bool,
+}
+
+/// The hourly counters.
+pub const HOURLY: CounterTable = CounterTable { name: "log_rollups", at: "hour", scoped: true };
+/// The daily counters.
+pub const DAILY: CounterTable = CounterTable { name: "log_rollups_daily", at: "day", scoped: true };
+/// The daily counters without environment and dataset.
+pub const DAILY_SOURCES: CounterTable = CounterTable { name: "log_rollups_daily_sources", at: "day", scoped: false };
+
+/// One counter a delta applies to: its table, its hour or day, and what it counts
+/// (environment and dataset are empty in a table that keeps neither).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counter<'a> {
+    /// Its table.
+    pub table: CounterTable,
+    /// The hour or day it counts, as the Unix ms it starts at.
+    pub start: i64,
+    /// `source`.
+    pub source: &'a str,
+    /// `environment`, or empty.
+    pub environment: &'a str,
+    /// `dataset`, or empty.
+    pub dataset: &'a str,
+    /// `level`.
+    pub level: &'a str,
+}
+
 /// What a counter counts, apart from its time: source, environment, dataset and level, as the
 /// store writes them.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -62,6 +98,16 @@ impl RollupDeltas {
         }
     }
 
+    /// Every counter these deltas change and by how much: the hourly ones, then the daily ones,
+    /// then the daily ones by source, each in key order.
+    pub fn counters(&self) -> impl Iterator<Item = (Counter<'_>, i64)> {
+        self.hourly
+            .iter()
+            .map(|entry| scoped_counter(HOURLY, entry))
+            .chain(self.daily.iter().map(|entry| scoped_counter(DAILY, entry)))
+            .chain(self.daily_sources.iter().map(source_counter))
+    }
+
     /// The deltas of a batch being inserted; `stored` turns a source or dataset into the text
     /// the store writes (the PostgreSQL store escapes U+0000).
     pub fn of(logs: &[Log], stored: impl Fn(&str) -> String) -> Self {
@@ -78,6 +124,17 @@ impl RollupDeltas {
         }
         deltas
     }
+}
+
+/// A counter of an hourly or daily table and its delta, from a key of [`RollupDeltas`].
+fn scoped_counter<'a>(table: CounterTable, ((start, scope), delta): (&'a (i64, Scope), &'a i64)) -> (Counter<'a>, i64) {
+    let (source, environment, dataset, level) = (&scope.source, &scope.environment, &scope.dataset, &scope.level);
+    (Counter { table, start: *start, source, environment, dataset, level }, *delta)
+}
+
+/// A counter of the daily table by source and its delta, from a key of [`RollupDeltas`].
+fn source_counter<'a>(((start, source, level), delta): (&'a (i64, String, String), &'a i64)) -> (Counter<'a>, i64) {
+    (Counter { table: DAILY_SOURCES, start: *start, source, environment: "", dataset: "", level }, *delta)
 }
 
 /// What a count is grouped by, in the table a [`CountsSource`] names.
@@ -112,11 +169,12 @@ impl CountsSource {
     /// else the hourly one.
     pub fn choose(by: CountBy, from_ms: i64, to_ms: i64, narrow: bool) -> Self {
         let whole_days = from_ms.rem_euclid(MS_PER_DAY) == 0 && to_ms.rem_euclid(MS_PER_DAY) == 0;
-        let (table, at, scoped) = match (whole_days && by != CountBy::Hour, narrow) {
-            (true, true) => ("log_rollups_daily_sources", "day", false),
-            (true, false) => ("log_rollups_daily", "day", true),
-            (false, _) => ("log_rollups", "hour", true),
+        let counters = match (whole_days && by != CountBy::Hour, narrow) {
+            (true, true) => DAILY_SOURCES,
+            (true, false) => DAILY,
+            (false, _) => HOURLY,
         };
+        let CounterTable { name: table, at, scoped } = counters;
         let group = match by {
             CountBy::Hour => CountsGroup::Hour,
             CountBy::Day if whole_days => CountsGroup::Day,
