@@ -12,7 +12,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smol_str::SmolStr;
 
-use crate::entry::{json_type_name, parse_timestamp_text};
+use crate::rules::{json_type_name, parse_timestamp_text};
 use crate::{Environment, JsonObject, Level};
 
 /// One field as a client sent it.

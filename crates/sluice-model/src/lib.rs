@@ -11,14 +11,16 @@ mod entry;
 mod ids;
 mod issue;
 mod json_object;
+mod rules;
 mod tenancy;
 mod values;
 
 pub use draft::{Draft, DraftVisitor, Field, Key, Sent, timestamp_text};
-pub use entry::{Defaults, ENTRY_FIELDS, Log, LogEntry, ResolvedDefaults, entry_from_json, json_type_name};
+pub use entry::{Defaults, ENTRY_FIELDS, Log, LogEntry, ResolvedDefaults};
 pub use ids::{IdParseError, KeyId, LogId, WorkspaceId};
 pub use issue::{Issue, PathSegment};
 pub use json_object::{EscapeFree, JsonKey, JsonObject, Member, NotAnObject, ObjectWriter};
+pub use rules::{entry_from_json, json_type_name};
 /// The inline-when-short string of an entry's `source` and `dataset` (re-exported so users of
 /// these types need no dependency of their own).
 pub use smol_str::SmolStr;
