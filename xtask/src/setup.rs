@@ -8,6 +8,7 @@ use std::path::Path;
 use std::process::Command;
 
 use anyhow::{Context, bail};
+use sluice_testkit::cluster;
 
 /// A system package the run needs, and how to tell it is there.
 struct Need {
@@ -29,18 +30,11 @@ fn named(variable: &str) -> bool {
     std::env::var(variable).is_ok_and(|value| !value.is_empty())
 }
 
-/// PostgreSQL's `initdb` on the `PATH` or where Debian keeps it (`/usr/lib/postgresql/<major>/bin`).
-fn postgres_binaries() -> bool {
-    on_path("initdb")
-        || std::fs::read_dir("/usr/lib/postgresql")
-            .is_ok_and(|majors| majors.flatten().any(|major| major.path().join("bin/initdb").is_file()))
-}
-
 const NEEDS: [Need; 3] = [
     Need {
         what: "PostgreSQL's initdb and pg_ctl, for the throwaway test cluster (or set SLUICE_TEST_PG)",
         package: "postgresql",
-        present: || named("SLUICE_TEST_PG") || postgres_binaries(),
+        present: || named("SLUICE_TEST_PG") || cluster::binaries().is_some(),
     },
     Need {
         what: "the throwaway test Redis server (or set SLUICE_TEST_REDIS)",
@@ -54,11 +48,6 @@ const NEEDS: [Need; 3] = [
     },
 ];
 
-/// Whether this process runs as root.
-fn is_root() -> bool {
-    Command::new("id").arg("-u").output().is_ok_and(|output| String::from_utf8_lossy(&output.stdout).trim() == "0")
-}
-
 /// Installs the missing packages (as root) or stops with the command to run.
 pub fn ensure() -> anyhow::Result<()> {
     let missing: Vec<&Need> = NEEDS.iter().filter(|need| !(need.present)()).collect();
@@ -67,7 +56,7 @@ pub fn ensure() -> anyhow::Result<()> {
     }
     let packages: Vec<&str> = missing.iter().map(|need| need.package).collect();
     let command = format!("apt-get install -y {}", packages.join(" "));
-    if !is_root() || !on_path("apt-get") {
+    if !cluster::is_root() || !on_path("apt-get") {
         let reasons: Vec<String> = missing.iter().map(|need| format!("  - {}: {}", need.package, need.what)).collect();
         bail!(
             "missing system packages:\n{}\ninstall them, then run `cargo xtask ci` again:\n\n    sudo {command}\n",

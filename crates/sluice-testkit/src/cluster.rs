@@ -182,8 +182,9 @@ fn checked(command: &mut Command, what: &str) -> Result<Output, Error> {
 }
 
 /// The folder holding `initdb` and `pg_ctl`: on the PATH, else Debian's versioned folder
-/// (`/usr/lib/postgresql/<major>/bin`, not on the PATH), the newest major first.
-fn binaries() -> Option<PathBuf> {
+/// (`/usr/lib/postgresql/<major>/bin`, not on the PATH), the newest major first. `None` when
+/// PostgreSQL's server package is not installed.
+pub fn binaries() -> Option<PathBuf> {
     let has_both = |dir: &Path| dir.join("initdb").is_file() && dir.join("pg_ctl").is_file();
     let on_path = std::env::var_os("PATH")
         .map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
@@ -202,7 +203,8 @@ fn binaries() -> Option<PathBuf> {
     })
 }
 
-fn is_root() -> bool {
+/// Whether this process runs as root (PostgreSQL refuses to; package installs need it).
+pub fn is_root() -> bool {
     Command::new("id").arg("-u").output().is_ok_and(|output| output.stdout.trim_ascii() == b"0")
 }
 
