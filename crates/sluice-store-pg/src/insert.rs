@@ -9,7 +9,7 @@ use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sql_types::BigInt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use sluice_model::{Log, WorkspaceId};
-use sluice_store::rollups::RollupDeltas;
+use sluice_store::rollups::{BatchCounts, RollupDeltas};
 use sluice_store::{GroupOptions, LogWrites, StoreError, WriteBatch};
 use uuid::Uuid;
 
@@ -68,22 +68,6 @@ async fn count_usage(
     }
 }
 
-/// What a batch needs in the transaction, worked out before it starts: its counter changes
-/// and its logs per month.
-struct PreparedBatch {
-    deltas: RollupDeltas,
-    months: Vec<(i64, i64)>,
-}
-
-impl PreparedBatch {
-    fn new(batch: &WriteBatch) -> Self {
-        // Counters keep source and dataset as the rows store them (`crate::text`): retention
-        // takes off what it reads back from the rows, and stats filters compare encoded text.
-        let deltas = RollupDeltas::of(&batch.logs, |text| encode(text).into_owned());
-        Self { deltas, months: sluice_store::logs_per_month(&batch.logs) }
-    }
-}
-
 impl PgStore {
     /// One insert transaction: the rows, the counters, the monthly usage.
     /// One try at writing a group, less the batches marked `refused`, in one transaction.
@@ -100,7 +84,7 @@ impl PgStore {
     async fn insert_group_once(
         &self,
         group: &[WriteBatch],
-        prepared: &[PreparedBatch],
+        prepared: &[BatchCounts],
         refused: &[bool],
         slot: i16,
     ) -> Result<Vec<usize>, DieselError> {
@@ -179,7 +163,11 @@ impl LogWrites for PgStore {
             let today = self.today();
             let days: BTreeSet<i64> =
                 group.iter().flat_map(|batch| &batch.logs).map(|log| day_of(log.entry.timestamp)).collect();
-            let prepared: Vec<PreparedBatch> = group.iter().map(PreparedBatch::new).collect();
+            // What each batch counts, worked out before the transaction starts. Counters keep
+            // source and dataset as the rows store them (`crate::text`): retention takes off what
+            // it reads back from the rows, and stats filters compare encoded text.
+            let prepared: Vec<BatchCounts> =
+                group.iter().map(|batch| BatchCounts::of(batch, |text| encode(text).into_owned())).collect();
             self.ensure_partitions(days.clone(), today).await?;
             // Each try either commits or finds the batches over their quota (rarely: a
             // workspace at the end of its quota), which the next try leaves out: two tries,

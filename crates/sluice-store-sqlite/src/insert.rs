@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use sluice_model::{Log, WorkspaceId};
-use sluice_store::rollups::RollupDeltas;
+use sluice_store::rollups::{BatchCounts, RollupDeltas};
 use sluice_store::{LogWrites, StoreError, WriteBatch};
 
 use crate::connection::{SqliteStore, from_diesel};
@@ -29,19 +29,6 @@ const ROWS_PER_INSERT: usize = 500;
 /// what the index keeps up with.
 const MAX_TAIL: i64 = 20_000;
 
-/// What a batch needs under the write lock, worked out before it is taken: its counter
-/// changes and its logs per month.
-struct PreparedBatch {
-    deltas: RollupDeltas,
-    months: Vec<(i64, i64)>,
-}
-
-impl PreparedBatch {
-    fn new(batch: &WriteBatch) -> Self {
-        Self { deltas: RollupDeltas::of(&batch.logs, str::to_owned), months: sluice_store::logs_per_month(&batch.logs) }
-    }
-}
-
 impl SqliteStore {
     /// [`LogStore::insert_group`](sluice_store::LogStore::insert_group) of a group the call owns
     /// (its work runs on a blocking thread).
@@ -50,7 +37,8 @@ impl SqliteStore {
             (self.write_lock.clone(), self.chunk_rows, self.index_every.is_none());
         self.with_connection(move |connection| {
             // Counting happens before the write lock is taken.
-            let prepared: Vec<PreparedBatch> = group.iter().map(PreparedBatch::new).collect();
+            // What each batch counts, worked out before the write lock is taken.
+            let prepared: Vec<BatchCounts> = group.iter().map(|batch| BatchCounts::of(batch, str::to_owned)).collect();
             let lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
             let answers = connection
                 .immediate_transaction(|connection| {
@@ -67,7 +55,7 @@ impl SqliteStore {
                     // Each workspace's logs take consecutive seqs, so they make whole chunks.
                     let mut order: Vec<usize> = (0..group.len()).collect();
                     order.sort_by_key(|&index| group[index].workspace);
-                    let mut prepared: Vec<Option<PreparedBatch>> = prepared.into_iter().map(Some).collect();
+                    let mut prepared: Vec<Option<BatchCounts>> = prepared.into_iter().map(Some).collect();
                     for index in order {
                         let (batch, Some(prepared)) = (&group[index], prepared[index].take()) else { continue };
                         // The quota first: a refused batch writes nothing.

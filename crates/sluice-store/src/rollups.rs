@@ -10,8 +10,8 @@ use sluice_model::Log;
 use sluice_model::calendar::{MS_PER_DAY, day_start_ms, hour_start};
 use sluice_query::stats::{Bucket, CountBy, LevelCount};
 
-use crate::StoreError;
 use crate::rows::parse_column;
+use crate::{StoreError, WriteBatch};
 
 /// A counter table: its name, its time column, and whether it keeps environment and dataset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,6 +135,23 @@ fn scoped_counter<'a>(table: CounterTable, ((start, scope), delta): (&'a (i64, S
 /// A counter of the daily table by source and its delta, from a key of [`RollupDeltas`].
 fn source_counter<'a>(((start, source, level), delta): (&'a (i64, String, String), &'a i64)) -> (Counter<'a>, i64) {
     (Counter { table: DAILY_SOURCES, start: *start, source, environment: "", dataset: "", level }, *delta)
+}
+
+/// What an insert counts for one batch, worked out before its transaction starts: the
+/// counters it moves and its logs per UTC month of acceptance (the quota's usage).
+#[derive(Debug, Clone)]
+pub struct BatchCounts {
+    /// The counter changes of the batch's logs.
+    pub deltas: RollupDeltas,
+    /// Logs per month, oldest first ([`crate::logs_per_month`]).
+    pub months: Vec<(i64, i64)>,
+}
+
+impl BatchCounts {
+    /// The counts of `batch`; `stored` turns a source or dataset into the text the store writes.
+    pub fn of(batch: &WriteBatch, stored: impl Fn(&str) -> String) -> Self {
+        BatchCounts { deltas: RollupDeltas::of(&batch.logs, stored), months: crate::logs_per_month(&batch.logs) }
+    }
 }
 
 /// What a count is grouped by, in the table a [`CountsSource`] names.
