@@ -171,7 +171,7 @@ pub fn parse_bounds(description: &str) -> Option<DayRange> {
 }
 
 /// Advisory lock held while creating or dropping partitions (one process at a time).
-pub(crate) const PARTITION_LOCK: i64 = 7_355_910;
+const PARTITION_LOCK: i64 = 7_355_910;
 
 /// One row of a partition listing.
 #[derive(QueryableByName)]
@@ -189,6 +189,13 @@ pub(crate) async fn load_partitions(connection: &mut AsyncPgConnection) -> Resul
     .load(connection)
     .await?;
     Ok(Partitions::new(rows.iter().filter_map(|row| parse_bounds(&row.bound))))
+}
+
+/// Takes the partition lock for the rest of the transaction (one process creates or drops
+/// partitions at a time) and reads the partitions `logs` has under it.
+pub(crate) async fn lock_partitions(connection: &mut AsyncPgConnection) -> Result<Partitions, DieselError> {
+    diesel::sql_query("SELECT pg_advisory_xact_lock($1)").bind::<BigInt, _>(PARTITION_LOCK).execute(connection).await?;
+    load_partitions(connection).await
 }
 
 impl PgStore {
@@ -232,11 +239,7 @@ impl PgStore {
         let mut connection = self.connection().await?;
         let partitions = (*connection)
             .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
-                diesel::sql_query("SELECT pg_advisory_xact_lock($1)")
-                    .bind::<BigInt, _>(PARTITION_LOCK)
-                    .execute(connection)
-                    .await?;
-                let mut partitions = load_partitions(connection).await?;
+                let mut partitions = lock_partitions(connection).await?;
                 for day in days {
                     if let Some(range) = partitions.needed(day, today) {
                         connection

@@ -15,7 +15,7 @@ use sluice_store::{LogRetention, StoreError, TenantStore};
 
 use crate::PgStore;
 use crate::error::from_diesel;
-use crate::partitions::{PARTITION_LOCK, PartitionRow, load_partitions};
+use crate::partitions::{PartitionRow, lock_partitions};
 use crate::rollups::apply_deltas;
 use crate::rows::Total;
 
@@ -45,11 +45,7 @@ impl PgStore {
             let mut connection = self.connection().await?;
             let (dropped, partitions) = (*connection)
                 .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
-                    diesel::sql_query("SELECT pg_advisory_xact_lock($1)")
-                        .bind::<BigInt, _>(PARTITION_LOCK)
-                        .execute(connection)
-                        .await?;
-                    let mut partitions = load_partitions(connection).await?;
+                    let mut partitions = lock_partitions(connection).await?;
                     let mut dropped = 0_u64;
                     let mut dropped_before = i64::MIN;
                     for range in partitions.before(cutoff_ms) {
