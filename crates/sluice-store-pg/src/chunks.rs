@@ -4,7 +4,7 @@
 //! A chunk is a run of up to [`crate::PgOptions::index_chunk_rows`] logs of one workspace
 //! written in one transaction; its logs carry its id (`logs.chunk_id`). Its `bloom` is a
 //! [`BLOOM_BYTES`] filter of the distinct trigrams of their search text
-//! ([`sluice_store::trigrams::trigram_codes`]), each set at [`BLOOM_HASHES`] bits. Keeping a
+//! ([`sluice_store::grams::trigram_codes`]), each set at [`BLOOM_HASHES`] bits. Keeping a
 //! GIN index (per log with pg_trgm, or per chunk over its trigram codes) was most of the
 //! database's work per log (measured in docs/PERFORMANCE.md, issue 7); a filter is one value
 //! written with its chunk, built in Rust. A search tests the filters of the workspace's chunks
@@ -27,7 +27,7 @@ use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{Array, BigInt, Binary, Integer, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use sluice_store::trigrams::trigram_codes;
+use sluice_store::grams::trigram_codes;
 use uuid::Uuid;
 
 /// The size of a chunk's filter: 32,768 bits, which hold a chunk's few thousand distinct
@@ -347,7 +347,7 @@ mod tests {
     /// Stored filters were built with these bits: the mix must never change.
     #[test]
     fn bloom_bits_are_stable_and_in_range() {
-        let code = sluice_store::trigrams::trigram_code(['a', 'b', 'c']);
+        let code = sluice_store::grams::trigram_code(['a', 'b', 'c']);
         assert_eq!(bloom_bits(code), bloom_bits(code));
         assert_eq!(bloom_bits(0), [0, 0, 0]);
         assert_eq!(bloom_bits(1), [1_509, 26_752, 9_349]);
@@ -365,10 +365,7 @@ mod tests {
         let bloom = &chunker.chunks[0].bloom;
         let set = |bit: u32| bloom[bit as usize / 8] & (1 << (bit % 8)) != 0;
         for needle in ["refused", "disk full", "con"] {
-            assert!(
-                sluice_store::trigrams::needle_trigrams(needle).into_iter().flat_map(bloom_bits).all(set),
-                "{needle}"
-            );
+            assert!(sluice_store::grams::needle_trigrams(needle).into_iter().flat_map(bloom_bits).all(set), "{needle}");
         }
         let ones: u32 = bloom.iter().map(|byte| byte.count_ones()).sum();
         assert!(ones <= 3 * 23, "{ones} bits for at most 23 trigrams");
@@ -381,7 +378,7 @@ mod tests {
     fn a_folded_filter_keeps_every_trigram_and_fits_its_count() {
         let holds = |filter: &[u8], needle: &str| {
             let bits = (filter.len() * 8) as u32;
-            sluice_store::trigrams::needle_trigrams(needle)
+            sluice_store::grams::needle_trigrams(needle)
                 .into_iter()
                 .flat_map(bloom_bits)
                 .all(|bit| filter[(bit % bits) as usize / 8] & (1 << (bit % bits % 8)) != 0)

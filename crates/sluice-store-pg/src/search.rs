@@ -110,7 +110,7 @@ fn chunk_condition(search: &Search) -> Option<ChunkCondition> {
             group
                 .into_iter()
                 .map(|needle| {
-                    sluice_store::trigrams::needle_trigrams(&text::encode(needle))
+                    sluice_store::grams::needle_trigrams(&text::encode(needle))
                         .into_iter()
                         .flat_map(chunks::bloom_bits)
                         .collect()

@@ -65,7 +65,7 @@ fn ingest(criterion: &mut Criterion) {
             connection
                 .batch_execute(
                     "DROP TABLE log_chunks_fts; \
-                     CREATE VIEW log_chunks_fts AS SELECT 0 AS rowid, '' AS message, '' AS error_name, '' AS error_stack, '' AS data; \
+                     CREATE VIEW log_chunks_fts AS SELECT 0 AS rowid, '' AS keys; \
                      CREATE TRIGGER log_chunks_fts_drop INSTEAD OF INSERT ON log_chunks_fts BEGIN SELECT 1; END;",
                 )
                 .expect("replace the index");

@@ -13,12 +13,10 @@ pub struct SqliteOptions {
     /// How long a call waits for a free connection.
     pub wait_timeout: Duration,
     /// A search whose index lookup finds chunks holding more than this many logs (in the
-    /// workspace) first walks the workspace's newest logs instead: a common needle fills a
-    /// page within a few thousand logs, while reading every candidate would cost them all.
+    /// workspace) walks the workspace's chunks newest first instead of loading every candidate,
+    /// asking the index a step of chunks at a time: a common needle's page is decided in the
+    /// newest few.
     pub search_dense_hits: u32,
-    /// How many logs such a walk reads at most before it falls back to the index's
-    /// candidates, so a needle common elsewhere but rare here never walks the whole workspace.
-    pub search_walk_rows: u32,
     /// The most logs one document of the search index covers ([`index`](crate::index)): more make ingest
     /// cheaper (fewer distinct trigrams per log) and a rare needle's search read more logs.
     pub index_chunk_rows: usize,
@@ -36,7 +34,6 @@ impl Default for SqliteOptions {
             busy_timeout: Duration::from_secs(5),
             wait_timeout: Duration::from_secs(5),
             search_dense_hits: 50_000,
-            search_walk_rows: 100_000,
             index_chunk_rows: 256,
             index_every: Some(Duration::from_millis(200)),
         }

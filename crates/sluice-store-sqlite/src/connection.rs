@@ -26,7 +26,6 @@ pub(crate) const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migra
 pub struct SqliteStore {
     pool: Pool,
     pub(crate) dense_hits: u32,
-    pub(crate) walk_rows: u32,
     pub(crate) chunk_rows: usize,
     /// `None` when each insert indexes its own logs ([`SqliteOptions::index_every`]).
     pub(crate) index_every: Option<Duration>,
@@ -140,7 +139,6 @@ impl SqliteStore {
         Ok(Self {
             pool,
             dense_hits: options.search_dense_hits,
-            walk_rows: options.search_walk_rows,
             chunk_rows: options.index_chunk_rows,
             index_every: options.index_every,
             write_lock,

@@ -1,10 +1,15 @@
 //! The search index: one FTS5 document per chunk of logs, not per log.
 //!
 //! A chunk is a run of consecutive logs (by `seq`) of one workspace, written in one
-//! transaction, at most [`crate::SqliteOptions::index_chunk_rows`] of them. Its document holds,
-//! per searchable field, each distinct trigram of the folded text of its logs once, as a hex
-//! token of [`sluice_store::trigrams::trigram_codes`]. Logs repeat their words, so a chunk of
-//! a few hundred logs has a few thousand distinct trigrams where its logs have tens of thousands:
+//! transaction, at most [`crate::SqliteOptions::index_chunk_rows`] of them. Its document holds
+//! each distinct key of the folded text of its logs' searchable fields once
+//! ([`sluice_store::grams`]): trigrams as hex tokens, runs as `r` tokens and the winnowed
+//! six-grams of long runs as `g` tokens; a needle is looked up by its runs and long grams, or,
+//! when it has none, by its trigrams (a rare identifier's trigrams are common; its runs and
+//! six-grams are not). The document is one column of a `detail=none` table: a key costs a
+//! chunk about two bytes (no positions, no columns); the fields a search names are checked
+//! exactly, as every candidate is. Logs repeat their words, so a chunk of a few
+//! hundred logs has a few thousand distinct trigrams where its logs have tens of thousands:
 //! the index costs FTS5 a fraction of what a document per log cost (measured in
 //! docs/PERFORMANCE.md, issue 7), and its lookups name chunks, whose logs a search then reads
 //! by `seq` range and checks exactly.
@@ -18,20 +23,25 @@
 //! read-after-write).
 
 use std::collections::HashSet;
-use std::fmt::Write as _;
 use std::sync::Mutex;
 
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Binary, Nullable, Text};
-use sluice_query::SearchField;
 use sluice_store::Search;
-use sluice_store::trigrams::{needle_trigrams, trigram_codes};
+use sluice_store::grams::{
+    RunKey, gram_token, needle_grams, needle_run_trigrams, needle_runs, run_token, text_keys, trigram_token,
+};
 
 use crate::schema::{log_chunks, logs};
 
-/// The distinct trigram codes of one field of a chunk.
-type Codes = HashSet<u64, foldhash::fast::RandomState>;
+/// The distinct keys of a chunk: trigram codes, runs (as tokens) and long-gram keys.
+#[derive(Default)]
+struct Codes {
+    trigrams: HashSet<u64, foldhash::fast::RandomState>,
+    runs: HashSet<String, foldhash::fast::RandomState>,
+    grams: HashSet<u32, foldhash::fast::RandomState>,
+}
 
 /// One chunk as it is built.
 pub(crate) struct Chunk {
@@ -40,18 +50,8 @@ pub(crate) struct Chunk {
     workspace: Vec<u8>,
     min_ts: i64,
     max_ts: i64,
-    /// Per searchable field, in [`SearchField::ALL`] order (the index's columns).
-    codes: [Codes; 4],
-}
-
-/// The FTS5 column of a searchable field.
-pub(crate) fn column(field: SearchField) -> &'static str {
-    match field {
-        SearchField::Message => "message",
-        SearchField::ErrorName => "error_name",
-        SearchField::ErrorStack => "error_stack",
-        SearchField::Data => "data",
-    }
+    /// Of every searchable field.
+    codes: Codes,
 }
 
 /// One log's searchable text, as the index takes it.
@@ -62,51 +62,96 @@ pub(crate) struct Indexed<'a> {
     pub(crate) fields: [Option<&'a str>; 4],
 }
 
-/// Cuts logs, given in `seq` order, into chunks.
-pub(crate) struct Chunker {
+/// Cuts logs, given in `seq` order, into chunks, then works out their keys.
+pub(crate) struct Chunker<'a> {
     max_rows: i64,
-    done: Vec<Chunk>,
-    open: Option<Chunk>,
+    /// Each chunk with the searchable fields of its logs, whose keys [`Chunker::finish`] adds.
+    chunks: Vec<(Chunk, Vec<[Option<&'a str>; 4]>)>,
 }
 
-impl Chunker {
+impl<'a> Chunker<'a> {
     pub(crate) fn new(max_rows: usize) -> Self {
-        Self { max_rows: i64::try_from(max_rows.max(1)).unwrap_or(i64::MAX), done: Vec::new(), open: None }
+        Self { max_rows: i64::try_from(max_rows.max(1)).unwrap_or(i64::MAX), chunks: Vec::new() }
     }
 
-    /// Adds the next log: it joins the open chunk when it follows that chunk's last log, is
+    /// Adds the next log: it joins the last chunk when it follows that chunk's last log, is
     /// of its workspace, and the chunk has room.
-    pub(crate) fn add(&mut self, log: &Indexed<'_>) {
-        let joins = self.open.as_ref().is_some_and(|chunk| {
+    pub(crate) fn add(&mut self, log: &Indexed<'a>) {
+        let joins = self.chunks.last().is_some_and(|(chunk, _)| {
             chunk.workspace == log.workspace && chunk.last + 1 == log.seq && log.seq - chunk.first < self.max_rows
         });
-        if !joins && let Some(chunk) = self.open.take() {
-            self.done.push(chunk);
+        if !joins {
+            let chunk = Chunk {
+                first: log.seq,
+                last: log.seq,
+                workspace: log.workspace.to_vec(),
+                min_ts: log.ts,
+                max_ts: log.ts,
+                codes: Codes::default(),
+            };
+            self.chunks.push((chunk, Vec::new()));
         }
-        let chunk = self.open.get_or_insert_with(|| Chunk {
-            first: log.seq,
-            last: log.seq,
-            workspace: log.workspace.to_vec(),
-            min_ts: log.ts,
-            max_ts: log.ts,
-            codes: Default::default(),
-        });
-        chunk.last = log.seq;
-        chunk.min_ts = chunk.min_ts.min(log.ts);
-        chunk.max_ts = chunk.max_ts.max(log.ts);
-        for (codes, text) in chunk.codes.iter_mut().zip(log.fields) {
-            if let Some(text) = text {
-                trigram_codes(&sluice_query::fold(text), |code| {
-                    codes.insert(code);
-                });
-            }
+        if let Some((chunk, fields)) = self.chunks.last_mut() {
+            chunk.last = log.seq;
+            chunk.min_ts = chunk.min_ts.min(log.ts);
+            chunk.max_ts = chunk.max_ts.max(log.ts);
+            fields.push(log.fields);
         }
     }
 
-    /// The chunks of every log added.
-    pub(crate) fn finish(mut self) -> Vec<Chunk> {
-        self.done.extend(self.open.take());
-        self.done
+    /// The chunks of every log added, with their keys: worked out on two threads (the index's
+    /// rounds are most of the store's CPU under sustained ingest, and the second core has
+    /// room), each chunk's by one.
+    #[cfg(test)]
+    pub(crate) fn finish(self) -> Vec<Chunk> {
+        self.map(|chunk| chunk)
+    }
+
+    /// [`Chunker::finish`], each chunk made ready to write on the thread that built it.
+    pub(crate) fn written(self) -> Vec<Written> {
+        self.map(Written::new)
+    }
+
+    fn map<T: Send>(self, each: impl Fn(Chunk) -> T + Sync) -> Vec<T> {
+        let build = |(mut chunk, fields): (Chunk, Vec<[Option<&str>; 4]>)| {
+            add_keys(&mut chunk.codes, &fields);
+            each(chunk)
+        };
+        let mut chunks = self.chunks;
+        if chunks.len() < 2 {
+            return chunks.into_iter().map(build).collect();
+        }
+        let second = chunks.split_off(chunks.len() / 2);
+        std::thread::scope(|scope| {
+            let other = scope.spawn(|| second.into_iter().map(build).collect::<Vec<T>>());
+            let mut built: Vec<T> = chunks.into_iter().map(build).collect();
+            match other.join() {
+                Ok(rest) => built.extend(rest),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+            built
+        })
+    }
+}
+
+/// Adds the keys of logs' searchable fields to a chunk's.
+fn add_keys(codes: &mut Codes, logs: &[[Option<&str>; 4]]) {
+    for text in logs.iter().flatten().flatten() {
+        let folded = sluice_query::fold(text);
+        text_keys(
+            &folded,
+            |code| {
+                codes.trigrams.insert(code);
+            },
+            |token| {
+                if !codes.runs.contains(token) {
+                    codes.runs.insert(token.to_owned());
+                }
+            },
+            |key| {
+                codes.grams.insert(key);
+            },
+        );
     }
 }
 
@@ -121,8 +166,8 @@ struct NewChunkRow {
     max_ts: i64,
 }
 
-/// A chunk made ready to write: its row, and its document as the JSON array
-/// `[rowid, message, error_name, error_stack, data]`. Built before the write lock is taken.
+/// A chunk made ready to write: its row, and its document as the JSON array `[rowid, keys]`.
+/// Built before the write lock is taken.
 pub(crate) struct Written {
     row: NewChunkRow,
     document: serde_json::Value,
@@ -130,8 +175,7 @@ pub(crate) struct Written {
 
 impl Written {
     pub(crate) fn new(chunk: Chunk) -> Self {
-        let mut document = vec![serde_json::Value::from(chunk.first)];
-        document.extend(chunk.codes.iter().map(|codes| serde_json::Value::String(tokens(codes))));
+        let document = vec![serde_json::Value::from(chunk.first), serde_json::Value::String(tokens(&chunk.codes))];
         let row = NewChunkRow {
             id: chunk.first,
             last_seq: chunk.last,
@@ -155,42 +199,72 @@ fn write(connection: &mut SqliteConnection, chunks: &[Written]) -> Result<(), Di
     let rows: Vec<&NewChunkRow> = chunks.iter().map(|chunk| &chunk.row).collect();
     diesel::insert_into(log_chunks::table).values(rows).execute(connection)?;
     let documents: Vec<&serde_json::Value> = chunks.iter().map(|chunk| &chunk.document).collect();
-    diesel::sql_query(
-        "INSERT INTO log_chunks_fts (rowid, message, error_name, error_stack, data) \
-         SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?1)",
-    )
-    .bind::<Text, _>(serde_json::to_string(&documents).unwrap_or_else(|_| "[]".to_owned()))
-    .execute(connection)?;
+    diesel::sql_query("INSERT INTO log_chunks_fts (rowid, keys) SELECT value ->> 0, value ->> 1 FROM json_each(?1)")
+        .bind::<Text, _>(serde_json::to_string(&documents).unwrap_or_else(|_| "[]".to_owned()))
+        .execute(connection)?;
     Ok(())
 }
 
-/// Trigram codes as the document's text: hex tokens, which FTS5's `ascii` tokenizer keeps whole.
+/// A chunk's keys as the document's text: tokens of run characters, which FTS5's `ascii`
+/// tokenizer keeps whole.
 fn tokens(codes: &Codes) -> String {
-    let mut text = String::with_capacity(codes.len() * 13);
-    for code in codes {
-        let _ = write!(text, "{code:x} ");
+    let mut text = String::with_capacity(codes.trigrams.len() * 13 + codes.grams.len() * 7 + codes.runs.len() * 10);
+    for code in &codes.trigrams {
+        trigram_token(*code, &mut text);
+        text.push(' ');
+    }
+    for run in &codes.runs {
+        text.push_str(run);
+        text.push(' ');
+    }
+    for key in &codes.grams {
+        gram_token(*key, &mut text);
+        text.push(' ');
     }
     text
 }
 
 /// The FTS5 query that narrows `search` to candidate chunks: for every index group, one of
-/// its needles, each needle as all of its trigrams, within the searched columns. `None` when
-/// the query gives the index nothing. Tokens are hex, so nothing inside the quotes is special.
+/// its needles, each needle as all of its runs and long grams or, when it has neither, all of
+/// its run trigrams. A group with a needle that has no key at all (`a-b`, `123`) narrows
+/// nothing and is left to the exact check. `None` when the query gives the index nothing.
+/// Every token is quoted, and holds no quote (only run characters), so nothing inside the
+/// quotes is special.
 pub(crate) fn expression(search: &Search) -> Option<String> {
-    let groups = search.query.index_groups();
-    if groups.is_empty() {
-        return None;
-    }
-    let needle = |needle: &str| {
-        let all: Vec<String> = needle_trigrams(needle).iter().map(|code| format!("\"{code:x}\"")).collect();
-        format!("({})", all.join(" AND "))
+    let quoted = |write: &mut dyn FnMut(&mut String)| {
+        let mut token = String::from("\"");
+        write(&mut token);
+        token.push('"');
+        token
     };
-    let body: Vec<String> = groups
+    let needle = |needle: &str| {
+        let mut all = Vec::new();
+        for key in needle_runs(needle) {
+            all.push(match key {
+                RunKey::Whole(run) => quoted(&mut |token| run_token(&run, token)),
+                RunKey::Prefix(run) => quoted(&mut |token| run_token(&run, token)) + "*",
+            });
+        }
+        for key in needle_grams(needle) {
+            all.push(quoted(&mut |token| gram_token(key, token)));
+        }
+        if all.is_empty() {
+            for code in needle_run_trigrams(needle) {
+                all.push(quoted(&mut |token| trigram_token(code, token)));
+            }
+        }
+        (!all.is_empty()).then(|| format!("({})", all.join(" AND ")))
+    };
+    let body: Vec<String> = search
+        .query
+        .index_groups()
         .iter()
-        .map(|group| format!("({})", group.iter().map(|text| needle(text)).collect::<Vec<_>>().join(" OR ")))
+        .filter_map(|group| {
+            let needles: Option<Vec<String>> = group.iter().map(|text| needle(text)).collect();
+            Some(format!("({})", needles?.join(" OR ")))
+        })
         .collect();
-    let columns: Vec<&str> = search.fields.iter().map(|field| column(*field)).collect();
-    Some(format!("{{{}}} : ({})", columns.join(" "), body.join(" AND ")))
+    (!body.is_empty()).then(|| body.join(" AND "))
 }
 
 /// A log as [`index_tail`] reads it.
@@ -286,7 +360,7 @@ fn index_tail_hooked(
                 ],
             });
         }
-        let written: Vec<Written> = chunker.finish().into_iter().map(Written::new).collect();
+        let written = chunker.written();
         // A few chunks a transaction, so the inserts waiting behind each wait a few ms.
         let mut expected = after;
         for part in written.chunks(CHUNKS_PER_WRITE) {
@@ -351,6 +425,7 @@ mod tests {
 
     use diesel::connection::SimpleConnection;
     use sluice_model::{Plan, Workspace};
+    use sluice_query::SearchField;
     use sluice_store::prelude::*;
 
     use super::*;
@@ -373,39 +448,55 @@ mod tests {
     }
 
     #[test]
-    fn a_chunk_holds_each_trigram_of_its_folded_text_once() {
+    fn a_chunk_holds_each_trigram_of_its_runs_once_but_none_of_hex_and_digits() {
         let mut chunker = Chunker::new(10);
         chunker.add(&log(1, &[1], "ABCD"));
-        chunker.add(&log(2, &[1], "abcab"));
+        chunker.add(&log(2, &[1], "abcab ab-1234 4f5"));
         let chunk = chunker.finish().pop().expect("one chunk");
-        let mut codes: Vec<u64> = chunk.codes[0].iter().copied().collect();
+        let mut codes: Vec<u64> = chunk.codes.trigrams.iter().copied().collect();
         codes.sort_unstable();
         let mut expected: Vec<u64> = [['a', 'b', 'c'], ['b', 'c', 'd'], ['b', 'c', 'a'], ['c', 'a', 'b']]
-            .map(sluice_store::trigrams::trigram_code)
+            .map(sluice_store::grams::trigram_code)
             .to_vec();
         expected.sort_unstable();
         assert_eq!(codes, expected);
-        assert!(chunk.codes[1].is_empty());
+        assert!(chunk.codes.grams.is_empty());
+        let mut runs: Vec<&str> = chunk.codes.runs.iter().map(String::as_str).collect();
+        runs.sort_unstable();
+        assert_eq!(runs, ["r1234", "r4f5"], "runs holding a digit");
         assert_eq!((chunk.min_ts, chunk.max_ts), (10, 20));
     }
 
     #[test]
-    fn expressions_look_needles_up_by_their_trigrams_in_the_searched_columns() {
-        let search = |raw: &str, fields: &[SearchField]| Search {
+    fn expressions_look_needles_up_by_their_runs_and_grams_or_else_their_trigrams() {
+        let search = |raw: &str| Search {
             query: sluice_query::Query::parse(raw).expect("query"),
-            fields: fields.to_vec(),
+            fields: vec![SearchField::Message],
         };
-        let hex = |text: &str| needle_trigrams(text).iter().map(|code| format!("\"{code:x}\"")).collect::<Vec<_>>();
+        let hex = |text: &str| needle_run_trigrams(text).iter().map(|code| format!("\"{code:x}\"")).collect::<Vec<_>>();
         assert_eq!(
-            expression(&search("Abcd efg OR hij -zzz", &[SearchField::Message, SearchField::Data])),
-            Some(format!(
-                "{{message data}} : ((({})) AND (({}) OR ({})))",
-                hex("abcd").join(" AND "),
-                hex("efg")[0],
-                hex("hij")[0]
-            ))
+            expression(&search("Abcd efg OR hij -zzz")),
+            Some(format!("(({})) AND (({}) OR ({}))", hex("abcd").join(" AND "), hex("efg")[0], hex("hij")[0]))
         );
-        assert_eq!(expression(&search("ab -cdef", &[SearchField::Message])), None);
+        assert_eq!(expression(&search("ab -cdef")), None);
+        // A needle without a key narrows nothing: its group is left out, or the whole query.
+        assert_eq!(expression(&search("a-b 123")), None);
+        assert_eq!(expression(&search("a-b OR abcd efg")), Some(format!("(({}))", hex("efg")[0])));
+        // The runs a needle's separators delimit, and the long grams of its long runs.
+        assert_eq!(expression(&search("ORD-4821937")), Some("((\"r4821937\"*))".to_owned()));
+        let grams: Vec<String> = needle_grams("8f3a2b1c9d0e4f57").iter().map(|key| format!("\"g{key:05x}\"")).collect();
+        assert!(!grams.is_empty());
+        assert_eq!(expression(&search("8F3A2B1C9D0E4F57")), Some(format!("(({}))", grams.join(" AND "))));
+        assert_eq!(expression(&search("\"to b2 seen2\"")), Some("((\"rb2\" AND \"rseen2\"*))".to_owned()));
+    }
+
+    #[test]
+    fn a_chunk_holds_the_long_grams_of_its_folded_text() {
+        let mut chunker = Chunker::new(10);
+        chunker.add(&log(1, &[1], "Order ORD-4821937 req=8F3A2B1C9D0E4F57 shipped"));
+        let chunk = chunker.finish().pop().expect("one chunk");
+        assert!(needle_grams("8f3a2b1c9d0e4f57").iter().all(|key| chunk.codes.grams.contains(key)));
+        assert!(chunk.codes.runs.contains("r4821937"));
     }
 
     /// Another round indexes the logs this one has read, between its read and its write, and

@@ -90,6 +90,13 @@ pub(crate) struct LogRow {
     ip_address: Option<String>,
 }
 
+impl LogRow {
+    /// The row's place in a page, newest first as searches and lists sort: `(ts, id)`.
+    pub(crate) fn sort_key(&self) -> (i64, &[u8]) {
+        (self.ts, &self.id)
+    }
+}
+
 impl SearchableRow for LogRow {
     /// The exact check of a search on this row.
     fn matches(&self, search: &Search) -> bool {

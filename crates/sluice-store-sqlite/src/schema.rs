@@ -107,15 +107,12 @@ diesel::table! {
     }
 }
 
-// The FTS5 table of chunks; `rowid` is `log_chunks.id`. Each column holds the distinct trigram
-// codes of that field's folded text in the chunk's logs, as hex tokens.
+// The FTS5 table of chunks; `rowid` is `log_chunks.id`. `keys` holds the distinct keys of the
+// folded searchable text of the chunk's logs (`sluice_store::grams`) as tokens.
 diesel::table! {
     log_chunks_fts (rowid) {
         rowid -> BigInt,
-        message -> Text,
-        error_name -> Text,
-        error_stack -> Text,
-        data -> Text,
+        keys -> Text,
     }
 }
 

@@ -30,50 +30,89 @@ const SEARCH_FILTERS: &str = "+logs.workspace_id = ?2 AND (?3 IS NULL OR logs.le
      AND sluice_matches(logs.message, logs.error_name, logs.error_stack, logs.data)";
 
 /// The candidate chunks of a search (`?1`, an FTS5 query) in the workspace (`?2`) whose time
-/// span meets the filter's (`?3`, `?4`), up to seq `?5`: the index's hits drive (`CROSS JOIN`).
-/// The search reads the logs past `?5`, the unindexed tail when it started, whole; chunks
-/// written since are left out, their logs being in that tail.
-pub(crate) const CHUNK_HITS_SQL: &str = "SELECT chunk.id AS first, chunk.last_seq AS last \
+/// span meets the filter's (`?3`, `?4`), up to seq `?5`, at most `?6` of them: the index's hits
+/// drive (`CROSS JOIN`). The search reads the logs past `?5`, the unindexed tail when it
+/// started, whole; chunks written since are left out, their logs being in that tail.
+pub(crate) const CHUNK_HITS_SQL: &str = "SELECT chunk.id AS first, chunk.last_seq AS last, chunk.max_ts AS max_ts \
      FROM (SELECT rowid AS hit FROM log_chunks_fts WHERE log_chunks_fts MATCH ?1) AS hits \
      CROSS JOIN log_chunks AS chunk ON chunk.id = hits.hit \
      WHERE chunk.workspace_id = ?2 AND chunk.last_seq <= ?5 \
-     AND (?3 IS NULL OR chunk.max_ts >= ?3) AND (?4 IS NULL OR chunk.min_ts <= ?4)";
+     AND (?3 IS NULL OR chunk.max_ts >= ?3) AND (?4 IS NULL OR chunk.min_ts <= ?4) LIMIT ?6";
+
+/// The workspace's (`?1`) chunks up to seq `?4` whose time span meets the filter's (`?2`, `?3`),
+/// newest first (by their last log's time) after the chunk (`?5` max_ts, `?6` id) read last,
+/// `?7` of them.
+pub(crate) const CHUNKS_BY_RECENCY_SQL: &str = "SELECT id AS first, last_seq AS last, max_ts FROM log_chunks \
+     WHERE workspace_id = ?1 AND last_seq <= ?4 \
+     AND (?2 IS NULL OR max_ts >= ?2) AND (?3 IS NULL OR min_ts <= ?3) \
+     AND (max_ts < ?5 OR (max_ts = ?5 AND id < ?6)) \
+     ORDER BY max_ts DESC, id DESC LIMIT ?7";
+
+/// The chunks from seq `?2` to `?3` that the index says may hold the needles (`?1`).
+pub(crate) const HITS_IN_RANGE_SQL: &str =
+    "SELECT rowid AS hit FROM log_chunks_fts WHERE log_chunks_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3";
 
 /// The matching logs of given chunks (`?1`, a JSON array of `[first, last]` seqs), each
-/// chunk read as a range of `seq`, newest first.
+/// chunk read as a range of `seq`.
 pub(crate) fn chunk_logs_sql() -> String {
     format!(
         "SELECT {LOG_COLUMNS} FROM json_each(?1) AS chunk \
          CROSS JOIN logs ON logs.seq BETWEEN chunk.value ->> 0 AND chunk.value ->> 1 \
-         WHERE {SEARCH_FILTERS} ORDER BY logs.ts DESC, logs.id DESC"
+         WHERE {SEARCH_FILTERS}"
     )
 }
 
-/// The matching logs of every candidate chunk of `?1` up to seq `?9`, and of the logs past it
-/// (the unindexed tail), newest first.
-pub(crate) fn all_candidates_sql() -> String {
-    format!(
-        "SELECT {LOG_COLUMNS} FROM ( \
-           SELECT chunk.id AS first, chunk.last_seq AS last \
-           FROM (SELECT rowid AS hit FROM log_chunks_fts WHERE log_chunks_fts MATCH ?1) AS hits \
-           CROSS JOIN log_chunks AS chunk ON chunk.id = hits.hit \
-           WHERE chunk.workspace_id = ?2 AND chunk.last_seq <= ?9 \
-           UNION ALL SELECT ?9 + 1, {TAIL_END}) AS ranges \
-         CROSS JOIN logs ON logs.seq BETWEEN ranges.first AND ranges.last \
-         WHERE {SEARCH_FILTERS} ORDER BY logs.ts DESC, logs.id DESC"
-    )
-}
+/// The chunks a walk reads first; each step reads [`STEP_GROWTH`] times more, up to
+/// [`STEP_MAX`]: a page of a common needle is decided in the first chunk or two, a rare one's
+/// matches are one or two a chunk.
+const STEP_FIRST: usize = 4;
+const STEP_GROWTH: usize = 2;
+const STEP_MAX: usize = 64;
 
 /// The last seq of the unindexed tail's range: past any log.
 const TAIL_END: i64 = i64::MAX;
 
-/// One candidate chunk: its first and last seq.
-#[derive(QueryableByName)]
+/// One chunk: its first and last seq, and its newest log's time.
+#[derive(QueryableByName, Clone, Copy)]
 struct ChunkHit {
     #[diesel(sql_type = BigInt)]
     first: i64,
     #[diesel(sql_type = BigInt)]
     last: i64,
+    #[diesel(sql_type = BigInt)]
+    max_ts: i64,
+}
+
+/// A chunk id the index hit.
+#[derive(QueryableByName)]
+struct Hit {
+    #[diesel(sql_type = BigInt)]
+    hit: i64,
+}
+
+/// The newest `need` matches seen so far, by `(ts, id)`: all a page of `need` rows can hold,
+/// so a walk keeps no more than that and one step's rows in memory.
+struct Newest {
+    need: usize,
+    rows: Vec<LogRow>,
+}
+
+impl Newest {
+    fn new(need: usize) -> Self {
+        Self { need, rows: Vec::new() }
+    }
+
+    fn extend(&mut self, rows: impl IntoIterator<Item = LogRow>) {
+        self.rows.extend(rows);
+        self.rows.sort_by(|a, b| b.sort_key().cmp(&a.sort_key()));
+        self.rows.truncate(self.need);
+    }
+
+    /// Whether the page is decided once every chunk left ends at `bound` or before: `need`
+    /// matches are newer than anything those chunks hold.
+    fn decided(&self, bound: i64) -> bool {
+        self.rows.len() == self.need && self.rows.last().is_some_and(|row| row.sort_key().0 > bound)
+    }
 }
 
 /// Offers `rows` (newest first, as a statement steps them) to the page of `search` until it
@@ -143,6 +182,72 @@ pub(crate) fn register_functions(connection: &mut SqliteConnection) -> QueryResu
     )
 }
 
+/// The filters of a search bound after its first parameter (`?1`, given), as
+/// [`SEARCH_FILTERS`] numbers them.
+fn bind_filters(
+    query: diesel::query_builder::SqlQuery,
+    first: String,
+    workspace: &WorkspaceId,
+    filter: &LogFilter,
+) -> impl diesel::query_dsl::LoadQuery<'static, SqliteConnection, LogRow> {
+    query
+        .bind::<Text, _>(first)
+        .bind::<Binary, _>(workspace.as_bytes().to_vec())
+        .bind::<Nullable<Text>, _>(filter.level.map(|level| level.as_str()))
+        .bind::<Nullable<Text>, _>(filter.source.clone())
+        .bind::<Nullable<Text>, _>(filter.environment.map(|environment| environment.as_str()))
+        .bind::<Nullable<Text>, _>(filter.dataset.clone())
+        .bind::<Nullable<BigInt>, _>(filter.from)
+        .bind::<Nullable<BigInt>, _>(filter.to)
+}
+
+/// The matching logs of `ranges` (`[first, last]` seqs), filtered.
+fn read_ranges(
+    connection: &mut SqliteConnection,
+    ranges: &[[i64; 2]],
+    workspace: &WorkspaceId,
+    filter: &LogFilter,
+) -> Result<Vec<LogRow>, StoreError> {
+    let ranges = serde_json::to_string(ranges).map_err(backend)?;
+    bind_filters(diesel::sql_query(chunk_logs_sql()), ranges, workspace, filter).load(connection).map_err(from_diesel)
+}
+
+/// One step of a walk: the chunks to read (those the index hits among the next ones by
+/// recency), the time the step's last chunk ends at (every chunk left ends then or before), and
+/// whether chunks are left.
+struct Step {
+    read: Vec<ChunkHit>,
+    bound: i64,
+    more: bool,
+}
+
+/// Gives a walk its next step of up to the given count of chunks; `None` once none are left.
+type NextStep<'a> = dyn FnMut(&mut SqliteConnection, usize) -> Result<Option<Step>, StoreError> + 'a;
+
+/// Reads the matching logs of the chunks `next` gives (newest first, by their last log's time,
+/// a step of up to the given count at a time) into `newest`, until the page is decided: every
+/// chunk left ends before `need` matches already found.
+fn walk_chunks(
+    connection: &mut SqliteConnection,
+    next: &mut NextStep<'_>,
+    workspace: &WorkspaceId,
+    filter: &LogFilter,
+    newest: &mut Newest,
+) -> Result<(), StoreError> {
+    let mut size = STEP_FIRST;
+    while let Some(step) = next(connection, size)? {
+        if !step.read.is_empty() {
+            let ranges: Vec<[i64; 2]> = step.read.iter().map(|chunk| [chunk.first, chunk.last]).collect();
+            newest.extend(read_ranges(connection, &ranges, workspace, filter)?);
+        }
+        if !step.more || newest.decided(step.bound) {
+            break;
+        }
+        size = (size * STEP_GROWTH).min(STEP_MAX);
+    }
+    Ok(())
+}
+
 #[async_trait]
 impl LogSearch for SqliteStore {
     async fn search_logs(
@@ -154,7 +259,8 @@ impl LogSearch for SqliteStore {
     ) -> Result<LogPage, StoreError> {
         let search = search.clone();
         let filter = filter.clone();
-        let (dense_hits, walk_rows) = (u64::from(self.dense_hits), i64::from(self.walk_rows));
+        let dense_hits = u64::from(self.dense_hits);
+        let chunk_rows = i64::try_from(self.chunk_rows).unwrap_or(i64::MAX).max(1);
         self.with_connection(move |connection| {
             // Without an indexable needle: walk the filtered logs newest first.
             let Some(expression) = index::expression(&search) else {
@@ -166,72 +272,79 @@ impl LogSearch for SqliteStore {
                 return Ok(collect_page(rows, &search, page)?.finish());
             };
             let _scope = SearchScope::enter(&search);
+            let need = usize::try_from(page.offset).unwrap_or(usize::MAX).saturating_add(page.limit as usize + 1);
+            let mut newest = Newest::new(need);
             // The unindexed tail (logs past the last chunk; those of every workspace, as few
             // as the background indexes a round) counts as candidates, read whole.
             let indexed = index::indexed_through(connection).map_err(from_diesel)?;
-            let last: Option<i64> =
-                logs::table.select(diesel::dsl::max(logs::seq)).first(connection).map_err(from_diesel)?;
-            let mut chunks = vec![[indexed + 1, TAIL_END]];
-            let mut candidates = u64::try_from(last.unwrap_or(0) - indexed).unwrap_or(0);
-            // The candidate chunks, until their logs pass `dense_hits`. Fewer: read just their
-            // logs, by seq range, whatever the workspace's size.
-            for hit in diesel::sql_query(CHUNK_HITS_SQL)
+            newest.extend(read_ranges(connection, &[[indexed + 1, TAIL_END]], &workspace, &filter)?);
+            // The candidate chunks, while they hold no more than `dense_hits` logs: read by
+            // recency, as few as decide the page.
+            let limit = dense_hits / u64::try_from(chunk_rows).unwrap_or(1) + 1;
+            let mut hits: Vec<ChunkHit> = diesel::sql_query(CHUNK_HITS_SQL)
                 .bind::<Text, _>(&expression)
                 .bind::<Binary, _>(workspace.as_bytes().to_vec())
                 .bind::<Nullable<BigInt>, _>(filter.from)
                 .bind::<Nullable<BigInt>, _>(filter.to)
                 .bind::<BigInt, _>(indexed)
-                .load_iter::<ChunkHit, DefaultLoadingMode>(connection)
-                .map_err(from_diesel)?
-            {
-                let hit = hit.map_err(from_diesel)?;
-                candidates += u64::try_from(hit.last - hit.first + 1).unwrap_or(0);
-                if candidates > dense_hits {
-                    break;
-                }
-                chunks.push([hit.first, hit.last]);
-            }
-            let bind_filters = |query: diesel::query_builder::SqlQuery, first: String| {
-                query
-                    .bind::<Text, _>(first)
-                    .bind::<Binary, _>(workspace.as_bytes().to_vec())
-                    .bind::<Nullable<Text>, _>(filter.level.map(|level| level.as_str()))
-                    .bind::<Nullable<Text>, _>(filter.source.clone())
-                    .bind::<Nullable<Text>, _>(filter.environment.map(|environment| environment.as_str()))
-                    .bind::<Nullable<Text>, _>(filter.dataset.clone())
-                    .bind::<Nullable<BigInt>, _>(filter.from)
-                    .bind::<Nullable<BigInt>, _>(filter.to)
-            };
-            if candidates <= dense_hits {
-                let ranges = serde_json::to_string(&chunks).map_err(backend)?;
-                let rows = bind_filters(diesel::sql_query(chunk_logs_sql()), ranges)
-                    .load_iter::<LogRow, DefaultLoadingMode>(connection)
-                    .map_err(from_diesel)?;
-                return Ok(collect_page(rows, &search, page)?.finish());
-            }
-            // A common needle: look in the newest logs first, for a bounded number of rows.
-            {
-                let rows = filtered(&workspace, &filter)
-                    .order((logs::ts.desc(), logs::id.desc()))
-                    .limit(walk_rows)
-                    .select(LogRow::as_select())
-                    .load_iter::<LogRow, DefaultLoadingMode>(connection)
-                    .map_err(from_diesel)?;
-                let collector = collect_page(rows, &search, page)?;
-                let walked = collector.read();
-                let found = collector.finish();
-                // Conclusive when the page is full and more follow, or when the walk saw
-                // every filtered log.
-                if found.has_more || walked < walk_rows as usize {
-                    return Ok(found);
-                }
-            }
-            // Common elsewhere, rare here: the logs of every candidate chunk.
-            let rows = bind_filters(diesel::sql_query(all_candidates_sql()), expression)
-                .bind::<BigInt, _>(indexed)
-                .load_iter::<LogRow, DefaultLoadingMode>(connection)
+                .bind::<BigInt, _>(i64::try_from(limit + 1).unwrap_or(i64::MAX))
+                .load(connection)
                 .map_err(from_diesel)?;
-            Ok(collect_page(rows, &search, page)?.finish())
+            if (hits.len() as u64) <= limit {
+                hits.sort_by_key(|hit| std::cmp::Reverse((hit.max_ts, hit.first)));
+                let mut rest = hits.into_iter().peekable();
+                walk_chunks(
+                    connection,
+                    &mut |_, size| {
+                        let read: Vec<ChunkHit> = rest.by_ref().take(size).collect();
+                        let Some(last) = read.last() else { return Ok(None) };
+                        Ok(Some(Step { bound: last.max_ts, more: rest.peek().is_some(), read }))
+                    },
+                    &workspace,
+                    &filter,
+                    &mut newest,
+                )?;
+            } else {
+                // Many candidates: the workspace's chunks newest first, a step at a time, each
+                // step keeping those the index hits.
+                let mut after = (i64::MAX, i64::MAX);
+                walk_chunks(
+                    connection,
+                    &mut |connection, size| {
+                        let chunks: Vec<ChunkHit> = diesel::sql_query(CHUNKS_BY_RECENCY_SQL)
+                            .bind::<Binary, _>(workspace.as_bytes().to_vec())
+                            .bind::<Nullable<BigInt>, _>(filter.from)
+                            .bind::<Nullable<BigInt>, _>(filter.to)
+                            .bind::<BigInt, _>(indexed)
+                            .bind::<BigInt, _>(after.0)
+                            .bind::<BigInt, _>(after.1)
+                            .bind::<BigInt, _>(i64::try_from(size).unwrap_or(i64::MAX))
+                            .load(connection)
+                            .map_err(from_diesel)?;
+                        let Some(&last) = chunks.last() else { return Ok(None) };
+                        after = (last.max_ts, last.first);
+                        let (low, high) = chunks.iter().fold((i64::MAX, i64::MIN), |(low, high), chunk| {
+                            (low.min(chunk.first), high.max(chunk.first))
+                        });
+                        let hit: std::collections::HashSet<i64> = diesel::sql_query(HITS_IN_RANGE_SQL)
+                            .bind::<Text, _>(&expression)
+                            .bind::<BigInt, _>(low)
+                            .bind::<BigInt, _>(high)
+                            .load::<Hit>(connection)
+                            .map_err(from_diesel)?
+                            .into_iter()
+                            .map(|hit| hit.hit)
+                            .collect();
+                        let more = chunks.len() == size;
+                        let read = chunks.into_iter().filter(|chunk| hit.contains(&chunk.first)).collect();
+                        Ok(Some(Step { read, bound: last.max_ts, more }))
+                    },
+                    &workspace,
+                    &filter,
+                    &mut newest,
+                )?;
+            }
+            Ok(collect_page(newest.rows.into_iter().map(Ok), &search, page)?.finish())
         })
         .await
     }

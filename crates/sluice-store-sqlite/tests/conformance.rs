@@ -27,23 +27,33 @@ async fn fresh() -> Fixture {
 
 sluice_store::conformance_suite!(fresh);
 
-/// The same contract with search's thresholds at their smallest, so every search takes the
-/// walk of the newest logs first and, when that is not conclusive, falls back to the index;
-/// and with the index's chunks of two logs, so a batch spans several, written by each insert
-/// (the default config's searches mostly read logs the background has not indexed yet).
+/// The same contract with the index's chunks of two logs, written by each insert (the default
+/// config's searches mostly read logs the background has not indexed yet), so a batch spans
+/// several and every search reads the candidate chunks the index finds, newest first.
+mod chunked_search {
+    use super::*;
+    use sluice_store_sqlite::SqliteOptions;
+
+    async fn fresh() -> Fixture {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let options = SqliteOptions { index_chunk_rows: 2, index_every: None, ..SqliteOptions::default() };
+        let store = SqliteStore::open_with(&dir.path().join("sluice.db"), &options).expect("open store");
+        Fixture { store, _dir: dir }
+    }
+
+    sluice_store::conformance_suite!(fresh);
+}
+
+/// The same contract with search's dense threshold at its smallest, so every search walks the
+/// workspace's chunks newest first and asks the index a step at a time; chunks of two logs.
 mod dense_search {
     use super::*;
     use sluice_store_sqlite::SqliteOptions;
 
     async fn fresh() -> Fixture {
         let dir = tempfile::tempdir().expect("temp dir");
-        let options = SqliteOptions {
-            search_dense_hits: 1,
-            search_walk_rows: 3,
-            index_chunk_rows: 2,
-            index_every: None,
-            ..SqliteOptions::default()
-        };
+        let options =
+            SqliteOptions { search_dense_hits: 1, index_chunk_rows: 2, index_every: None, ..SqliteOptions::default() };
         let store = SqliteStore::open_with(&dir.path().join("sluice.db"), &options).expect("open store");
         Fixture { store, _dir: dir }
     }

@@ -140,7 +140,7 @@ async fn retention_drops_the_chunks_it_empties_and_keeps_the_rest() {
         &mut connection,
         &format!(
             "SELECT count(*) AS count FROM log_chunks_fts WHERE log_chunks_fts MATCH '\"{:x}\"'",
-            sluice_store::trigrams::trigram_code(['t', 'w', 'o'])
+            sluice_store::grams::trigram_code(['t', 'w', 'o'])
         ),
     );
     assert_eq!(first_chunk_hits, 1, "\"two\" is left only in the last chunk's document");

@@ -19,12 +19,12 @@ pub mod clock;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 pub use clock::{Clock, system_clock, unix_now_ms};
+pub mod grams;
 pub mod group;
 pub mod page;
 pub mod retention;
 pub mod rollups;
 pub mod rows;
-pub mod trigrams;
 
 /// Why a store call failed.
 #[derive(Debug, Clone, thiserror::Error)]

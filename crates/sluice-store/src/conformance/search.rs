@@ -162,3 +162,73 @@ pub async fn search_is_scoped_to_the_workspace(store: &dyn Store) {
     assert_eq!(found(store, mine, "se", &[SearchField::Message]).await, Vec::<String>::new());
     assert_eq!(found(store, theirs, "secret", &[SearchField::Message]).await, ["secret token leaked"]);
 }
+
+/// Needles of eight characters or more (looked up by long grams) are found wherever they
+/// stand: a whole token, its start, its end, its middle, across separators, in any case; and
+/// a rare needle's page is the newest of its matches however the timestamps lie across the
+/// batches that wrote them, with `has_more` exact.
+pub async fn search_finds_long_needles_anywhere_and_pages_them_newest_first(store: &dyn Store) {
+    let workspace = new_workspace(store, "w").await;
+    let texts = [
+        "order ORD-4821937 shipped",
+        "trace 3f2a9c1e-1b2c-4d5e-8f90-0123456789ab done",
+        "req=8f3a2b1c9d0e4f57 took 12ms",
+        "blk_-1608999687919862906 received",
+        "Ünïcödé-Identifier-ÀÉÎ end",
+    ];
+    let logs: Vec<Log> = texts.iter().enumerate().map(|(i, text)| log(text, T0 + i as i64)).collect();
+    store.insert_logs(workspace, &logs).await.expect("insert");
+    let message = &[SearchField::Message];
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        ("ord-4821937", vec![texts[0]]),
+        ("RD-4821937 SHIP", vec![texts[0]]),
+        ("d-482193", vec![texts[0]]),
+        ("ord-4821938", vec![]),
+        ("3f2a9c1e-1b2c-4d5e-8f90-0123456789ab", vec![texts[1]]),
+        ("1b2c-4d5e-8f", vec![texts[1]]),
+        ("8F3A2B1C9D0E4F57", vec![texts[2]]),
+        ("a2b1c9d0e4", vec![texts[2]]),
+        ("a2b1c9d0e5", vec![]),
+        ("99968791986290", vec![texts[3]]),
+        ("ünïcödé-identifier", vec![texts[4]]),
+        ("identifier-àéî", vec![texts[4]]),
+    ];
+    for (raw, expected) in cases {
+        assert_eq!(found(store, workspace, raw, message).await, expected, "query {raw:?}");
+    }
+
+    // One needle in every third log of 60, written in batches of 7 whose timestamps run
+    // backwards batch by batch and forwards within one: newest first is not insertion order.
+    let other = new_workspace(store, "paged").await;
+    let mut expected = Vec::new();
+    for batch in 0..9_i64 {
+        let logs: Vec<Log> = (0..7_i64)
+            .filter_map(|i| {
+                let n = batch * 7 + i;
+                (n < 60).then(|| {
+                    let text = if n % 3 == 0 { format!("call {n} for ORDER-20261125-77") } else { format!("call {n}") };
+                    log(&text, T0 + (9 - batch) * 1_000 + i)
+                })
+            })
+            .collect();
+        expected.extend(
+            logs.iter()
+                .filter(|log| log.entry.message.contains("ORDER"))
+                .map(|log| (log.entry.timestamp, log.entry.message.clone())),
+        );
+        store.insert_logs(other, &logs).await.expect("insert");
+    }
+    expected.sort_by_key(|(ts, _)| std::cmp::Reverse(*ts));
+    let expected: Vec<String> = expected.into_iter().map(|(_, message)| message).collect();
+    let query = search("order-20261125-77", message);
+    let all = store.search_logs(other, &query, &LogFilter::default(), EVERYTHING).await.expect("search");
+    assert_eq!(messages(&all.logs), expected);
+    assert!(!all.has_more);
+    for (offset, limit) in [(0, 5), (5, 5), (15, 5), (18, 2), (19, 5)] {
+        let page = Page { offset, limit };
+        let got = store.search_logs(other, &query, &LogFilter::default(), page).await.expect("search");
+        let want: Vec<String> = expected.iter().skip(offset as usize).take(limit as usize).cloned().collect();
+        assert_eq!(messages(&got.logs), want, "offset {offset} limit {limit}");
+        assert_eq!(got.has_more, (offset + u64::from(limit)) < expected.len() as u64, "offset {offset} limit {limit}");
+    }
+}
