@@ -10,7 +10,7 @@
 //!   the PostgreSQL ones get `SLUICE_BENCH_PG`, a durable cluster kept in
 //!   `target/bench-data/postgres` unless the variable names a server; then the ingest
 //!   benchmark over HTTP (`ingest.rs`), which `bench ingest [--quick]` runs alone. `bench search
-//!   [--logs N] [--quick]` runs the search benchmark over HTTP alone (`search.rs`; not part of
+//!   [--logs N] [--store sqlite|postgres] [--quick]` runs the search benchmark over HTTP alone (`search.rs`; not part of
 //!   `bench`: it builds 10M logs on each store).
 //! - `with-pg <command...>`: runs one command with `SLUICE_TEST_PG` and `SLUICE_TEST_REDIS`
 //!   set to throwaway servers (e.g. `cargo xtask with-pg cargo test -p <crate>`), removed
@@ -46,7 +46,15 @@ fn main() -> anyhow::Result<()> {
                 None if quick => 1_000_000,
                 None => 10_000_000,
             };
-            search::bench(&root, logs)
+            let stores = match args.iter().position(|arg| arg == "--store") {
+                Some(at) => match args.get(at + 1).map(String::as_str) {
+                    Some("sqlite") => vec![true],
+                    Some("postgres") => vec![false],
+                    _ => anyhow::bail!("--store takes sqlite or postgres"),
+                },
+                None => vec![true, false],
+            };
+            search::bench(&root, logs, &stores)
         }
         Some("bench") => {
             bench(&args[1..])?;
@@ -56,7 +64,7 @@ fn main() -> anyhow::Result<()> {
         Some("pg-schema") => pg_schema(&root),
         _ => {
             eprintln!(
-                "usage: cargo xtask ci | cargo xtask bench [ingest | search [--logs N]] [--quick] | cargo xtask with-pg <command...> | cargo xtask pg-schema"
+                "usage: cargo xtask ci | cargo xtask bench [ingest | search [--logs N] [--store sqlite|postgres]] [--quick] | cargo xtask with-pg <command...> | cargo xtask pg-schema"
             );
             bail!("unknown task {:?}", args.first())
         }

@@ -1,4 +1,5 @@
-//! `cargo xtask bench search [--logs N] [--quick]`: the search benchmark over HTTP (issue 24).
+//! `cargo xtask bench search [--logs N] [--store sqlite|postgres] [--quick]`: the search
+//! benchmark over HTTP (issue 24).
 //!
 //! For each store (SQLite in a fresh file, PostgreSQL in a fresh database of the durable bench
 //! cluster), it starts the release `sluice serve`, sends it `--logs` logs (10M by default,
@@ -6,8 +7,9 @@
 //! numbers, hex request ids, UUIDs, a rare four-word phrase, terms in 0.1 % and 10 % of the
 //! logs: `bins/sluice-loadgen/src/search.rs`), then runs `sluice-loadgen search-queries`: 30
 //! searches of each kind, each with another value, one at a time. It prints, per store, the
-//! ingest rate, the bytes on disk per log and p50/p95/max of each kind, and writes the table
-//! between the `search-bench` markers of docs/PERFORMANCE.md.
+//! ingest rate, the bytes on disk per log and p50/p95/max of each kind, and writes each store's
+//! table between its markers in docs/PERFORMANCE.md (`search-bench-sqlite`,
+//! `search-bench-postgres`), so `--store` runs one store and leaves the other's figures.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -49,15 +51,15 @@ fn bytes_on_disk(url: &str, cluster: &postgres::Cluster) -> anyhow::Result<u64> 
     String::from_utf8_lossy(&psql.stdout).trim().parse().context("pg_database_size")
 }
 
-pub(crate) fn bench(root: &Path, logs: u64) -> anyhow::Result<()> {
+pub(crate) fn bench(root: &Path, logs: u64, stores: &[bool]) -> anyhow::Result<()> {
     crate::run("cargo", &["build", "--release", "--locked", "-p", "sluice", "-p", "sluice-loadgen"])?;
     let cluster = postgres::Cluster::kept_at(&root.join("target/bench-data/postgres")).map_err(anyhow::Error::msg)?;
-    let mut table = String::from(
-        "| store | query | p50 ms | p95 ms | max ms | 5xx | hits (median, page of 50) |\n|---|---|---|---|---|---|---|\n",
-    );
-    let mut summary = Vec::new();
-    for sqlite in [true, false] {
-        let name = if sqlite { "SQLite" } else { "PostgreSQL" };
+    for &sqlite in stores {
+        let (name, marker) =
+            if sqlite { ("SQLite", "search-bench-sqlite") } else { ("PostgreSQL", "search-bench-postgres") };
+        let mut table = String::from(
+            "| query | p50 ms | p95 ms | max ms | 5xx | hits (median, page of 50) |\n|---|---|---|---|---|---|\n",
+        );
         let url = fresh(root, (!sqlite).then_some(&cluster), "sluice_search_bench")?;
         let server = Server::start(root, &url, &[])?;
         settle();
@@ -71,21 +73,18 @@ pub(crate) fn bench(root: &Path, logs: u64) -> anyhow::Result<()> {
         let bytes = bytes_on_disk(&url, &cluster)?;
         for row in loadgen(root, &server, "search-queries", logs)? {
             if let Some(row) = row.strip_prefix("query | ") {
-                table.push_str(&format!("| {name} | {row} |\n"));
+                table.push_str(&format!("| {row} |\n"));
             }
         }
-        summary.push(format!(
-            "{name}: ingest {rate} logs/s as fast as answered (32 connections, 100-entry JSON batches), \
-             {:.0} bytes on disk per log",
-            bytes as f64 / logs as f64
-        ));
         drop(server);
+        let text = format!(
+            "{name}, measured {} by `cargo xtask bench search` with {logs} logs in one workspace: ingest {rate} logs/s \
+             as fast as answered (32 connections, 100-entry JSON batches), {:.0} bytes on disk per log.\n\n{table}",
+            utc_now(),
+            bytes as f64 / logs as f64
+        );
+        println!("\n{text}");
+        write_between_markers(root, marker, &text)?;
     }
-    let text = format!(
-        "Measured {} by `cargo xtask bench search` with {logs} logs in one workspace. {}.\n\n{table}",
-        utc_now(),
-        summary.join("; ")
-    );
-    println!("\n{text}");
-    write_between_markers(root, "search-bench", &text)
+    Ok(())
 }
