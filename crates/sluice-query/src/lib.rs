@@ -59,9 +59,12 @@ impl Needle {
         Needle { text: text.to_owned(), folded: fold(text), phrase: true }
     }
 
-    /// Whether any of `haystacks` (already folded) contains it.
-    fn found_in(&self, haystacks: &[String]) -> bool {
-        haystacks.iter().any(|haystack| haystack.contains(&self.folded))
+    /// Whether any of `haystacks` contains it, as [`fold`] compares them.
+    fn found_in(&self, haystacks: &[Haystack<'_>]) -> bool {
+        haystacks.iter().any(|haystack| match haystack {
+            Haystack::Ascii(text) => contains_ignoring_ascii_case(text, &self.folded),
+            Haystack::Folded(text) => text.contains(&self.folded),
+        })
     }
 }
 
@@ -204,13 +207,39 @@ impl Query {
     /// Whether a log whose searched fields hold `fields` matches (fields that are unset are
     /// left out or passed empty).
     pub fn matches(&self, fields: &[&str]) -> bool {
-        let folded: Vec<String> = fields.iter().map(|field| fold(field)).collect();
+        let folded: Vec<Haystack<'_>> = fields
+            .iter()
+            .map(|field| if field.is_ascii() { Haystack::Ascii(field) } else { Haystack::Folded(fold(field)) })
+            .collect();
         self.clauses.iter().all(|clause| match clause {
             Clause::Contains(needle) => needle.found_in(&folded),
             Clause::Excludes(needle) => !needle.found_in(&folded),
             Clause::AnyOf(needles) => needles.iter().any(|needle| needle.found_in(&folded)),
         })
     }
+}
+
+/// A searched field as the exact check reads it: an ASCII field as it is (searched ignoring
+/// ASCII case, which is what [`fold`] does to it, without a folded copy per log checked), any
+/// other folded.
+enum Haystack<'a> {
+    Ascii(&'a str),
+    Folded(String),
+}
+
+/// Whether ASCII `text` folded would contain `needle` (folded): `needle` found at some position
+/// of `text` byte for byte once `text` is in lower case. A needle with a non-ASCII character is
+/// never in an ASCII text, folded or not.
+fn contains_ignoring_ascii_case(text: &str, needle: &str) -> bool {
+    let (text, needle) = (text.as_bytes(), needle.as_bytes());
+    let Some((&first, rest)) = needle.split_first() else { return true };
+    if text.len() < needle.len() {
+        return false;
+    }
+    (0..=text.len() - needle.len()).any(|at| {
+        text[at].to_ascii_lowercase() == first
+            && text[at + 1..at + needle.len()].iter().zip(rest).all(|(byte, want)| byte.to_ascii_lowercase() == *want)
+    })
 }
 
 /// Text in lower case, as matching compares it: each character on its own by Unicode's

@@ -159,6 +159,27 @@ proptest! {
         prop_assert!(fold(&whole).contains(&fold(&b)));
     }
 
+    /// The exact check on an ASCII field (searched without a folded copy) decides as folding
+    /// the field and looking for the folded needle does.
+    #[test]
+    fn ascii_fields_match_as_their_folded_text_does(
+        text in "[a-zA-Z0-9 _%-]{0,40}",
+        needle in "[a-zA-Z0-9 _%-]{1,6}|\\PC{1,6}",
+        inside in any::<bool>(),
+    ) {
+        let text = if inside { format!("{text}{}{text}", needle.to_uppercase()) } else { text };
+        let raw = format!("\"{}\"", needle.replace('"', ""));
+        if let Ok(query) = Query::parse(&raw) {
+            let folded = fold(&text);
+            let expected = query.clauses().iter().all(|clause| match clause {
+                Clause::Contains(needle) => folded.contains(&needle.folded),
+                Clause::Excludes(needle) => !folded.contains(&needle.folded),
+                Clause::AnyOf(needles) => needles.iter().any(|needle| folded.contains(&needle.folded)),
+            });
+            prop_assert_eq!(query.matches(&[&text]), expected, "{:?} in {:?}", raw, text);
+        }
+    }
+
     #[test]
     fn every_string_parses_or_is_refused_with_a_reason(raw in "\\PC{0,40}") {
         match Query::parse(&raw) {

@@ -62,9 +62,9 @@ pub(crate) fn chunk_logs_sql() -> String {
     )
 }
 
-/// The chunks a walk reads first; each step reads [`STEP_GROWTH`] times more, up to
-/// [`STEP_MAX`]: a page of a common needle is decided in the first chunk or two, a rare one's
-/// matches are one or two a chunk.
+/// The chunks a walk reads first; each step reads [`STEP_GROWTH`] times more (or what the page
+/// still needs, when fewer), up to [`STEP_MAX`]: a page of a common needle is decided in the
+/// first chunk or two, a rare one's matches are one or two a chunk.
 const STEP_FIRST: usize = 4;
 const STEP_GROWTH: usize = 2;
 const STEP_MAX: usize = 64;
@@ -234,8 +234,9 @@ fn walk_chunks(
     filter: &LogFilter,
     newest: &mut Newest,
 ) -> Result<(), StoreError> {
-    let mut size = STEP_FIRST;
+    let (mut size, mut examined) = (STEP_FIRST, 0);
     while let Some(step) = next(connection, size)? {
+        examined += size;
         if !step.read.is_empty() {
             let ranges: Vec<[i64; 2]> = step.read.iter().map(|chunk| [chunk.first, chunk.last]).collect();
             newest.extend(read_ranges(connection, &ranges, workspace, filter)?);
@@ -243,7 +244,13 @@ fn walk_chunks(
         if !step.more || newest.decided(step.bound) {
             break;
         }
-        size = (size * STEP_GROWTH).min(STEP_MAX);
+        // Twice as many chunks, or as many as the matches still wanted took so far when that
+        // is fewer: a rare needle finds about one match a chunk, and doubling past what it
+        // needs would read up to twice the rows.
+        let found = newest.rows.len();
+        let estimate = (newest.need - found).saturating_mul(examined).div_ceil(found.max(1));
+        size =
+            if found == 0 { size * STEP_GROWTH } else { estimate.min(size * STEP_GROWTH) }.clamp(STEP_FIRST, STEP_MAX);
     }
     Ok(())
 }
