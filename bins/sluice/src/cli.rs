@@ -79,6 +79,11 @@ pub(crate) struct ServeOptions {
     #[arg(long, env = "SLUICE_HEADER_TIMEOUT_MS", default_value_t = 5_000)]
     pub(crate) header_timeout_ms: u64,
 
+    /// The most bytes of headers a request may carry (names, values, `: ` and line ends)
+    /// before it is answered 431 `Request headers too large`.
+    #[arg(long, env = "SLUICE_MAX_HEADER_BYTES", default_value_t = sluice_http::limits::DEFAULT_MAX_HEADER_BYTES)]
+    pub(crate) max_header_bytes: usize,
+
     /// How long an idle keep-alive connection stays open, in seconds.
     #[arg(long, env = "SLUICE_KEEP_ALIVE_SECS", default_value_t = 75)]
     pub(crate) keep_alive_secs: u64,

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix_web::{App, HttpServer};
+use actix_web::HttpServer;
 use anyhow::Context;
 use sluice_http::AppState;
 use sluice_http::origin::{OriginResolver, open_country_database, parse_trusted_proxies};
@@ -47,6 +47,7 @@ pub(crate) async fn run(
 ) -> anyhow::Result<()> {
     let mut state = AppState::new(store.clone());
     state.body_timeout = Duration::from_millis(options.body_timeout_ms);
+    state.max_header_bytes = options.max_header_bytes;
     bootstrap(store.as_ref(), (state.clock)()).await?;
     let trusted = parse_trusted_proxies(&options.trusted_proxies)?;
     let countries = options.geoip_db.as_deref().map(open_country_database).transpose()?;
@@ -87,7 +88,7 @@ pub(crate) async fn run(
     });
     let listen = options.listen.clone();
     let writer = state.writer.clone();
-    let server = HttpServer::new(move || App::new().configure(sluice_http::configure(state.clone())))
+    let server = HttpServer::new(move || sluice_http::app(state.clone()))
         .client_request_timeout(Duration::from_millis(options.header_timeout_ms))
         .keep_alive(Duration::from_secs(options.keep_alive_secs))
         .max_connections(options.max_connections)

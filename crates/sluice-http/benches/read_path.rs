@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use actix_web::{App, HttpServer};
+use actix_web::HttpServer;
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use sluice_http::AppState;
@@ -129,7 +129,7 @@ fn read_path(c: &mut Criterion) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
     let state = AppState::new(store);
-    let server = HttpServer::new(move || App::new().configure(sluice_http::configure(state.clone())))
+    let server = HttpServer::new(move || sluice_http::app(state.clone()))
         .workers(1)
         .disable_signals()
         .listen(listener)

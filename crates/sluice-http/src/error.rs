@@ -39,6 +39,9 @@ pub enum ApiError {
     /// 413.
     #[error("Payload too large")]
     PayloadTooLarge,
+    /// 431: the request's headers pass `SLUICE_MAX_HEADER_BYTES`.
+    #[error("Request headers too large")]
+    HeadersTooLarge,
     /// 400 with `code: PARSE_ERROR`: a `Content-Encoding` we do not decode.
     #[error("Unsupported Content-Encoding '{0}'; use gzip, deflate or zstd")]
     UnsupportedEncoding(String),
@@ -158,6 +161,7 @@ impl ResponseError for ApiError {
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::HeadersTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             ApiError::RateLimited { .. } | ApiError::QuotaExceeded { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal | ApiError::SearchFailed => StatusCode::INTERNAL_SERVER_ERROR,

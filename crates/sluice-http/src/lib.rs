@@ -11,6 +11,7 @@
 pub mod body;
 mod error;
 mod extract;
+pub mod limits;
 pub mod origin;
 mod params;
 mod routes;
@@ -27,8 +28,24 @@ use actix_web::web;
 /// Largest request body, counted after decompression.
 pub const MAX_BODY_BYTES: usize = 5 * 1024 * 1024;
 
-/// Registers every route and the JSON 404 for unknown paths on an actix `App`:
-/// `App::new().configure(sluice_http::configure(state))`.
+/// The whole service as an actix `App`: the limits every request meets first ([`limits`]),
+/// then every route ([`configure`]). `HttpServer::new(move || sluice_http::app(state.clone()))`.
+pub fn app(
+    state: AppState,
+) -> actix_web::App<
+    impl actix_web::dev::ServiceFactory<
+        actix_web::dev::ServiceRequest,
+        Config = (),
+        Response = actix_web::dev::ServiceResponse<impl actix_web::body::MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    actix_web::App::new().wrap(actix_web::middleware::from_fn(limits::limit_headers)).configure(configure(state))
+}
+
+/// Registers every route and the JSON 404 for unknown paths on an actix `App` (without the
+/// limits [`app`] adds): `App::new().configure(sluice_http::configure(state))`.
 pub fn configure(state: AppState) -> impl FnOnce(&mut web::ServiceConfig) {
     move |config| {
         config

@@ -32,6 +32,9 @@ pub struct AppState {
     /// How long a request body may take to arrive in full before the request is answered
     /// 408 (`SLUICE_BODY_TIMEOUT_MS`): a body sent a few bytes a second cannot hold a worker.
     pub body_timeout: std::time::Duration,
+    /// The most bytes of headers a request may carry before it is answered 431
+    /// (`SLUICE_MAX_HEADER_BYTES`; [`crate::limits`]).
+    pub max_header_bytes: usize,
 }
 
 impl AppState {
@@ -49,6 +52,7 @@ impl AppState {
             origins: Arc::new(OriginResolver::default()),
             clock: system_clock(),
             body_timeout: DEFAULT_BODY_TIMEOUT,
+            max_header_bytes: crate::limits::DEFAULT_MAX_HEADER_BYTES,
         }
     }
 

@@ -10,8 +10,8 @@ use std::net::TcpListener;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
+use actix_web::HttpServer;
 use actix_web::dev::ServerHandle;
-use actix_web::{App, HttpServer};
 use awc::http::StatusCode;
 use serde_json::{Value, json};
 use sluice_http::AppState;
@@ -124,7 +124,7 @@ async fn start_over_configured(store: Arc<dyn Store>, configure: impl FnOnce(&mu
         set => set,
     });
     configure(&mut state);
-    let server = HttpServer::new(move || App::new().configure(sluice_http::configure(state.clone())))
+    let server = HttpServer::new(move || sluice_http::app(state.clone()))
         .workers(1)
         .disable_signals()
         .listen(listener)

@@ -4,6 +4,7 @@
 mod auth;
 mod common;
 mod ingest;
+mod limits;
 mod outage;
 mod plans;
 mod read;
