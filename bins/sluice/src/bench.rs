@@ -3,7 +3,6 @@
 //! baseline writer (`--bench-naive-writes`) and the HTTP ceiling (`--bench-discard-writes`).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use clap::Args;
 use sluice_http::AppState;
@@ -42,7 +41,7 @@ pub(crate) async fn replace_writer(
     let stand_in: (Arc<dyn GroupWriter>, GroupOptions) = if options.bench_naive_writes {
         tracing::warn!("--bench-naive-writes: logs go to the naive baseline's table, not the store");
         // Four writers, each taking one batch: a transaction per request, four at a time.
-        (naive_writer(database_url).await?, GroupOptions { writers: 4, max_rows: 1, linger: Duration::ZERO })
+        (naive_writer(database_url).await?, GroupOptions { writers: 4, max_rows: 1, ..GroupOptions::default() })
     } else if options.bench_discard_writes {
         tracing::warn!("--bench-discard-writes: logs are parsed and thrown away, nothing is stored");
         (Arc::new(DiscardWrites), GroupOptions::default())

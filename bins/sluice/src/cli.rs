@@ -84,6 +84,16 @@ pub(crate) struct ServeOptions {
     #[arg(long, env = "SLUICE_MAX_HEADER_BYTES", default_value_t = sluice_http::limits::DEFAULT_MAX_HEADER_BYTES)]
     pub(crate) max_header_bytes: usize,
 
+    /// The most logs waiting to be written; a request that would pass it is answered 503 with
+    /// `Retry-After` at once, nothing stored.
+    #[arg(long, env = "SLUICE_WRITE_QUEUE_LOGS", default_value_t = sluice_store::DEFAULT_MAX_QUEUED_LOGS)]
+    pub(crate) write_queue_logs: usize,
+
+    /// How long a request's logs may wait to be written before it is answered 503 with
+    /// `Retry-After`, nothing stored, in milliseconds.
+    #[arg(long, env = "SLUICE_WRITE_QUEUE_WAIT_MS", default_value_t = sluice_store::DEFAULT_MAX_WAIT.as_millis() as u64)]
+    pub(crate) write_queue_wait_ms: u64,
+
     /// How long an idle keep-alive connection stays open, in seconds.
     #[arg(long, env = "SLUICE_KEEP_ALIVE_SECS", default_value_t = 75)]
     pub(crate) keep_alive_secs: u64,

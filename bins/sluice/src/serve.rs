@@ -46,6 +46,11 @@ pub(crate) async fn run(
     options: ServeOptions,
 ) -> anyhow::Result<()> {
     let mut state = AppState::new(store.clone());
+    // The write queue's bounds (docs/API.md: 503 when overloaded).
+    let mut group = store.group_options();
+    group.max_queued_logs = options.write_queue_logs;
+    group.max_wait = Duration::from_millis(options.write_queue_wait_ms);
+    state.writer = sluice_store::group::GroupCommitter::start(Arc::new(store.clone()), group);
     state.body_timeout = Duration::from_millis(options.body_timeout_ms);
     state.max_header_bytes = options.max_header_bytes;
     bootstrap(store.as_ref(), (state.clock)()).await?;

@@ -61,6 +61,13 @@ pub enum ApiError {
     /// 503: the database cannot be reached; retrying later is advised.
     #[error("Service unavailable")]
     Unavailable,
+    /// 503 `Service unavailable` with `retryAfter` and `Retry-After` (seconds): the write queue
+    /// is full, or the batch waited in it past its time; nothing was stored.
+    #[error("Service unavailable")]
+    Overloaded {
+        /// Seconds to wait before sending again.
+        retry_after: u64,
+    },
     /// 500: a bug or a backend failure; details go to the log, not the client.
     #[error("Internal server error")]
     Internal,
@@ -96,6 +103,10 @@ impl From<StoreError> for ApiError {
             StoreError::Backend(reason) => {
                 tracing::error!(error.reason = %reason, "database error");
                 ApiError::Internal
+            }
+            StoreError::Overloaded => {
+                tracing::warn!("write queue full: a batch refused");
+                ApiError::Overloaded { retry_after: 1 }
             }
         }
     }
@@ -163,7 +174,7 @@ impl ResponseError for ApiError {
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::HeadersTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             ApiError::RateLimited { .. } | ApiError::QuotaExceeded { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Unavailable | ApiError::Overloaded { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal | ApiError::SearchFailed => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -183,7 +194,9 @@ impl ResponseError for ApiError {
                 _ => None,
             },
             retry_after: match self {
-                ApiError::RateLimited { retry_after } | ApiError::QuotaExceeded { retry_after } => Some(*retry_after),
+                ApiError::RateLimited { retry_after }
+                | ApiError::QuotaExceeded { retry_after }
+                | ApiError::Overloaded { retry_after } => Some(*retry_after),
                 _ => None,
             },
         };

@@ -113,7 +113,7 @@ impl Default for PgOptions {
             // concurrent groups use both (measured with `cargo xtask bench ingest`: 1 writer
             // 8.4k, 2 13.8k, 3 16.8k, 4 15.2-16.3k logs/s). They hold the rows every group
             // touches only around their commits (see `insert_group_once`).
-            group: GroupOptions { writers: 3, max_rows: 5_000, linger: Duration::ZERO },
+            group: GroupOptions { writers: 3, max_rows: 5_000, ..GroupOptions::default() },
             clock: system_clock(),
         }
     }

@@ -14,12 +14,19 @@
 //! batch by batch, so one batch the database refuses cannot fail the requests beside it. A
 //! batch whose caller stopped waiting (the client hung up) before a writer took it is dropped
 //! unanswered, so the client's retry cannot store it twice; one already taken is written.
+//!
+//! The queue is bounded ([`GroupOptions::max_queued_logs`], [`GroupOptions::max_wait`]): a
+//! batch that would pass the bound is refused at once, and one no writer took within its wait
+//! is withdrawn and refused, both with [`StoreError::Overloaded`] and nothing stored. Whether a
+//! waiting batch is withdrawn or taken is decided once, under one compare-and-swap, so a refused
+//! batch is never written and a taken one is always answered with its commit.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
 use sluice_model::{Log, WorkspaceId};
-use tokio::sync::{Mutex, mpsc, oneshot};
+use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
 use crate::{GroupOptions, LogStore, StoreError, WriteBatch};
 
@@ -42,6 +49,25 @@ impl<S: LogStore + ?Sized> GroupWriter for Arc<S> {
 struct Pending {
     batch: WriteBatch,
     answer: oneshot::Sender<Result<(), StoreError>>,
+    /// [`WAITING`], then [`TAKEN`] by a writer or [`WITHDRAWN`] by its caller, once.
+    state: Arc<AtomicU8>,
+    /// Its logs' room in the queue, given back when the batch is answered or dropped.
+    room: OwnedSemaphorePermit,
+}
+
+/// A batch in the queue that no writer has taken.
+const WAITING: u8 = 0;
+/// A writer took the batch: it will be written and answered.
+const TAKEN: u8 = 1;
+/// Its caller gave up before a writer took it: it is never written.
+const WITHDRAWN: u8 = 2;
+
+impl Pending {
+    /// Whether a writer may take it (and now has): its caller still waits and did not withdraw.
+    fn take(&self) -> bool {
+        !self.answer.is_closed()
+            && self.state.compare_exchange(WAITING, TAKEN, Ordering::AcqRel, Ordering::Acquire).is_ok()
+    }
 }
 
 /// What the queue carries: batches, and the end of the writers' work.
@@ -56,6 +82,10 @@ enum Message {
 pub struct GroupCommitter {
     queue: mpsc::UnboundedSender<Message>,
     writers: Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>>,
+    /// Room for [`GroupOptions::max_queued_logs`] logs waiting or being written.
+    room: Arc<Semaphore>,
+    max_queued_logs: usize,
+    max_wait: Duration,
 }
 
 impl std::fmt::Debug for GroupCommitter {
@@ -73,7 +103,14 @@ impl GroupCommitter {
         let writers = (0..options.writers.max(1))
             .map(|_| tokio::spawn(write_groups(store.clone(), receiver.clone(), options)))
             .collect();
-        Self { queue, writers: Arc::new(std::sync::Mutex::new(writers)) }
+        let max_queued_logs = options.max_queued_logs.clamp(1, Semaphore::MAX_PERMITS);
+        Self {
+            queue,
+            writers: Arc::new(std::sync::Mutex::new(writers)),
+            room: Arc::new(Semaphore::new(max_queued_logs)),
+            max_queued_logs,
+            max_wait: options.max_wait,
+        }
     }
 
     /// Writes every batch queued so far, then stops the writers and waits for them, so the
@@ -95,10 +132,15 @@ impl GroupCommitter {
     /// Stores one batch with whatever else is being written, all or nothing; returns once the
     /// group holding it has committed (or failed), with the answer [`LogWrites::insert_logs`](crate::LogWrites::insert_logs)
     /// would give. If the caller stops waiting before a writer takes the batch, it is not
-    /// written; once taken, it is.
+    /// written; once taken, it is. [`StoreError::Overloaded`], with nothing stored, when the
+    /// queue has no room for the batch or no writer takes it within [`GroupOptions::max_wait`].
     pub async fn insert(&self, workspace: WorkspaceId, logs: Vec<Log>) -> Result<(), StoreError> {
         let stopped = || StoreError::Unavailable("the writer has stopped".into());
-        let (answer, answered) = oneshot::channel();
+        // A batch larger than the whole queue takes all of it (it waits for an empty queue).
+        let wanted = u32::try_from(logs.len().clamp(1, self.max_queued_logs)).unwrap_or(u32::MAX);
+        let room = self.room.clone().try_acquire_many_owned(wanted).map_err(|_| StoreError::Overloaded)?;
+        let state = Arc::new(AtomicU8::new(WAITING));
+        let (answer, mut answered) = oneshot::channel();
         {
             // Queued under the lock `shutdown` takes, so a batch is either ahead of the stop
             // messages (and written) or refused here, never left with no writer.
@@ -107,9 +149,18 @@ impl GroupCommitter {
                 return Err(stopped());
             }
             let batch = WriteBatch { workspace, logs };
-            self.queue.send(Message::WriteBatch(Pending { batch, answer })).map_err(|_| stopped())?;
+            let pending = Pending { batch, answer, state: state.clone(), room };
+            self.queue.send(Message::WriteBatch(pending)).map_err(|_| stopped())?;
         }
-        answered.await.map_err(|_| stopped())?
+        match tokio::time::timeout(self.max_wait, &mut answered).await {
+            Ok(answer) => answer.map_err(|_| stopped())?,
+            // No answer in time: withdrawn unless a writer took it meanwhile, in which case
+            // its commit decides the answer.
+            Err(_) => match state.compare_exchange(WAITING, WITHDRAWN, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => Err(StoreError::Overloaded),
+                Err(_) => answered.await.map_err(|_| stopped())?,
+            },
+        }
     }
 }
 
@@ -147,7 +198,8 @@ async fn gather(
         match receiver.recv().await {
             // A caller that stopped waiting (its client hung up, and may send again) gets
             // no answer: its batch is not written, so a retry cannot store it twice.
-            Some(Message::WriteBatch(first)) if first.answer.is_closed() => continue,
+            // So does one withdrawn after waiting past its time.
+            Some(Message::WriteBatch(first)) if !first.take() => continue,
             Some(Message::WriteBatch(first)) => break first,
             Some(Message::Stop) | None => return (Vec::new(), false),
         }
@@ -167,7 +219,7 @@ async fn gather(
             },
         };
         match next {
-            Message::WriteBatch(next) if next.answer.is_closed() => {}
+            Message::WriteBatch(next) if !next.take() => {}
             Message::WriteBatch(next) => {
                 rows += next.batch.logs.len();
                 group.push(next);
@@ -180,8 +232,15 @@ async fn gather(
 
 /// Writes a group and answers each of its batches.
 async fn commit(store: &dyn GroupWriter, group: Vec<Pending>) {
-    let (batches, answers): (Vec<WriteBatch>, Vec<_>) =
-        group.into_iter().map(|pending| (pending.batch, pending.answer)).unzip();
+    // Each batch's room in the queue is given back once the group is answered.
+    let mut rooms = Vec::with_capacity(group.len());
+    let (batches, answers): (Vec<WriteBatch>, Vec<_>) = group
+        .into_iter()
+        .map(|pending| {
+            rooms.push(pending.room);
+            (pending.batch, pending.answer)
+        })
+        .unzip();
     match store.write_group(&batches).await {
         // A store that answers for more or fewer batches than it was given is broken; what
         // it stored cannot be told, so nobody is told it was stored.

@@ -41,6 +41,10 @@ pub enum StoreError {
     /// Anything else the backend reported.
     #[error("database error: {0}")]
     Backend(String),
+    /// The write queue is full, or the batch waited in it past its time ([`GroupOptions`]):
+    /// nothing was stored; a retry after a second may succeed.
+    #[error("the write queue is full")]
+    Overloaded,
 }
 
 /// The UTC month a log was accepted in, as the Unix ms it starts at: its id is a UUID v7,
@@ -78,6 +82,12 @@ pub struct WriteBatch {
 pub struct GroupOptions {
     /// Groups written at the same time (each its own transaction).
     pub writers: usize,
+    /// The most logs waiting to be written; a batch that would pass it is refused at once
+    /// ([`StoreError::Overloaded`]), so memory stays flat however long an overload lasts.
+    pub max_queued_logs: usize,
+    /// How long a batch may wait for a writer to take it before it is refused
+    /// ([`StoreError::Overloaded`]); once taken, it is written and answered.
+    pub max_wait: std::time::Duration,
     /// A group takes no more batches once it holds this many logs (one batch may pass it).
     pub max_rows: usize,
     /// How long a writer that found one batch waits for more before it writes; zero writes
@@ -87,9 +97,23 @@ pub struct GroupOptions {
 
 impl Default for GroupOptions {
     fn default() -> Self {
-        Self { writers: 1, max_rows: 10_000, linger: std::time::Duration::ZERO }
+        Self {
+            writers: 1,
+            max_rows: 10_000,
+            linger: std::time::Duration::ZERO,
+            max_queued_logs: DEFAULT_MAX_QUEUED_LOGS,
+            max_wait: DEFAULT_MAX_WAIT,
+        }
     }
 }
+
+/// The default of [`GroupOptions::max_queued_logs`] (`SLUICE_WRITE_QUEUE_LOGS`): 100,000 logs,
+/// ten of the largest groups, a few hundred MB at most.
+pub const DEFAULT_MAX_QUEUED_LOGS: usize = 100_000;
+
+/// The default of [`GroupOptions::max_wait`] (`SLUICE_WRITE_QUEUE_WAIT_MS`): 800 ms, so an
+/// overloaded service refuses within a second, where a group commit takes milliseconds.
+pub const DEFAULT_MAX_WAIT: std::time::Duration = std::time::Duration::from_millis(800);
 
 /// Writes a group batch by batch, each with its own answer, in order: a group without a
 /// shared transaction.

@@ -6,6 +6,7 @@ mod common;
 mod ingest;
 mod limits;
 mod outage;
+mod overload;
 mod plans;
 mod read;
 mod routes;
