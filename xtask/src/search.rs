@@ -64,12 +64,17 @@ pub(crate) fn bench(root: &Path, logs: u64, stores: &[bool]) -> anyhow::Result<(
         let server = Server::start(root, &url, &[])?;
         settle();
         let ingest = loadgen(root, &server, "search-ingest", logs)?;
-        let rate = ingest
+        // `ingest | logs | seconds | batches sent again after a 503 | logs/s`
+        let fields: Vec<String> = ingest
             .iter()
             .find_map(|line| line.strip_prefix("ingest | "))
-            .and_then(|row| row.rsplit(" | ").next())
             .context("search-ingest printed no rate")?
-            .to_owned();
+            .split(" | ")
+            .map(str::to_owned)
+            .collect();
+        let (Some(retried), Some(rate)) = (fields.get(2), fields.get(3)) else {
+            bail!("search-ingest printed {fields:?}");
+        };
         let bytes = bytes_on_disk(&url, &cluster)?;
         for row in loadgen(root, &server, "search-queries", logs)? {
             if let Some(row) = row.strip_prefix("query | ") {
@@ -79,7 +84,8 @@ pub(crate) fn bench(root: &Path, logs: u64, stores: &[bool]) -> anyhow::Result<(
         drop(server);
         let text = format!(
             "{name}, measured {} by `cargo xtask bench search` with {logs} logs in one workspace: ingest {rate} logs/s \
-             as fast as answered (32 connections, 100-entry JSON batches), {:.0} bytes on disk per log.\n\n{table}",
+             as fast as answered (32 connections, 100-entry JSON batches; {retried} batches answered 503 with \
+             `Retry-After` and sent again after it), {:.0} bytes on disk per log.\n\n{table}",
             utc_now(),
             bytes as f64 / logs as f64
         );

@@ -166,10 +166,11 @@ pub(crate) async fn ingest(workload: Workload, url: &str, key: &str, connections
     let shared = Rc::new((workload, client, format!("{}/v1/logs", url.trim_end_matches('/')), format!("Bearer {key}")));
     let next = Rc::new(std::cell::Cell::new(0_u64));
     let failures = Rc::new(std::cell::Cell::new(0_u64));
+    let retried = Rc::new(std::cell::Cell::new(0_u64));
     let start = Instant::now();
     let workers: Vec<_> = (0..connections)
         .map(|_| {
-            let (shared, next, failures) = (shared.clone(), next.clone(), failures.clone());
+            let (shared, next, failures, retried) = (shared.clone(), next.clone(), failures.clone(), retried.clone());
             actix_rt::spawn(async move {
                 let (workload, client, url, auth) = &*shared;
                 loop {
@@ -179,19 +180,35 @@ pub(crate) async fn ingest(workload: Workload, url: &str, key: &str, connections
                     }
                     next.set(first + ENTRIES as u64);
                     let body = workload.body(first);
-                    let sent = client
-                        .post(url.as_str())
-                        .insert_header(("Authorization", auth.as_str()))
-                        .insert_header(("Content-Type", "application/json"))
-                        .send_body(body)
-                        .await;
-                    let ok = match sent {
-                        Ok(mut response) => {
-                            let _ = response.body().limit(1 << 20).await;
-                            response.status().as_u16() == 200
+                    // A 503 with Retry-After (the write queue full under overload) is sent again
+                    // after the wait it names, as shippers do (docs/API.md); anything else fails.
+                    let mut ok = false;
+                    for _ in 0..20 {
+                        let sent = client
+                            .post(url.as_str())
+                            .insert_header(("Authorization", auth.as_str()))
+                            .insert_header(("Content-Type", "application/json"))
+                            .send_body(body.clone())
+                            .await;
+                        let Ok(mut response) = sent else { break };
+                        let _ = response.body().limit(1 << 20).await;
+                        let status = response.status().as_u16();
+                        let wait = response
+                            .headers()
+                            .get("Retry-After")
+                            .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
+                        match (status, wait) {
+                            (200, _) => {
+                                ok = true;
+                                break;
+                            }
+                            (503, Some(seconds)) => {
+                                retried.set(retried.get() + 1);
+                                actix_rt::time::sleep(Duration::from_secs(seconds)).await;
+                            }
+                            _ => break,
                         }
-                        Err(_) => false,
-                    };
+                    }
                     if !ok {
                         failures.set(failures.get() + 1);
                     }
@@ -204,11 +221,15 @@ pub(crate) async fn ingest(workload: Workload, url: &str, key: &str, connections
         let _ = worker.await;
     }
     let seconds = start.elapsed().as_secs_f64();
-    eprintln!("search-ingest: {logs} logs in {seconds:.1} s, {} refused batches", failures.get());
+    eprintln!(
+        "search-ingest: {logs} logs in {seconds:.1} s, {} batches sent again after a 503, {} refused",
+        retried.get(),
+        failures.get()
+    );
     if failures.get() > 0 {
         bail!("{} batches were not stored: the data set is incomplete", failures.get());
     }
-    println!("ingest | {logs} | {seconds:.1} | {:.0}", logs as f64 / seconds);
+    println!("ingest | {logs} | {seconds:.1} | {} | {:.0}", retried.get(), logs as f64 / seconds);
     Ok(())
 }
 
