@@ -266,8 +266,8 @@ impl LogSearch for SqliteStore {
     ) -> Result<LogPage, StoreError> {
         let search = search.clone();
         let filter = filter.clone();
-        let dense_hits = u64::from(self.dense_hits);
-        let chunk_rows = i64::try_from(self.chunk_rows).unwrap_or(i64::MAX).max(1);
+        // The most candidate chunks loaded whole: `dense_hits` logs' worth.
+        let most_hits = u64::from(self.dense_hits) / u64::try_from(self.chunk_rows.max(1)).unwrap_or(u64::MAX) + 1;
         self.with_connection(move |connection| {
             // Without an indexable needle: walk the filtered logs newest first.
             let Some(expression) = index::expression(&search) else {
@@ -287,17 +287,16 @@ impl LogSearch for SqliteStore {
             newest.extend(read_ranges(connection, &[[indexed + 1, TAIL_END]], &workspace, &filter)?);
             // The candidate chunks, while they hold no more than `dense_hits` logs: read by
             // recency, as few as decide the page.
-            let limit = dense_hits / u64::try_from(chunk_rows).unwrap_or(1) + 1;
             let mut hits: Vec<ChunkHit> = diesel::sql_query(CHUNK_HITS_SQL)
                 .bind::<Text, _>(&expression)
                 .bind::<Binary, _>(workspace.as_bytes().to_vec())
                 .bind::<Nullable<BigInt>, _>(filter.from)
                 .bind::<Nullable<BigInt>, _>(filter.to)
                 .bind::<BigInt, _>(indexed)
-                .bind::<BigInt, _>(i64::try_from(limit + 1).unwrap_or(i64::MAX))
+                .bind::<BigInt, _>(i64::try_from(most_hits + 1).unwrap_or(i64::MAX))
                 .load(connection)
                 .map_err(from_diesel)?;
-            if (hits.len() as u64) <= limit {
+            if (hits.len() as u64) <= most_hits {
                 hits.sort_by_key(|hit| std::cmp::Reverse((hit.max_ts, hit.first)));
                 let mut rest = hits.into_iter().peekable();
                 walk_chunks(

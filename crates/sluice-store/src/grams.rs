@@ -94,10 +94,8 @@ pub fn needle_trigrams(folded: &str) -> Vec<u64> {
 /// sluice_store::grams::run_trigram_codes("ab-123x 4f5", |code| codes.push(code));
 /// assert_eq!(codes, [sluice_store::grams::trigram_code(['2', '3', 'x'])]);
 /// ```
-pub fn run_trigram_codes(folded: &str, mut each: impl FnMut(u64)) {
-    for (run, _, _) in runs(folded) {
-        run_trigrams(run, &mut each);
-    }
+pub fn run_trigram_codes(folded: &str, each: impl FnMut(u64)) {
+    text_keys(folded, each, |_| {}, |_| {});
 }
 
 /// [`run_trigram_codes`] of one run.
@@ -110,7 +108,9 @@ fn run_trigrams(run: &str, each: &mut impl FnMut(u64)) {
 }
 
 /// Every key an index of runs and long grams takes from `folded`, in one pass over its runs:
-/// [`run_trigram_codes`], each run as [`run_tokens`] gives it, and [`gram_keys`].
+/// [`run_trigram_codes`], each run as [`run_tokens`] gives it, and [`gram_keys`]. The one place
+/// that decides which runs give which keys: those three, and so every needle's keys, are this
+/// with the other kinds left out.
 pub fn text_keys(folded: &str, mut trigram: impl FnMut(u64), mut run: impl FnMut(&str), mut gram: impl FnMut(u32)) {
     let mut token = String::new();
     for (text, _, _) in runs(folded) {
@@ -229,10 +229,8 @@ fn runs(folded: &str) -> impl Iterator<Item = (&str, bool, bool)> {
 /// sluice_store::grams::gram_keys("req=8f3a2b1c9d0e4f57 ok", |key| keys.push(key));
 /// assert!(!keys.is_empty() && keys.iter().all(|key| *key < 1 << 20));
 /// ```
-pub fn gram_keys(folded: &str, mut each: impl FnMut(u32)) {
-    for (run, _, _) in runs(folded).filter(|(run, _, _)| has_digit(run)) {
-        run_gram_keys(run, &mut each);
-    }
+pub fn gram_keys(folded: &str, each: impl FnMut(u32)) {
+    text_keys(folded, |_| {}, |_| {}, each);
 }
 
 /// [`gram_keys`] of one run.
@@ -346,13 +344,8 @@ pub fn needle_runs(folded: &str) -> Vec<RunKey> {
 
 /// Calls `each` with every run of `folded` holding a digit as a token of a full-text index: `r` and its first
 /// [`MAX_RUN_CHARS`] characters.
-pub fn run_tokens(folded: &str, mut each: impl FnMut(&str)) {
-    let mut token = String::new();
-    for (run, _, _) in runs(folded).filter(|(run, _, _)| has_digit(run)) {
-        token.clear();
-        run_token(run, &mut token);
-        each(&token);
-    }
+pub fn run_tokens(folded: &str, each: impl FnMut(&str)) {
+    text_keys(folded, |_| {}, each, |_| {});
 }
 
 /// A run (or a needle's [`RunKey`]) as a token of a full-text index: `r` and its first
@@ -505,18 +498,6 @@ mod tests {
         text.clear();
         gram_token(0xfffff, &mut text);
         assert_eq!(text, "gfffff");
-    }
-
-    #[test]
-    fn text_keys_are_the_keys_of_each_kind() {
-        let text = "req=8f3a2b1c9d0e4f57 ab-1234 été x2";
-        let (mut trigrams, mut runs, mut grams) = (Vec::new(), Vec::new(), Vec::new());
-        text_keys(text, |code| trigrams.push(code), |run| runs.push(run.to_owned()), |key| grams.push(key));
-        let (mut want_trigrams, mut want_runs, mut want_grams) = (Vec::new(), Vec::new(), Vec::new());
-        run_trigram_codes(text, |code| want_trigrams.push(code));
-        run_tokens(text, |run| want_runs.push(run.to_owned()));
-        gram_keys(text, |key| want_grams.push(key));
-        assert_eq!((trigrams, runs, grams), (want_trigrams, want_runs, want_grams));
     }
 
     #[test]

@@ -136,7 +136,7 @@ impl GroupCommitter {
     /// queue has no room for the batch or no writer takes it within [`GroupOptions::max_wait`].
     pub async fn insert(&self, workspace: WorkspaceId, logs: Vec<Log>) -> Result<(), StoreError> {
         let stopped = || StoreError::Unavailable("the writer has stopped".into());
-        // A batch larger than the whole queue takes all of it (it waits for an empty queue).
+        // A batch larger than the whole queue takes all of it: let in only when the queue is empty.
         let wanted = u32::try_from(logs.len().clamp(1, self.max_queued_logs)).unwrap_or(u32::MAX);
         let room = self.room.clone().try_acquire_many_owned(wanted).map_err(|_| StoreError::Overloaded)?;
         let state = Arc::new(AtomicU8::new(WAITING));
