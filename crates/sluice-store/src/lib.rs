@@ -25,6 +25,7 @@ pub mod page;
 pub mod retention;
 pub mod rollups;
 pub mod rows;
+pub mod signature;
 
 /// Why a store call failed.
 #[derive(Debug, Clone, thiserror::Error)]

@@ -1,0 +1,434 @@
+//! Bloom-filter signatures of chunks, and blocks of them stored bit-sliced: how a store finds
+//! the few chunks that hold a rare identifier among tens of thousands, at a write cost of a
+//! few bits per key.
+//!
+//! A chunk's **signature** is a Bloom filter of the keys [`crate::grams::signature_keys`]
+//! gives its logs' text: the runs holding a digit, their starts and their long grams. Those
+//! keys are mostly found in one chunk only (an order number, a request id), which is what a
+//! full-text index pays the most for (a term of its own, sorted and merged again and again);
+//! setting [`HASHES`] bits of a filter costs next to nothing. A signature is built at
+//! [`SIGNATURE_BITS`] and stored **folded** ([`Signature::folded`]) to the smallest power of
+//! two that keeps [`BITS_PER_KEY`] bits per key it holds, so a chunk of one log stores 64
+//! bytes, a full one at most 32 KiB. A position `p` of the full filter is bit
+//! `p % (8 × length)` of a folded one.
+//!
+//! Testing every chunk's signature would read all of them for each search. So a store gathers
+//! a workspace's signatures, once [`BLOCK_CHUNKS`] of them are written, into a **block**
+//! ([`Block::build`]), stored **bit-sliced**: for each position of the filter, one bit per
+//! chunk of the block (its *slot*), so the positions a needle's keys hash to are a few short
+//! rows, and their AND is the block's candidate chunks ([`Block::candidates`]). The slices are
+//! stored in **bands** of [`BAND_POSITIONS`] positions, one row each: a search reads, per
+//! block, one band per position it tests (a needle of five keys: fifteen short rows), however
+//! many chunks the block holds. The chunks not yet in a block are tested one signature at a
+//! time ([`holds`]).
+//!
+//! A Bloom filter has no false negatives: a chunk whose logs hold a needle has every key the
+//! needle is looked up by (`grams` proptests), so every bit of them. False positives cost a
+//! chunk read that the exact check empties.
+
+use crate::grams::signature_keys;
+
+/// Bits set per key. With a full signature's 17 or 18 bits a key, a needle of one key (an
+/// order number's digits) is falsely found in about 0.05 % of chunks; three bits a key in half
+/// the bits gave 1.5 % (measured: 580 false chunks of 39,000 at 10M logs, each read whole).
+pub const HASHES: usize = 6;
+
+/// The bits of a full signature: 262,144, which hold the fifteen thousand or so distinct keys
+/// of a chunk of 256 logs that carry identifiers (a needle of several keys compounds the false
+/// positives of each).
+pub const SIGNATURE_BITS: u32 = 1 << 18;
+
+/// The bits a stored signature keeps per key it holds, at least: with [`HASHES`] bits each,
+/// about 0.1 % of false positives per key, no more than a full one's.
+pub const BITS_PER_KEY: f64 = 16.0;
+
+/// The most positions a lookup tests ([`needle_positions`]): those of two keys, whose false
+/// positives together are nil (a chunk holds a false key's six bits about once in two thousand
+/// times), and each a band read per block the first key leaves a slot in. Four keys read half
+/// as much again (measured at 10M logs: 16 ms for the signatures of a UUID, 8 for an order
+/// number's one key).
+pub const MAX_LOOKUP_POSITIONS: usize = 2 * HASHES;
+
+/// The smallest stored signature.
+pub const MIN_SIGNATURE_BYTES: usize = 64;
+
+/// The most chunks a block gathers: its slots, one bit each in every position's slice.
+pub const BLOCK_CHUNKS: usize = 256;
+
+/// The positions of one band, the row a block's slices are stored in: 512 bytes in a full
+/// block, which SQLite keeps inside a page of its table (a kilobyte spilled each row to an
+/// overflow page of its own: measured, 1,401 bytes on disk a log instead of about 900).
+pub const BAND_POSITIONS: u32 = 16;
+
+/// The positions of a key in a full signature: slices of a 64-bit mix of it. Stored
+/// signatures depend on it: it must never change.
+pub fn positions(key: u64) -> [u32; HASHES] {
+    let mix = |mut mixed: u64| {
+        mixed = (mixed ^ (mixed >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        mixed ^ (mixed >> 31)
+    };
+    let (low, high) = (mix(key ^ 0x9e37_79b9_7f4a_7c15), mix(key ^ 0x6a09_e667_f3bc_c908));
+    let mask = u64::from(SIGNATURE_BITS - 1);
+    [low, low >> 21, low >> 42, high, high >> 21, high >> 42].map(|bits| (bits & mask) as u32)
+}
+
+/// The positions a chunk must have set to hold a needle of `keys`: those of every key, or of
+/// keys spread over the list up to [`MAX_LOOKUP_POSITIONS`].
+pub fn needle_positions(keys: &[u64]) -> Vec<u32> {
+    let most = MAX_LOOKUP_POSITIONS / HASHES;
+    let chosen: Vec<u64> = if keys.len() <= most {
+        keys.to_vec()
+    } else {
+        (0..most).map(|index| keys[index * keys.len() / most]).collect()
+    };
+    let mut all: Vec<u32> = chosen.iter().flat_map(|key| positions(*key)).collect();
+    all.sort_unstable();
+    all.dedup();
+    all
+}
+
+/// A chunk's signature as it is built, at full size.
+pub struct Signature {
+    words: Vec<u64>,
+}
+
+impl Default for Signature {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Signature {
+    /// An empty signature.
+    pub fn new() -> Self {
+        Self { words: vec![0; SIGNATURE_BITS as usize / 64] }
+    }
+
+    /// Adds one key.
+    pub fn insert(&mut self, key: u64) {
+        for position in positions(key) {
+            self.words[position as usize / 64] |= 1 << (position % 64);
+        }
+    }
+
+    /// Adds the keys of a folded text ([`signature_keys`]).
+    pub fn insert_text(&mut self, folded: &str) {
+        signature_keys(folded, |key| self.insert(key));
+    }
+
+    /// Whether no key was added.
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|word| *word == 0)
+    }
+
+    /// The signature as stored: folded in halves (each bit OR'ed with its twin) down to the
+    /// smallest power of two of bytes, at least [`MIN_SIGNATURE_BYTES`], that keeps
+    /// [`BITS_PER_KEY`] bits per key it holds (estimated from its set bits). Bit `n` is bit
+    /// `n % 8` of byte `n / 8`.
+    pub fn folded(&self) -> Vec<u8> {
+        let bits = f64::from(SIGNATURE_BITS);
+        let set: u32 = self.words.iter().map(|word| word.count_ones()).sum();
+        // The expected set bits of n keys at k bits each: m (1 - e^(-kn/m)); solved for n.
+        let fraction = (f64::from(set) / bits).min(1.0 - 1.0 / bits);
+        let keys = -bits / HASHES as f64 * (1.0 - fraction).ln();
+        let wanted = (keys * BITS_PER_KEY / 64.0).ceil();
+        let mut words = self.words.clone();
+        let min_words = MIN_SIGNATURE_BYTES / 8;
+        while words.len() / 2 >= min_words && (words.len() / 2) as f64 >= wanted {
+            let half = words.len() / 2;
+            let (low, high) = words.split_at_mut(half);
+            for (word, twin) in low.iter_mut().zip(high.iter()) {
+                *word |= twin;
+            }
+            words.truncate(half);
+        }
+        words.iter().flat_map(|word| word.to_le_bytes()).collect()
+    }
+}
+
+/// Bit `position` of a stored signature: bit `position % bits` of it, as folding keeps it.
+fn bit(signature: &[u8], position: u32) -> bool {
+    let bits = signature.len() as u64 * 8;
+    if bits == 0 {
+        return false;
+    }
+    let at = u64::from(position) % bits;
+    signature[(at / 8) as usize] & (1 << (at % 8)) != 0
+}
+
+/// Whether a stored signature may hold a needle: every one of its positions is set. An empty
+/// signature (a chunk without keys) holds nothing.
+pub fn holds(signature: &[u8], positions: &[u32]) -> bool {
+    positions.iter().all(|position| bit(signature, *position))
+}
+
+/// A block: the signatures of up to [`BLOCK_CHUNKS`] chunks, bit-sliced.
+pub struct Block {
+    /// The positions of its slices: the largest signature's bits (the others are repeated to
+    /// this size, as a folded signature is read).
+    pub bits: u32,
+    /// Its chunks, by slot.
+    pub slots: usize,
+    /// Its bands, in order of position: band `b` holds the slices of positions
+    /// `b × BAND_POSITIONS` onwards, each [`Block::slice_bytes`] long (bit `s` of a slice
+    /// is slot `s`). Bands whose slices are all empty are `None` and need not be stored.
+    pub bands: Vec<Option<Vec<u8>>>,
+}
+
+impl Block {
+    /// The bytes of one slice of a block of `slots` chunks.
+    pub fn slice_bytes(slots: usize) -> usize {
+        slots.div_ceil(8)
+    }
+
+    /// Gathers stored signatures, slot by slot, into a block. At most [`BLOCK_CHUNKS`]; more
+    /// are left out.
+    pub fn build(signatures: &[&[u8]]) -> Block {
+        let signatures = &signatures[..signatures.len().min(BLOCK_CHUNKS)];
+        let largest = signatures.iter().map(|signature| signature.len()).max().unwrap_or(0);
+        let bits = u32::try_from(largest * 8).unwrap_or(SIGNATURE_BITS).clamp(BAND_POSITIONS, SIGNATURE_BITS);
+        let slice = Self::slice_bytes(signatures.len());
+        let mut slices = vec![0_u8; bits as usize * slice];
+        for (slot, signature) in signatures.iter().enumerate() {
+            if signature.is_empty() {
+                continue;
+            }
+            let own = signature.len() * 8;
+            for (byte_at, byte) in signature.iter().enumerate() {
+                let mut rest = *byte;
+                while rest != 0 {
+                    let low = rest.trailing_zeros() as usize;
+                    rest &= rest - 1;
+                    // The bit at `own_bit` stands for every position of the block's width
+                    // congruent to it.
+                    let mut position = byte_at * 8 + low;
+                    while position < bits as usize {
+                        slices[position * slice + slot / 8] |= 1 << (slot % 8);
+                        position += own;
+                    }
+                }
+            }
+        }
+        let band_bytes = BAND_POSITIONS as usize * slice;
+        let bands =
+            slices.chunks(band_bytes).map(|band| band.iter().any(|byte| *byte != 0).then(|| band.to_vec())).collect();
+        Block { bits, slots: signatures.len(), bands }
+    }
+
+    /// The band and the offset in it of `position` of a full signature, in a block of `bits`
+    /// positions and `slots` chunks.
+    pub fn locate(bits: u32, slots: usize, position: u32) -> (u32, usize) {
+        let at = position % bits.max(1);
+        (at / BAND_POSITIONS, (at % BAND_POSITIONS) as usize * Self::slice_bytes(slots))
+    }
+
+    /// The bands a search of `positions` reads in a block of `bits` positions.
+    pub fn bands_for(bits: u32, positions: &[u32]) -> Vec<u32> {
+        let mut bands: Vec<u32> = positions.iter().map(|position| Self::locate(bits, 1, *position).0).collect();
+        bands.sort_unstable();
+        bands.dedup();
+        bands
+    }
+
+    /// The slots of a block (of `bits` positions and `slots` chunks) whose chunks may hold a
+    /// needle of `positions` (not empty), given its stored bands (`band` gives one, or
+    /// `None` when it is not stored: all its slices are empty).
+    pub fn candidates<'a>(
+        bits: u32,
+        slots: usize,
+        positions: &[u32],
+        band: impl Fn(u32) -> Option<&'a [u8]>,
+    ) -> Vec<usize> {
+        let mut all = Self::all_slots(slots);
+        Self::narrow(bits, slots, positions, band, &mut all);
+        Self::slots_of(slots, &all)
+    }
+
+    /// A mask of every slot of a block of `slots` chunks, for [`Block::narrow`].
+    pub fn all_slots(slots: usize) -> Vec<u8> {
+        vec![0xff; Self::slice_bytes(slots)]
+    }
+
+    /// Keeps in `mask` the slots whose chunks have every one of `positions` set, given the
+    /// block's bands as [`Block::candidates`] takes them; returns whether any is left. A search
+    /// narrows in rounds of a few positions, and reads the next round's bands only of the
+    /// blocks with a slot left: after one key's positions, most blocks have none.
+    pub fn narrow<'a>(
+        bits: u32,
+        slots: usize,
+        positions: &[u32],
+        band: impl Fn(u32) -> Option<&'a [u8]>,
+        mask: &mut [u8],
+    ) -> bool {
+        let slice = Self::slice_bytes(slots);
+        for position in positions {
+            let (index, offset) = Self::locate(bits, slots, *position);
+            match band(index).and_then(|band| band.get(offset..offset + slice)) {
+                Some(bits) => mask.iter_mut().zip(bits).for_each(|(mask, bits)| *mask &= bits),
+                None => mask.fill(0),
+            }
+        }
+        mask.iter().any(|byte| *byte != 0)
+    }
+
+    /// The slots a mask keeps.
+    pub fn slots_of(slots: usize, mask: &[u8]) -> Vec<usize> {
+        (0..slots).filter(|slot| mask.get(slot / 8).is_some_and(|byte| byte & (1 << (slot % 8)) != 0)).collect()
+    }
+}
+
+/// A stored block, as a search reads it: its first chunk's id, its width, its chunk ids by slot.
+pub struct StoredBlock {
+    /// Its id: its first chunk's.
+    pub id: i64,
+    /// Its positions ([`Block::bits`]).
+    pub bits: u32,
+    /// Its chunks' ids, by slot.
+    pub chunks: Vec<i64>,
+}
+
+/// A search of stored blocks for a needle's positions, in rounds of one key's worth
+/// ([`HASHES`]): each round asks the store for the bands it needs of the blocks with a slot
+/// left ([`Narrowing::next_round`]), then narrows them ([`Narrowing::apply`]). After one key,
+/// most blocks have no slot left and are not read again: a rare needle reads about one band
+/// per position of its first key and block, where all positions at once read four times as
+/// many (measured at 10M logs: 21 ms for an absent term, each band its own page).
+pub struct Narrowing<'a> {
+    alive: Vec<(&'a StoredBlock, Vec<u8>)>,
+    rounds: std::slice::Chunks<'a, u32>,
+    round: &'a [u32],
+}
+
+impl<'a> Narrowing<'a> {
+    /// A search of `blocks` for a needle of `positions` (not empty).
+    pub fn new(blocks: &'a [StoredBlock], positions: &'a [u32]) -> Self {
+        let alive = blocks.iter().map(|block| (block, Block::all_slots(block.chunks.len()))).collect();
+        Self { alive, rounds: positions.chunks(HASHES), round: &[] }
+    }
+
+    /// The blocks and bands the next round reads (a row per block and band, those not stored
+    /// being empty); `None` once every round is done or no block has a slot left.
+    pub fn next_round(&mut self) -> Option<(Vec<i64>, Vec<u32>)> {
+        if self.alive.is_empty() {
+            return None;
+        }
+        self.round = self.rounds.next()?;
+        let mut bands: Vec<u32> =
+            self.alive.iter().flat_map(|(block, _)| Block::bands_for(block.bits, self.round)).collect();
+        bands.sort_unstable();
+        bands.dedup();
+        Some((self.alive.iter().map(|(block, _)| block.id).collect(), bands))
+    }
+
+    /// Narrows the blocks by the round's bands, as read: `(block id, band, slices)`.
+    pub fn apply(&mut self, rows: Vec<(i64, u32, Vec<u8>)>) {
+        let mut by_block: std::collections::HashMap<i64, Vec<(u32, Vec<u8>)>> = std::collections::HashMap::new();
+        for (block, band, slices) in rows {
+            by_block.entry(block).or_default().push((band, slices));
+        }
+        let round = self.round;
+        self.alive.retain_mut(|(block, mask)| {
+            let bands = by_block.get(&block.id).map_or(&[][..], Vec::as_slice);
+            let band =
+                |wanted: u32| bands.iter().find(|(band, _)| *band == wanted).map(|(_, slices)| slices.as_slice());
+            Block::narrow(block.bits, block.chunks.len(), round, band, mask)
+        });
+    }
+
+    /// The chunks left once every round is done.
+    pub fn chunks(self) -> Vec<i64> {
+        let mut found = Vec::new();
+        for (block, mask) in self.alive {
+            found.extend(
+                Block::slots_of(block.chunks.len(), &mask).into_iter().filter_map(|slot| block.chunks.get(slot)),
+            );
+        }
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn signature(keys: impl IntoIterator<Item = u64>) -> Signature {
+        let mut signature = Signature::new();
+        for key in keys {
+            signature.insert(key);
+        }
+        signature
+    }
+
+    #[test]
+    fn a_folded_signature_holds_what_the_full_one_does_and_fits_its_keys() {
+        let few = signature(0..10);
+        let folded = few.folded();
+        assert_eq!(folded.len(), MIN_SIGNATURE_BYTES);
+        assert!((0..10).all(|key| holds(&folded, &positions(key))));
+        let many = signature(0..10_000);
+        let folded = many.folded();
+        assert_eq!(folded.len() * 8, SIGNATURE_BITS as usize, "ten thousand keys keep the full size");
+        assert!((0..10_000).all(|key| holds(&folded, &positions(key))));
+        let false_positives = (1_000_000..1_100_000).filter(|key| holds(&folded, &positions(*key))).count();
+        assert!(false_positives < 400, "{false_positives} of 100,000");
+        assert!(!holds(&Signature::new().folded(), &positions(1)));
+    }
+
+    #[test]
+    fn a_block_finds_the_chunks_whose_signatures_hold_a_needle() {
+        // Chunks of different sizes (so differently folded), one per slot.
+        let signatures: Vec<Vec<u8>> =
+            (0..40_u64).map(|chunk| signature((0..(1 + chunk * 200)).map(|n| n * 1_000 + chunk)).folded()).collect();
+        assert!(signatures.iter().map(Vec::len).collect::<std::collections::HashSet<_>>().len() > 2);
+        let views: Vec<&[u8]> = signatures.iter().map(Vec::as_slice).collect();
+        let block = Block::build(&views);
+        assert_eq!(block.slots, 40);
+        for (chunk, own) in signatures.iter().enumerate() {
+            let needle = needle_positions(&[(chunk as u64 * 200) * 1_000 + chunk as u64]);
+            let found = Block::candidates(block.bits, block.slots, &needle, |band| {
+                block.bands.get(band as usize).and_then(Option::as_deref)
+            });
+            assert!(found.contains(&chunk), "chunk {chunk} holds its own key");
+            for slot in &found {
+                assert!(holds(&signatures[*slot], &needle), "a block's candidates are what the signatures say");
+            }
+            assert!(holds(own, &needle));
+        }
+    }
+
+    proptest! {
+        /// A block's candidates for a needle are exactly the chunks whose own signatures hold
+        /// it: bit-slicing changes nothing.
+        #[test]
+        fn a_block_answers_as_its_signatures_do(
+            chunks in proptest::collection::vec(proptest::collection::vec(0_u64..5_000, 0..300), 1..20),
+            needle in proptest::collection::vec(0_u64..5_000, 1..4),
+        ) {
+            let signatures: Vec<Vec<u8>> = chunks.iter().map(|keys| signature(keys.iter().copied()).folded()).collect();
+            let views: Vec<&[u8]> = signatures.iter().map(Vec::as_slice).collect();
+            let block = Block::build(&views);
+            let positions = needle_positions(&needle);
+            let found = Block::candidates(block.bits, block.slots, &positions, |band| {
+                block.bands.get(band as usize).and_then(Option::as_deref)
+            });
+            let expected: Vec<usize> = (0..signatures.len()).filter(|slot| holds(&signatures[*slot], &positions)).collect();
+            prop_assert_eq!(&found, &expected);
+            // The same, narrowed in rounds, as a store reads it.
+            let stored = [StoredBlock { id: 7, bits: block.bits, chunks: (100..100 + block.slots as i64).collect() }];
+            let mut narrowing = Narrowing::new(&stored, &positions);
+            while let Some((ids, bands)) = narrowing.next_round() {
+                prop_assert_eq!(&ids, &[7]);
+                let rows = bands
+                    .iter()
+                    .filter_map(|band| Some((7, *band, block.bands.get(*band as usize)?.clone()?)))
+                    .collect();
+                narrowing.apply(rows);
+            }
+            let chunks: Vec<i64> = expected.iter().map(|slot| 100 + *slot as i64).collect();
+            prop_assert_eq!(narrowing.chunks(), chunks);
+        }
+    }
+}
