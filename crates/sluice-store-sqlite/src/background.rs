@@ -40,13 +40,13 @@ impl Background {
         // the writer behind it.
         connection.batch_execute("PRAGMA busy_timeout = 50;").map_err(backend)?;
         let (running, stopped) = std::sync::mpsc::channel::<()>();
-        let (index_every, chunk_rows) = (options.index_every, options.index_chunk_rows);
+        let (index_every, shape) = (options.index_every, index::Shape::of(options));
         // A round indexes at most ROUND_LOGS, so checkpoints keep their pace while ingest
         // outruns the index; it answers whether the tail had more, and the next starts at once.
         let round = move |connection: &mut SqliteConnection| {
             let mut more = false;
             if index_every.is_some() {
-                match index::index_tail(connection, &write_lock, chunk_rows, ROUND_LOGS) {
+                match index::index_tail(connection, &write_lock, shape, ROUND_LOGS) {
                     Ok(indexed) => more = indexed >= ROUND_LOGS,
                     Err(error) => tracing::warn!(%error, "indexing new logs failed; the next round retries"),
                 }

@@ -20,6 +20,10 @@ pub struct SqliteOptions {
     /// The most logs one document of the search index covers ([`index`](crate::index)): more make ingest
     /// cheaper (fewer distinct trigrams per log) and a rare needle's search read more logs.
     pub index_chunk_rows: usize,
+    /// The chunks whose signatures the index gathers into one block, bit-sliced
+    /// ([`index`](crate::index), `sluice_store::signature`): at most
+    /// `sluice_store::signature::BLOCK_CHUNKS`.
+    pub index_block_chunks: usize,
     /// How often a thread of the store's own indexes the logs committed since its last round
     /// ([`index`](crate::index)), off the writes' path; searches read those logs whole meanwhile. `None`:
     /// each insert indexes its own logs after its commit, before it returns (tests use it to
@@ -35,6 +39,7 @@ impl Default for SqliteOptions {
             wait_timeout: Duration::from_secs(5),
             search_dense_hits: 50_000,
             index_chunk_rows: 256,
+            index_block_chunks: sluice_store::signature::BLOCK_CHUNKS,
             index_every: Some(Duration::from_millis(200)),
         }
     }

@@ -27,6 +27,7 @@ pub struct SqliteStore {
     pool: Pool,
     pub(crate) dense_hits: u32,
     pub(crate) chunk_rows: usize,
+    pub(crate) index_shape: index::Shape,
     /// `None` when each insert indexes its own logs ([`SqliteOptions::index_every`]).
     pub(crate) index_every: Option<Duration>,
     /// Held by whoever takes SQLite's write lock in this process for logs (inserts, the
@@ -107,8 +108,8 @@ impl SqliteStore {
         // Logs stored before the chunk index existed, or committed before a crash and not
         // yet indexed, get theirs.
         let write_lock = Arc::new(Mutex::new(()));
-        let indexed =
-            index::index_tail(&mut connection, &write_lock, options.index_chunk_rows, u64::MAX).map_err(from_diesel)?;
+        let indexed = index::index_tail(&mut connection, &write_lock, index::Shape::of(options), u64::MAX)
+            .map_err(from_diesel)?;
         if indexed > 0 {
             tracing::info!(logs = indexed, "indexed logs the search index did not cover");
         }
@@ -140,6 +141,7 @@ impl SqliteStore {
             pool,
             dense_hits: options.search_dense_hits,
             chunk_rows: options.index_chunk_rows,
+            index_shape: index::Shape::of(options),
             index_every: options.index_every,
             write_lock,
             _background: background,

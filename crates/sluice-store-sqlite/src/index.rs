@@ -29,18 +29,16 @@ use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Binary, Nullable, Text};
 use sluice_store::Search;
-use sluice_store::grams::{
-    RunKey, gram_token, needle_grams, needle_run_trigrams, needle_runs, run_token, text_keys, trigram_token,
-};
+use sluice_store::grams::{needle_run_trigrams, needle_signature_keys, run_trigram_codes, trigram_token};
+use sluice_store::signature::{Block, Narrowing, Signature, StoredBlock, needle_positions};
 
-use crate::schema::{log_chunks, logs};
+use crate::schema::{log_block_bands, log_blocks, log_chunk_signatures, log_chunks, logs};
 
-/// The distinct keys of a chunk: trigram codes, runs (as tokens) and long-gram keys.
+/// The keys of a chunk: its distinct trigram codes, and its signature of the rest.
 #[derive(Default)]
 struct Codes {
     trigrams: HashSet<u64, foldhash::fast::RandomState>,
-    runs: HashSet<String, foldhash::fast::RandomState>,
-    grams: HashSet<u32, foldhash::fast::RandomState>,
+    signature: Signature,
 }
 
 /// One chunk as it is built.
@@ -138,20 +136,10 @@ impl<'a> Chunker<'a> {
 fn add_keys(codes: &mut Codes, logs: &[[Option<&str>; 4]]) {
     for text in logs.iter().flatten().flatten() {
         let folded = sluice_query::fold(text);
-        text_keys(
-            &folded,
-            |code| {
-                codes.trigrams.insert(code);
-            },
-            |token| {
-                if !codes.runs.contains(token) {
-                    codes.runs.insert(token.to_owned());
-                }
-            },
-            |key| {
-                codes.grams.insert(key);
-            },
-        );
+        run_trigram_codes(&folded, |code| {
+            codes.trigrams.insert(code);
+        });
+        codes.signature.insert_text(&folded);
     }
 }
 
@@ -166,16 +154,31 @@ struct NewChunkRow {
     max_ts: i64,
 }
 
-/// A chunk made ready to write: its row, and its document as the JSON array `[rowid, keys]`.
-/// Built before the write lock is taken.
+/// A chunk's row in `log_chunk_signatures`.
+#[derive(Insertable)]
+#[diesel(table_name = log_chunk_signatures)]
+struct NewSignatureRow {
+    chunk_id: i64,
+    workspace_id: Vec<u8>,
+    signature: Vec<u8>,
+}
+
+/// A chunk made ready to write: its row, its document as the JSON array `[rowid, keys]`, and
+/// its signature. Built before the write lock is taken.
 pub(crate) struct Written {
     row: NewChunkRow,
     document: serde_json::Value,
+    signature: NewSignatureRow,
 }
 
 impl Written {
     pub(crate) fn new(chunk: Chunk) -> Self {
         let document = vec![serde_json::Value::from(chunk.first), serde_json::Value::String(tokens(&chunk.codes))];
+        let signature = NewSignatureRow {
+            chunk_id: chunk.first,
+            workspace_id: chunk.workspace.clone(),
+            signature: chunk.codes.signature.folded(),
+        };
         let row = NewChunkRow {
             id: chunk.first,
             last_seq: chunk.last,
@@ -183,11 +186,11 @@ impl Written {
             min_ts: chunk.min_ts,
             max_ts: chunk.max_ts,
         };
-        Self { row, document: serde_json::Value::Array(document) }
+        Self { row, document: serde_json::Value::Array(document), signature }
     }
 }
 
-/// Writes chunks: their rows, then every document in one statement. FTS5 writes a
+/// Writes chunks: their rows, every document in one statement, and their signatures. FTS5 writes a
 /// transaction's documents out as one new segment, whose cost is mostly per distinct term:
 /// the more chunks one transaction holds, the less each costs, and the longer it holds the
 /// write lock.
@@ -202,69 +205,242 @@ fn write(connection: &mut SqliteConnection, chunks: &[Written]) -> Result<(), Di
     diesel::sql_query("INSERT INTO log_chunks_fts (rowid, keys) SELECT value ->> 0, value ->> 1 FROM json_each(?1)")
         .bind::<Text, _>(serde_json::to_string(&documents).unwrap_or_else(|_| "[]".to_owned()))
         .execute(connection)?;
+    let signatures: Vec<&NewSignatureRow> = chunks.iter().map(|chunk| &chunk.signature).collect();
+    diesel::insert_into(log_chunk_signatures::table).values(signatures).execute(connection)?;
     Ok(())
 }
 
-/// A chunk's keys as the document's text: tokens of run characters, which FTS5's `ascii`
+/// A chunk's trigrams as the document's text: tokens of run characters, which FTS5's `ascii`
 /// tokenizer keeps whole.
 fn tokens(codes: &Codes) -> String {
-    let mut text = String::with_capacity(codes.trigrams.len() * 13 + codes.grams.len() * 7 + codes.runs.len() * 10);
+    let mut text = String::with_capacity(codes.trigrams.len() * 13);
     for code in &codes.trigrams {
         trigram_token(*code, &mut text);
-        text.push(' ');
-    }
-    for run in &codes.runs {
-        text.push_str(run);
-        text.push(' ');
-    }
-    for key in &codes.grams {
-        gram_token(*key, &mut text);
         text.push(' ');
     }
     text
 }
 
-/// The FTS5 query that narrows `search` to candidate chunks: for every index group, one of
-/// its needles, each needle as all of its runs and long grams or, when it has neither, all of
-/// its run trigrams. A group with a needle that has no key at all (`a-b`, `123`) narrows
+/// How the index looks one needle up.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum NeedleLookup {
+    /// By the full-text index: an FTS5 query of all of its run trigrams.
+    Trigrams(String),
+    /// By the chunks' signatures: the positions of all of its signature keys.
+    Signature(Vec<u32>),
+}
+
+/// What the index narrows a search to: the chunks that may match every index group, a group
+/// matching when any one of its needles does.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Lookup {
+    /// One FTS5 query of the groups whose needles all go by trigrams; `None` when there are none.
+    pub(crate) trigrams: Option<String>,
+    /// The groups with a needle that goes by signature.
+    pub(crate) signed: Vec<Vec<NeedleLookup>>,
+}
+
+/// How the index narrows `search`: each needle by its signature keys (the runs holding a
+/// digit, their starts and long grams: what makes an identifier rare) or, when it has none,
+/// by its run trigrams. A group with a needle that has no key at all (`a-b`, `123`) narrows
 /// nothing and is left to the exact check. `None` when the query gives the index nothing.
-/// Every token is quoted, and holds no quote (only run characters), so nothing inside the
+/// Every FTS5 token is quoted, and holds no quote (only hex digits), so nothing inside the
 /// quotes is special.
-pub(crate) fn expression(search: &Search) -> Option<String> {
-    let quoted = |write: &mut dyn FnMut(&mut String)| {
-        let mut token = String::from("\"");
-        write(&mut token);
-        token.push('"');
-        token
-    };
+pub(crate) fn lookup(search: &Search) -> Option<Lookup> {
     let needle = |needle: &str| {
-        let mut all = Vec::new();
-        for key in needle_runs(needle) {
-            all.push(match key {
-                RunKey::Whole(run) => quoted(&mut |token| run_token(&run, token)),
-                RunKey::Prefix(run) => quoted(&mut |token| run_token(&run, token)) + "*",
-            });
+        let keys = needle_signature_keys(needle);
+        if !keys.is_empty() {
+            return Some(NeedleLookup::Signature(needle_positions(&keys)));
         }
-        for key in needle_grams(needle) {
-            all.push(quoted(&mut |token| gram_token(key, token)));
+        let all: Vec<String> = needle_run_trigrams(needle)
+            .into_iter()
+            .map(|code| {
+                let mut token = String::from("\"");
+                trigram_token(code, &mut token);
+                token.push('"');
+                token
+            })
+            .collect();
+        (!all.is_empty()).then(|| NeedleLookup::Trigrams(format!("({})", all.join(" AND "))))
+    };
+    let mut trigrams = Vec::new();
+    let mut signed = Vec::new();
+    for group in search.query.index_groups() {
+        let Some(needles) = group.iter().map(|text| needle(text)).collect::<Option<Vec<NeedleLookup>>>() else {
+            continue;
+        };
+        if needles.iter().all(|needle| matches!(needle, NeedleLookup::Trigrams(_))) {
+            let queries: Vec<String> = needles
+                .into_iter()
+                .filter_map(|needle| match needle {
+                    NeedleLookup::Trigrams(query) => Some(query),
+                    NeedleLookup::Signature(_) => None,
+                })
+                .collect();
+            trigrams.push(format!("({})", queries.join(" OR ")));
+        } else {
+            signed.push(needles);
         }
-        if all.is_empty() {
-            for code in needle_run_trigrams(needle) {
-                all.push(quoted(&mut |token| trigram_token(code, token)));
+    }
+    let trigrams = (!trigrams.is_empty()).then(|| trigrams.join(" AND "));
+    (trigrams.is_some() || !signed.is_empty()).then_some(Lookup { trigrams, signed })
+}
+
+/// A block's header, as a search reads it.
+#[derive(Queryable)]
+struct BlockHeader {
+    id: i64,
+    bits: i32,
+    chunks: Vec<u8>,
+}
+
+/// A band of a block's slices, as a search reads it.
+#[derive(Queryable)]
+struct BandRow {
+    band: i32,
+    block_id: i64,
+    slices: Vec<u8>,
+}
+
+/// The chunks of `workspace` whose signatures may hold a needle of `positions` (not empty):
+/// those of its blocks, read a band of every block at a time, and those not in a block yet,
+/// tested one by one. Chunks written past `through` (a search reads their logs as the
+/// unindexed tail) may be among them. Read in one transaction: a block sealed meanwhile is
+/// seen either as a block or as its chunks' signatures.
+pub(crate) fn signature_candidates(
+    connection: &mut SqliteConnection,
+    workspace: &[u8],
+    positions: &[u32],
+) -> Result<HashSet<i64>, DieselError> {
+    connection.transaction(|connection| {
+        let mut found = HashSet::new();
+        let blocks: Vec<BlockHeader> = log_blocks::table
+            .filter(log_blocks::workspace_id.eq(workspace))
+            .select((log_blocks::id, log_blocks::bits, log_blocks::chunks))
+            .load(connection)?;
+        // Narrowed in rounds of one key's worth of positions, each reading the round's bands
+        // of the blocks with a slot left (one B-tree lookup a band and block).
+        let stored: Vec<StoredBlock> = blocks
+            .into_iter()
+            .map(|block| StoredBlock {
+                id: block.id,
+                bits: u32::try_from(block.bits).unwrap_or(0),
+                chunks: block
+                    .chunks
+                    .chunks_exact(8)
+                    .map(|bytes| i64::from_le_bytes(bytes.try_into().unwrap_or([0; 8])))
+                    .collect(),
+            })
+            .collect();
+        let mut narrowing = Narrowing::new(&stored, positions);
+        while let Some((ids, bands)) = narrowing.next_round() {
+            let bands: Vec<i32> = bands.iter().map(|band| i32::try_from(*band).unwrap_or(i32::MAX)).collect();
+            let rows: Vec<BandRow> = log_block_bands::table
+                .filter(log_block_bands::workspace_id.eq(workspace))
+                .filter(log_block_bands::block_id.eq_any(&ids))
+                .filter(log_block_bands::band.eq_any(&bands))
+                .select((log_block_bands::band, log_block_bands::block_id, log_block_bands::slices))
+                .load(connection)?;
+            narrowing.apply(
+                rows.into_iter()
+                    .map(|row| (row.block_id, u32::try_from(row.band).unwrap_or(u32::MAX), row.slices))
+                    .collect(),
+            );
+        }
+        found.extend(narrowing.chunks());
+        let unsealed = log_chunk_signatures::table
+            .filter(log_chunk_signatures::workspace_id.eq(workspace))
+            .select((log_chunk_signatures::chunk_id, log_chunk_signatures::signature))
+            .load_iter::<(i64, Vec<u8>), diesel::connection::DefaultLoadingMode>(connection)?;
+        for row in unsealed {
+            let (chunk, signature) = row?;
+            if sluice_store::signature::holds(&signature, positions) {
+                found.insert(chunk);
             }
         }
-        (!all.is_empty()).then(|| format!("({})", all.join(" AND ")))
-    };
-    let body: Vec<String> = search
-        .query
-        .index_groups()
-        .iter()
-        .filter_map(|group| {
-            let needles: Option<Vec<String>> = group.iter().map(|text| needle(text)).collect();
-            Some(format!("({})", needles?.join(" OR ")))
-        })
-        .collect();
-    (!body.is_empty()).then(|| body.join(" AND "))
+        Ok(found)
+    })
+}
+
+/// Gathers the signatures of each of `workspaces` into blocks of `block_chunks` while it has
+/// that many outside one, oldest first. A block is built without the write lock, then written
+/// with its signatures' removal in one transaction, unless a signature went meanwhile
+/// (retention dropped its chunk): the next round tries again.
+fn seal_blocks(
+    connection: &mut SqliteConnection,
+    write_lock: &Mutex<()>,
+    workspaces: &[Vec<u8>],
+    block_chunks: usize,
+) -> Result<(), DieselError> {
+    let block_chunks = block_chunks.clamp(1, sluice_store::signature::BLOCK_CHUNKS);
+    let wanted = i64::try_from(block_chunks).unwrap_or(i64::MAX);
+    for workspace in workspaces {
+        loop {
+            let waiting: i64 = log_chunk_signatures::table
+                .filter(log_chunk_signatures::workspace_id.eq(workspace))
+                .count()
+                .get_result(connection)?;
+            if waiting < wanted {
+                break;
+            }
+            let rows: Vec<(i64, Vec<u8>)> = log_chunk_signatures::table
+                .filter(log_chunk_signatures::workspace_id.eq(workspace))
+                .order(log_chunk_signatures::chunk_id)
+                .select((log_chunk_signatures::chunk_id, log_chunk_signatures::signature))
+                .limit(wanted)
+                .load(connection)?;
+            let Some(&(first, _)) = rows.first() else { break };
+            let views: Vec<&[u8]> = rows.iter().map(|(_, signature)| signature.as_slice()).collect();
+            let block = Block::build(&views);
+            let chunks: Vec<u8> = rows.iter().flat_map(|(id, _)| id.to_le_bytes()).collect();
+            let ids: Vec<i64> = rows.iter().map(|(id, _)| *id).collect();
+            let bands: Vec<(i32, i64, Vec<u8>)> = block
+                .bands
+                .into_iter()
+                .enumerate()
+                .filter_map(|(band, slices)| Some((i32::try_from(band).ok()?, first, slices?)))
+                .collect();
+            let _lock = write_lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let sealed = connection.immediate_transaction(|connection| {
+                let removed =
+                    diesel::delete(log_chunk_signatures::table.filter(log_chunk_signatures::chunk_id.eq_any(&ids)))
+                        .execute(connection)?;
+                if removed != ids.len() {
+                    return Err(DieselError::RollbackTransaction);
+                }
+                diesel::insert_into(log_blocks::table)
+                    .values((
+                        log_blocks::id.eq(first),
+                        log_blocks::workspace_id.eq(workspace),
+                        log_blocks::bits.eq(i32::try_from(block.bits).unwrap_or(i32::MAX)),
+                        log_blocks::chunks.eq(&chunks),
+                    ))
+                    .execute(connection)?;
+                // Four values a row: well under SQLite's limit of bound values a statement.
+                for part in bands.chunks(4_096) {
+                    let rows: Vec<_> = part
+                        .iter()
+                        .map(|(band, block, slices)| {
+                            (
+                                log_block_bands::workspace_id.eq(workspace),
+                                log_block_bands::band.eq(*band),
+                                log_block_bands::block_id.eq(*block),
+                                log_block_bands::slices.eq(slices),
+                            )
+                        })
+                        .collect();
+                    diesel::insert_into(log_block_bands::table).values(rows).execute(connection)?;
+                }
+                Ok::<_, DieselError>(true)
+            });
+            match sealed {
+                Ok(_) => {}
+                Err(DieselError::RollbackTransaction) => break,
+                Err(error) => return Err(error),
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A log as [`index_tail`] reads it.
@@ -313,10 +489,23 @@ pub(crate) fn indexed_through(connection: &mut SqliteConnection) -> Result<i64, 
 pub(crate) fn index_tail(
     connection: &mut SqliteConnection,
     write_lock: &Mutex<()>,
-    chunk_rows: usize,
+    shape: Shape,
     limit: u64,
 ) -> Result<u64, DieselError> {
-    index_tail_hooked(connection, write_lock, chunk_rows, limit, &mut || {})
+    index_tail_hooked(connection, write_lock, shape, limit, &mut || {})
+}
+
+/// The sizes the index is cut into: logs a chunk, chunks a block.
+#[derive(Clone, Copy)]
+pub(crate) struct Shape {
+    pub(crate) chunk_rows: usize,
+    pub(crate) block_chunks: usize,
+}
+
+impl Shape {
+    pub(crate) fn of(options: &crate::SqliteOptions) -> Self {
+        Self { chunk_rows: options.index_chunk_rows, block_chunks: options.index_block_chunks }
+    }
 }
 
 /// [`index_tail`], calling `after_read` between each step's read and its writes: the one
@@ -325,11 +514,30 @@ pub(crate) fn index_tail(
 fn index_tail_hooked(
     connection: &mut SqliteConnection,
     write_lock: &Mutex<()>,
-    chunk_rows: usize,
+    shape: Shape,
     limit: u64,
     after_read: &mut dyn FnMut(),
 ) -> Result<u64, DieselError> {
     let mut indexed = 0_u64;
+    let mut written: Vec<Vec<u8>> = Vec::new();
+    let result = index_steps(connection, write_lock, shape.chunk_rows, limit, after_read, &mut indexed, &mut written);
+    written.sort_unstable();
+    written.dedup();
+    seal_blocks(connection, write_lock, &written, shape.block_chunks)?;
+    result.map(|()| indexed)
+}
+
+/// The steps of [`index_tail_hooked`]: adds the logs it indexes to `indexed` and the
+/// workspaces it writes chunks of to `written`.
+fn index_steps(
+    connection: &mut SqliteConnection,
+    write_lock: &Mutex<()>,
+    chunk_rows: usize,
+    limit: u64,
+    after_read: &mut dyn FnMut(),
+    indexed: &mut u64,
+    written_for: &mut Vec<Vec<u8>>,
+) -> Result<(), DieselError> {
     'steps: loop {
         let (after, rows) = connection.transaction(|connection| {
             let after = indexed_through(connection)?;
@@ -343,7 +551,7 @@ fn index_tail_hooked(
             Ok::<_, DieselError>((after, rows))
         })?;
         if rows.is_empty() {
-            return Ok(indexed);
+            return Ok(());
         }
         after_read();
         let mut chunker = Chunker::new(chunk_rows);
@@ -380,16 +588,17 @@ fn index_tail_hooked(
                 // retention dropped the last one: start again from the chunks as they are now.
                 // Returning here would leave the tail unindexed for a caller that needs all of
                 // it (retention deletes only indexed logs, so it would delete too few).
-                indexed += rows.partition_point(|row| row.seq <= expected) as u64;
+                *indexed += rows.partition_point(|row| row.seq <= expected) as u64;
                 continue 'steps;
             }
             expected = part.last().map_or(expected, |chunk| chunk.row.last_seq);
+            written_for.extend(part.iter().map(|chunk| chunk.row.workspace_id.clone()));
             // Let an insert waiting for the lock have it before the next part.
             std::thread::yield_now();
         }
-        indexed += rows.len() as u64;
-        if (rows.len() as i64) < TAIL_STEP || indexed >= limit {
-            return Ok(indexed);
+        *indexed += rows.len() as u64;
+        if (rows.len() as i64) < TAIL_STEP || *indexed >= limit {
+            return Ok(());
         }
     }
 }
@@ -415,6 +624,30 @@ pub(crate) fn drop_emptied(
             .bind::<Text, _>(serde_json::to_string(part).unwrap_or_else(|_| "[]".to_owned()))
             .execute(connection)?;
         diesel::delete(log_chunks::table.filter(log_chunks::id.eq_any(part))).execute(connection)?;
+        diesel::delete(log_chunk_signatures::table.filter(log_chunk_signatures::chunk_id.eq_any(part)))
+            .execute(connection)?;
+    }
+    // The blocks none of whose chunks is left, with their bands.
+    if let Some(&last) = emptied.iter().max() {
+        let blocks: Vec<(i64, Vec<u8>)> = log_blocks::table
+            .filter(log_blocks::workspace_id.eq(workspace))
+            .filter(log_blocks::id.le(last))
+            .select((log_blocks::id, log_blocks::chunks))
+            .load(connection)?;
+        for (block, chunks) in blocks {
+            let ids: Vec<i64> =
+                chunks.chunks_exact(8).map(|bytes| i64::from_le_bytes(bytes.try_into().unwrap_or([0; 8]))).collect();
+            let left: i64 = log_chunks::table.filter(log_chunks::id.eq_any(&ids)).count().get_result(connection)?;
+            if left == 0 {
+                diesel::delete(
+                    log_block_bands::table
+                        .filter(log_block_bands::workspace_id.eq(workspace))
+                        .filter(log_block_bands::block_id.eq(block)),
+                )
+                .execute(connection)?;
+                diesel::delete(log_blocks::table.filter(log_blocks::id.eq(block))).execute(connection)?;
+            }
+        }
     }
     Ok(())
 }
@@ -460,43 +693,71 @@ mod tests {
             .to_vec();
         expected.sort_unstable();
         assert_eq!(codes, expected);
-        assert!(chunk.codes.grams.is_empty());
-        let mut runs: Vec<&str> = chunk.codes.runs.iter().map(String::as_str).collect();
-        runs.sort_unstable();
-        assert_eq!(runs, ["r1234", "r4f5"], "runs holding a digit");
+        let signature = chunk.codes.signature.folded();
+        for run in ["ab-1234", "x-4f5"] {
+            let positions = needle_positions(&needle_signature_keys(run));
+            assert!(sluice_store::signature::holds(&signature, &positions), "runs holding a digit: {run}");
+        }
         assert_eq!((chunk.min_ts, chunk.max_ts), (10, 20));
     }
 
     #[test]
-    fn expressions_look_needles_up_by_their_runs_and_grams_or_else_their_trigrams() {
+    fn needles_go_by_their_signature_keys_or_else_their_trigrams() {
         let search = |raw: &str| Search {
             query: sluice_query::Query::parse(raw).expect("query"),
             fields: vec![SearchField::Message],
         };
         let hex = |text: &str| needle_run_trigrams(text).iter().map(|code| format!("\"{code:x}\"")).collect::<Vec<_>>();
+        let signed = |text: &str| NeedleLookup::Signature(needle_positions(&needle_signature_keys(text)));
         assert_eq!(
-            expression(&search("Abcd efg OR hij -zzz")),
-            Some(format!("(({})) AND (({}) OR ({}))", hex("abcd").join(" AND "), hex("efg")[0], hex("hij")[0]))
+            lookup(&search("Abcd efg OR hij -zzz")),
+            Some(Lookup {
+                trigrams: Some(format!(
+                    "(({})) AND (({}) OR ({}))",
+                    hex("abcd").join(" AND "),
+                    hex("efg")[0],
+                    hex("hij")[0]
+                )),
+                signed: Vec::new(),
+            })
         );
-        assert_eq!(expression(&search("ab -cdef")), None);
+        assert_eq!(lookup(&search("ab -cdef")), None);
         // A needle without a key narrows nothing: its group is left out, or the whole query.
-        assert_eq!(expression(&search("a-b 123")), None);
-        assert_eq!(expression(&search("a-b OR abcd efg")), Some(format!("(({}))", hex("efg")[0])));
+        assert_eq!(lookup(&search("a-b 123")), None);
+        assert_eq!(
+            lookup(&search("a-b OR abcd efg")),
+            Some(Lookup { trigrams: Some(format!("(({}))", hex("efg")[0])), signed: Vec::new() })
+        );
         // The runs a needle's separators delimit, and the long grams of its long runs.
-        assert_eq!(expression(&search("ORD-4821937")), Some("((\"r4821937\"*))".to_owned()));
-        let grams: Vec<String> = needle_grams("8f3a2b1c9d0e4f57").iter().map(|key| format!("\"g{key:05x}\"")).collect();
-        assert!(!grams.is_empty());
-        assert_eq!(expression(&search("8F3A2B1C9D0E4F57")), Some(format!("(({}))", grams.join(" AND "))));
-        assert_eq!(expression(&search("\"to b2 seen2\"")), Some("((\"rb2\" AND \"rseen2\"*))".to_owned()));
+        assert_eq!(
+            lookup(&search("ORD-4821937 shipped")),
+            Some(Lookup {
+                trigrams: Some(format!("(({}))", hex("shipped").join(" AND "))),
+                signed: vec![vec![signed("ord-4821937")]],
+            })
+        );
+        assert_eq!(
+            lookup(&search("8F3A2B1C9D0E4F57 OR shipped")),
+            Some(Lookup {
+                trigrams: None,
+                signed: vec![vec![
+                    signed("8f3a2b1c9d0e4f57"),
+                    NeedleLookup::Trigrams(format!("({})", hex("shipped").join(" AND ")))
+                ]],
+            })
+        );
     }
 
     #[test]
-    fn a_chunk_holds_the_long_grams_of_its_folded_text() {
+    fn a_chunk_signs_the_long_grams_and_runs_of_its_folded_text() {
         let mut chunker = Chunker::new(10);
         chunker.add(&log(1, &[1], "Order ORD-4821937 req=8F3A2B1C9D0E4F57 shipped"));
         let chunk = chunker.finish().pop().expect("one chunk");
-        assert!(needle_grams("8f3a2b1c9d0e4f57").iter().all(|key| chunk.codes.grams.contains(key)));
-        assert!(chunk.codes.runs.contains("r4821937"));
+        let signature = chunk.codes.signature.folded();
+        for needle in ["8f3a2b1c9d0e4f57", "ord-4821937", "d-482193", "c9d0e4f5"] {
+            let positions = needle_positions(&needle_signature_keys(needle));
+            assert!(sluice_store::signature::holds(&signature, &positions), "{needle}");
+        }
     }
 
     /// Another round indexes the logs this one has read, between its read and its write, and
@@ -534,10 +795,11 @@ mod tests {
         let (mut this, mut other) = (connect(), connect());
         let write_lock = Mutex::new(());
         let mut overtaken = false;
-        let indexed = index_tail_hooked(&mut this, &write_lock, 2, u64::MAX, &mut || {
+        let shape = Shape { chunk_rows: 2, block_chunks: 3 };
+        let indexed = index_tail_hooked(&mut this, &write_lock, shape, u64::MAX, &mut || {
             if !overtaken {
                 overtaken = true;
-                assert_eq!(index_tail(&mut other, &write_lock, 2, u64::MAX).expect("other round"), 10);
+                assert_eq!(index_tail(&mut other, &write_lock, shape, u64::MAX).expect("other round"), 10);
                 insert(10, 6);
             }
         })

@@ -116,6 +116,35 @@ diesel::table! {
     }
 }
 
+// The signature of each chunk not yet in a block (`sluice_store::signature`).
+diesel::table! {
+    log_chunk_signatures (chunk_id) {
+        chunk_id -> BigInt,
+        workspace_id -> Binary,
+        signature -> Binary,
+    }
+}
+
+// A block of a workspace's chunk signatures: `chunks` holds its chunk ids by slot.
+diesel::table! {
+    log_blocks (id) {
+        id -> BigInt,
+        workspace_id -> Binary,
+        bits -> Integer,
+        chunks -> Binary,
+    }
+}
+
+// A block's slices, one band of positions a row.
+diesel::table! {
+    log_block_bands (workspace_id, block_id, band) {
+        workspace_id -> Binary,
+        block_id -> BigInt,
+        band -> Integer,
+        slices -> Binary,
+    }
+}
+
 diesel::joinable!(api_keys -> workspaces (workspace_id));
 diesel::allow_tables_to_appear_in_same_query!(
     workspaces,
@@ -126,5 +155,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     log_rollups_daily_sources,
     log_chunks,
     log_chunks_fts,
+    log_chunk_signatures,
+    log_blocks,
+    log_block_bands,
     usage_monthly
 );

@@ -11,7 +11,9 @@ use sluice_store::page::PageCollector;
 use sluice_store::{LogFilter, LogPage, LogSearch, Page, Search, StoreError};
 
 use crate::connection::{SqliteStore, backend, from_diesel};
-use crate::index;
+use std::collections::HashSet;
+
+use crate::index::{self, NeedleLookup};
 use crate::read::filtered;
 use crate::rows::LogRow;
 use crate::schema::logs;
@@ -47,6 +49,16 @@ pub(crate) const CHUNKS_BY_RECENCY_SQL: &str = "SELECT id AS first, last_seq AS 
      AND (?2 IS NULL OR max_ts >= ?2) AND (?3 IS NULL OR min_ts <= ?3) \
      AND (max_ts < ?5 OR (max_ts = ?5 AND id < ?6)) \
      ORDER BY max_ts DESC, id DESC LIMIT ?7";
+
+/// The given chunks (`?1`, a JSON array of ids) of the workspace (`?2`) whose time span meets
+/// the filter's (`?3`, `?4`), up to seq `?5`.
+pub(crate) const CHUNKS_LISTED_SQL: &str = "SELECT chunk.id AS first, chunk.last_seq AS last, chunk.max_ts AS max_ts \
+     FROM json_each(?1) AS listed CROSS JOIN log_chunks AS chunk ON chunk.id = listed.value \
+     WHERE chunk.workspace_id = ?2 AND chunk.last_seq <= ?5 \
+     AND (?3 IS NULL OR chunk.max_ts >= ?3) AND (?4 IS NULL OR chunk.min_ts <= ?4)";
+
+/// Every chunk the full-text index says may hold the needles (`?1`).
+pub(crate) const ALL_HITS_SQL: &str = "SELECT rowid AS hit FROM log_chunks_fts WHERE log_chunks_fts MATCH ?1";
 
 /// The chunks from seq `?2` to `?3` that the index says may hold the needles (`?1`).
 pub(crate) const HITS_IN_RANGE_SQL: &str =
@@ -255,6 +267,40 @@ fn walk_chunks(
     Ok(())
 }
 
+/// The chunks every signed group of a search allows (a group allows those any of its needles
+/// may be in: by signature, or by the full-text index for a needle of trigrams only); `None`
+/// without signed groups.
+fn allowed_chunks(
+    connection: &mut SqliteConnection,
+    workspace: &[u8],
+    groups: &[Vec<NeedleLookup>],
+) -> Result<Option<HashSet<i64>>, StoreError> {
+    let mut allowed: Option<HashSet<i64>> = None;
+    for group in groups {
+        let mut any = HashSet::new();
+        for needle in group {
+            match needle {
+                NeedleLookup::Signature(positions) => {
+                    any.extend(index::signature_candidates(connection, workspace, positions).map_err(from_diesel)?);
+                }
+                NeedleLookup::Trigrams(expression) => any.extend(
+                    diesel::sql_query(ALL_HITS_SQL)
+                        .bind::<Text, _>(expression)
+                        .load::<Hit>(connection)
+                        .map_err(from_diesel)?
+                        .into_iter()
+                        .map(|hit| hit.hit),
+                ),
+            }
+        }
+        allowed = Some(match allowed {
+            None => any,
+            Some(allowed) => allowed.intersection(&any).copied().collect(),
+        });
+    }
+    Ok(allowed)
+}
+
 #[async_trait]
 impl LogSearch for SqliteStore {
     async fn search_logs(
@@ -270,7 +316,7 @@ impl LogSearch for SqliteStore {
         let most_hits = u64::from(self.dense_hits) / u64::try_from(self.chunk_rows.max(1)).unwrap_or(u64::MAX) + 1;
         self.with_connection(move |connection| {
             // Without an indexable needle: walk the filtered logs newest first.
-            let Some(expression) = index::expression(&search) else {
+            let Some(lookup) = index::lookup(&search) else {
                 let rows = filtered(&workspace, &filter)
                     .order((logs::ts.desc(), logs::id.desc()))
                     .select(LogRow::as_select())
@@ -285,18 +331,44 @@ impl LogSearch for SqliteStore {
             // as the background indexes a round) counts as candidates, read whole.
             let indexed = index::indexed_through(connection).map_err(from_diesel)?;
             newest.extend(read_ranges(connection, &[[indexed + 1, TAIL_END]], &workspace, &filter)?);
-            // The candidate chunks, while they hold no more than `dense_hits` logs: read by
-            // recency, as few as decide the page.
-            let mut hits: Vec<ChunkHit> = diesel::sql_query(CHUNK_HITS_SQL)
-                .bind::<Text, _>(&expression)
-                .bind::<Binary, _>(workspace.as_bytes().to_vec())
-                .bind::<Nullable<BigInt>, _>(filter.from)
-                .bind::<Nullable<BigInt>, _>(filter.to)
-                .bind::<BigInt, _>(indexed)
-                .bind::<BigInt, _>(i64::try_from(most_hits + 1).unwrap_or(i64::MAX))
-                .load(connection)
-                .map_err(from_diesel)?;
-            if (hits.len() as u64) <= most_hits {
+            // The chunks the signed groups allow: for each, those any of its needles may be in.
+            let started = std::time::Instant::now();
+            let allowed = allowed_chunks(connection, workspace.as_bytes(), &lookup.signed)?;
+            tracing::debug!(allowed = allowed.as_ref().map(|allowed| allowed.len()), took = ?started.elapsed(), "signatures");
+            // The candidates, when few: those allowed, or else those the full-text index hits
+            // (up to one more than few). `None`: many.
+            let listed: Option<Vec<ChunkHit>> = match (&allowed, &lookup.trigrams) {
+                (Some(allowed), _) if (allowed.len() as u64) <= most_hits => {
+                    let ids: Vec<i64> = allowed.iter().copied().collect();
+                    Some(
+                        diesel::sql_query(CHUNKS_LISTED_SQL)
+                            .bind::<Text, _>(serde_json::to_string(&ids).map_err(backend)?)
+                            .bind::<Binary, _>(workspace.as_bytes().to_vec())
+                            .bind::<Nullable<BigInt>, _>(filter.from)
+                            .bind::<Nullable<BigInt>, _>(filter.to)
+                            .bind::<BigInt, _>(indexed)
+                            .load(connection)
+                            .map_err(from_diesel)?,
+                    )
+                }
+                (None, Some(expression)) => {
+                    let hits: Vec<ChunkHit> = diesel::sql_query(CHUNK_HITS_SQL)
+                        .bind::<Text, _>(expression)
+                        .bind::<Binary, _>(workspace.as_bytes().to_vec())
+                        .bind::<Nullable<BigInt>, _>(filter.from)
+                        .bind::<Nullable<BigInt>, _>(filter.to)
+                        .bind::<BigInt, _>(indexed)
+                        .bind::<BigInt, _>(i64::try_from(most_hits + 1).unwrap_or(i64::MAX))
+                        .load(connection)
+                        .map_err(from_diesel)?;
+                    ((hits.len() as u64) <= most_hits).then_some(hits)
+                }
+                _ => None,
+            };
+            if let Some(mut hits) = listed {
+                // Few candidates: read by recency, as few as decide the page. Those the
+                // signatures allow are not asked of the full-text index too: the exact check
+                // reads them anyway.
                 hits.sort_by_key(|hit| std::cmp::Reverse((hit.max_ts, hit.first)));
                 let mut rest = hits.into_iter().peekable();
                 walk_chunks(
@@ -312,7 +384,7 @@ impl LogSearch for SqliteStore {
                 )?;
             } else {
                 // Many candidates: the workspace's chunks newest first, a step at a time, each
-                // step keeping those the index hits.
+                // step keeping those the signatures allow and the full-text index hits.
                 let mut after = (i64::MAX, i64::MAX);
                 walk_chunks(
                     connection,
@@ -329,20 +401,26 @@ impl LogSearch for SqliteStore {
                             .map_err(from_diesel)?;
                         let Some(&last) = chunks.last() else { return Ok(None) };
                         after = (last.max_ts, last.first);
-                        let (low, high) = chunks.iter().fold((i64::MAX, i64::MIN), |(low, high), chunk| {
-                            (low.min(chunk.first), high.max(chunk.first))
-                        });
-                        let hit: std::collections::HashSet<i64> = diesel::sql_query(HITS_IN_RANGE_SQL)
-                            .bind::<Text, _>(&expression)
-                            .bind::<BigInt, _>(low)
-                            .bind::<BigInt, _>(high)
-                            .load::<Hit>(connection)
-                            .map_err(from_diesel)?
-                            .into_iter()
-                            .map(|hit| hit.hit)
-                            .collect();
                         let more = chunks.len() == size;
-                        let read = chunks.into_iter().filter(|chunk| hit.contains(&chunk.first)).collect();
+                        let mut read: Vec<ChunkHit> = chunks
+                            .into_iter()
+                            .filter(|chunk| allowed.as_ref().is_none_or(|allowed| allowed.contains(&chunk.first)))
+                            .collect();
+                        if let (Some(expression), false) = (&lookup.trigrams, read.is_empty()) {
+                            let (low, high) = read.iter().fold((i64::MAX, i64::MIN), |(low, high), chunk| {
+                                (low.min(chunk.first), high.max(chunk.first))
+                            });
+                            let hit: HashSet<i64> = diesel::sql_query(HITS_IN_RANGE_SQL)
+                                .bind::<Text, _>(expression)
+                                .bind::<BigInt, _>(low)
+                                .bind::<BigInt, _>(high)
+                                .load::<Hit>(connection)
+                                .map_err(from_diesel)?
+                                .into_iter()
+                                .map(|hit| hit.hit)
+                                .collect();
+                            read.retain(|chunk| hit.contains(&chunk.first));
+                        }
                         Ok(Some(Step { read, bound: last.max_ts, more }))
                     },
                     &workspace,
@@ -350,6 +428,7 @@ impl LogSearch for SqliteStore {
                     &mut newest,
                 )?;
             }
+            tracing::debug!(took = ?started.elapsed(), "search");
             Ok(collect_page(newest.rows.into_iter().map(Ok), &search, page)?.finish())
         })
         .await

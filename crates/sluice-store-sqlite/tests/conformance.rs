@@ -29,14 +29,16 @@ sluice_store::conformance_suite!(fresh);
 
 /// The same contract with the index's chunks of two logs, written by each insert (the default
 /// config's searches mostly read logs the background has not indexed yet), so a batch spans
-/// several and every search reads the candidate chunks the index finds, newest first.
+/// several and every search reads the candidate chunks the index finds, newest first; their
+/// signatures gathered into blocks of three.
 mod chunked_search {
     use super::*;
     use sluice_store_sqlite::SqliteOptions;
 
     async fn fresh() -> Fixture {
         let dir = tempfile::tempdir().expect("temp dir");
-        let options = SqliteOptions { index_chunk_rows: 2, index_every: None, ..SqliteOptions::default() };
+        let options =
+            SqliteOptions { index_chunk_rows: 2, index_block_chunks: 3, index_every: None, ..SqliteOptions::default() };
         let store = SqliteStore::open_with(&dir.path().join("sluice.db"), &options).expect("open store");
         Fixture { store, _dir: dir }
     }
@@ -52,8 +54,13 @@ mod dense_search {
 
     async fn fresh() -> Fixture {
         let dir = tempfile::tempdir().expect("temp dir");
-        let options =
-            SqliteOptions { search_dense_hits: 1, index_chunk_rows: 2, index_every: None, ..SqliteOptions::default() };
+        let options = SqliteOptions {
+            search_dense_hits: 1,
+            index_chunk_rows: 2,
+            index_block_chunks: 3,
+            index_every: None,
+            ..SqliteOptions::default()
+        };
         let store = SqliteStore::open_with(&dir.path().join("sluice.db"), &options).expect("open store");
         Fixture { store, _dir: dir }
     }

@@ -93,7 +93,8 @@ async fn logs_the_index_does_not_cover_are_indexed_when_the_store_opens() {
     // As a database written before the chunk index existed: logs, no chunks.
     let mut connection = SqliteConnection::establish(path.to_str().expect("utf-8")).expect("connect");
     connection
-        .batch_execute("PRAGMA busy_timeout = 5000; DELETE FROM log_chunks; INSERT INTO log_chunks_fts (log_chunks_fts) VALUES ('delete-all');")
+        .batch_execute("PRAGMA busy_timeout = 5000; DELETE FROM log_chunks; INSERT INTO log_chunks_fts (log_chunks_fts) VALUES ('delete-all'); \
+             DELETE FROM log_chunk_signatures; DELETE FROM log_blocks; DELETE FROM log_block_bands;")
         .expect("forget the index");
     assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_chunks"), 0);
 
@@ -166,4 +167,63 @@ async fn an_insert_indexes_the_tail_itself_once_it_passes_its_bound() {
     store.insert_logs(workspace.id, &logs(1)).await.expect("insert");
     assert_eq!(unindexed(&mut connection), 0, "past 20,000, the insert indexed the tail");
     assert_eq!(found(&store, workspace.id, "\"quagga 9999\"").await.len(), 2);
+}
+
+/// Chunk signatures are gathered into blocks once a workspace has enough of them; identifiers
+/// are found in blocks and in the chunks outside one, never in another workspace; retention
+/// drops a block once none of its chunks is left, and the signatures of the chunks it empties.
+#[tokio::test]
+async fn signatures_gather_into_blocks_that_find_identifiers_and_retention_drops_them() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("sluice.db");
+    let options = SqliteOptions { index_block_chunks: 4, ..options() };
+    let store = SqliteStore::open_with(&path, &options).expect("open");
+    let (workspace, other) = (Workspace::new("w", Plan::Enterprise, T0), Workspace::new("other", Plan::Enterprise, T0));
+    store.create_workspace(&workspace).await.expect("workspace");
+    store.create_workspace(&other).await.expect("workspace");
+    // 21 logs a batch in chunks of two: 11 chunks; two blocks of four, three chunks left over.
+    let order = |n: i64| format!("ORD-{:07}", 4_800_000 + n * 7_919);
+    let request = |n: i64| {
+        let mut x = (n as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        format!("{:016x}", x ^ (x >> 31))
+    };
+    let logs: Vec<_> =
+        (0..21).map(|n| log(&format!("order {} req={} shipped", order(n), request(n)), T0 + n * 1_000)).collect();
+    store.insert_logs(workspace.id, &logs).await.expect("insert");
+    store.insert_logs(other.id, &[log(&format!("order {} theirs", order(3)), T0)]).await.expect("insert");
+    let mut connection = SqliteConnection::establish(path.to_str().expect("utf-8")).expect("connect");
+    connection.batch_execute("PRAGMA busy_timeout = 5000;").expect("pragma");
+    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_blocks"), 2);
+    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_chunk_signatures"), 3 + 1);
+    for n in 0..21 {
+        let expected = [format!("order {} req={} shipped", order(n), request(n))];
+        assert_eq!(found(&store, workspace.id, &order(n)).await, expected, "order {n}");
+        // Inside a longer run, by its long grams.
+        assert_eq!(found(&store, workspace.id, &request(n)[2..14]).await, expected, "request {n}");
+    }
+    assert_eq!(found(&store, other.id, &order(3)).await, [format!("order {} theirs", order(3))]);
+    assert!(found(&store, workspace.id, "ORD-9999999").await.is_empty());
+
+    // The first 10 logs: the first block's 8 and the first two of the second.
+    assert_eq!(store.delete_logs_before(workspace.id, T0 + 10_000).await.expect("delete"), 10);
+    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_blocks"), 1);
+    let first_block = count(&mut connection, "SELECT min(id) AS count FROM log_blocks");
+    assert_eq!(
+        count(
+            &mut connection,
+            &format!("SELECT count(*) AS count FROM log_block_bands WHERE block_id < {first_block}")
+        ),
+        0,
+        "the emptied block's bands are gone"
+    );
+    assert!(found(&store, workspace.id, &order(2)).await.is_empty());
+    for n in 10..21 {
+        assert_eq!(found(&store, workspace.id, &order(n)).await.len(), 1, "order {n}");
+    }
+    // New chunks seal a block again with the three left over.
+    let logs: Vec<_> = (21..23).map(|n| log(&format!("order {} late", order(n)), T0 + n * 1_000)).collect();
+    store.insert_logs(workspace.id, &logs).await.expect("insert");
+    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_blocks"), 2);
+    assert_eq!(found(&store, workspace.id, &order(22)).await.len(), 1);
 }

@@ -67,6 +67,27 @@ async fn schema_matches_migrations() {
             )
             .to_string(),
         ),
+        (
+            "log_chunk_signatures",
+            diesel::debug_query::<diesel::sqlite::Sqlite, _>(
+                &schema::log_chunk_signatures::table.select(schema::log_chunk_signatures::all_columns),
+            )
+            .to_string(),
+        ),
+        (
+            "log_blocks",
+            diesel::debug_query::<diesel::sqlite::Sqlite, _>(
+                &schema::log_blocks::table.select(schema::log_blocks::all_columns),
+            )
+            .to_string(),
+        ),
+        (
+            "log_block_bands",
+            diesel::debug_query::<diesel::sqlite::Sqlite, _>(
+                &schema::log_block_bands::table.select(schema::log_block_bands::all_columns),
+            )
+            .to_string(),
+        ),
         // An FTS5 table lists its columns without the rowid diesel addresses it by.
         (
             "log_chunks_fts",
