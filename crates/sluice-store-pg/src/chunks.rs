@@ -1,16 +1,17 @@
-//! The search index: one `log_chunks` row per chunk of logs, holding a Bloom filter of their
-//! trigrams, instead of a GIN entry per trigram of every log.
+//! The search index: one `log_chunks` row per chunk of logs, with a signature of their text,
+//! instead of a GIN entry per trigram of every log.
 //!
 //! A chunk is a run of up to [`crate::PgOptions::index_chunk_rows`] logs of one workspace
-//! written in one transaction; its logs carry its id (`logs.chunk_id`). Its `bloom` is a
-//! [`BLOOM_BYTES`] filter of the distinct trigrams of their search text
-//! ([`sluice_store::grams::trigram_codes`]), each set at [`BLOOM_HASHES`] bits. Keeping a
-//! GIN index (per log with pg_trgm, or per chunk over its trigram codes) was most of the
-//! database's work per log (measured in docs/PERFORMANCE.md, issue 7); a filter is one value
-//! written with its chunk, built in Rust. A search tests the filters of the workspace's chunks
-//! with `get_bit` (no false negatives: a log holding a needle puts every trigram of it in its
-//! chunk's filter), then reads the logs of the chunks that pass by `(workspace_id, chunk_id)`
-//! and checks them exactly.
+//! written in one transaction; its logs carry its id (`logs.chunk_id`). Its signature
+//! ([`sluice_store::signature`], in `log_chunk_signatures` until it joins a block:
+//! [`crate::signatures`]) is a Bloom filter of the trigrams inside the runs of their search
+//! text ([`sluice_store::grams::run_trigram_codes`]) and of the runs holding a digit, their
+//! starts and long grams ([`sluice_store::grams::signature_keys`]). Keeping a GIN index (per
+//! log with pg_trgm, or per chunk over its trigram codes) was most of the database's work per
+//! log (measured in docs/PERFORMANCE.md, issue 7); a signature is one value written with its
+//! chunk, built in Rust. A search finds the chunks whose signatures may hold its needles (no
+//! false negatives), then reads their logs by `(workspace_id, chunk_id)` and checks them
+//! exactly.
 //!
 //! A chunk's `facets` is a smaller filter ([`FACET_BYTES`]) of the values its logs hold in the
 //! fields lists filter on most (level, environment, source, dataset, user id: [`Facets`]).
@@ -27,15 +28,11 @@ use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{Array, BigInt, Binary, Integer, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use sluice_store::grams::trigram_codes;
+use sluice_store::grams::{run_trigram_codes, trigram_signature_key};
+use sluice_store::signature::Signature;
 use uuid::Uuid;
 
-/// The size of a chunk's filter: 32,768 bits, which hold a chunk's few thousand distinct
-/// trigrams with a few per cent of false positives per trigram (a needle of several trigrams
-/// compounds them), and keep a row in one page.
-pub(crate) const BLOOM_BYTES: usize = 4_096;
-
-/// Bits set per trigram.
+/// Bits set per facet value.
 pub(crate) const BLOOM_HASHES: usize = 3;
 
 /// The smallest stored filter. A chunk's filters are built at full size ([`BLOOM_BYTES`],
@@ -47,17 +44,6 @@ const MIN_FILTER_BYTES: usize = 64;
 /// The bits a stored filter keeps per distinct item: at least 16, with three bits each, about
 /// 0.5 % of false positives per item, under a full chunk's rate.
 const BITS_PER_ITEM: f64 = 16.0;
-
-/// The filter's bits for a trigram code: slices of a 64-bit mix of it (splitmix64's
-/// finalizer). Stored filters depend on it: it must never change.
-pub(crate) fn bloom_bits(code: u64) -> [u32; BLOOM_HASHES] {
-    let mut mixed = code;
-    mixed = (mixed ^ (mixed >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    mixed ^= mixed >> 31;
-    let mask = (BLOOM_BYTES * 8 - 1) as u64;
-    [(mixed & mask) as u32, ((mixed >> 21) & mask) as u32, ((mixed >> 42) & mask) as u32]
-}
 
 /// The size of a chunk's facet filter: 4,096 bits, for the few hundred distinct values a
 /// chunk's logs hold in the five facet fields at most, with about one per cent of false
@@ -137,7 +123,7 @@ pub(crate) struct Chunk {
     min_ts: i64,
     max_ts: i64,
     logs: i32,
-    bloom: Vec<u8>,
+    signature: Signature,
     facets: Vec<u8>,
     /// The facet values already in `facets`, so a value repeated through the chunk (its
     /// level, its source) is hashed once.
@@ -166,7 +152,7 @@ impl Chunker {
                 min_ts: ts,
                 max_ts: ts,
                 logs: 0,
-                bloom: vec![0; BLOOM_BYTES],
+                signature: Signature::new(),
                 facets: vec![0; FACET_BYTES],
                 seen: Default::default(),
             });
@@ -176,7 +162,8 @@ impl Chunker {
         chunk.logs += 1;
         chunk.min_ts = chunk.min_ts.min(ts);
         chunk.max_ts = chunk.max_ts.max(ts);
-        trigram_codes(search_text, |code| set_bits(&mut chunk.bloom, bloom_bits(code)));
+        run_trigram_codes(search_text, |code| chunk.signature.insert(trigram_signature_key(code)));
+        chunk.signature.insert_text(search_text);
         let values = [
             (Facet::Level, Some(facets.level)),
             (Facet::Environment, Some(facets.environment)),
@@ -213,21 +200,25 @@ impl Chunker {
             return Err(DieselError::QueryBuilderError("the chunk id sequence gave too few ids".into()));
         }
         let ids: Vec<i64> = ids.into_iter().map(|id| id.id).collect();
-        let blooms: Vec<Vec<u8>> = self.chunks.iter().map(|chunk| folded(&chunk.bloom)).collect();
+        let signatures: Vec<Vec<u8>> = self.chunks.iter().map(|chunk| chunk.signature.folded()).collect();
         let facets: Vec<Vec<u8>> = self.chunks.iter().map(|chunk| folded(&chunk.facets)).collect();
+        let workspaces: Vec<Uuid> = self.chunks.iter().map(|chunk| chunk.workspace).collect();
+        // `bloom`, the trigram filter of the index before signatures, is left empty.
         diesel::sql_query(
-            "INSERT INTO log_chunks (id, workspace_id, min_ts, max_ts, logs, bloom, facets) \
-             SELECT * FROM unnest($1::int8[], $2::uuid[], $3::int8[], $4::int8[], $5::int4[], $6::bytea[], $7::bytea[])",
+            "INSERT INTO log_chunks (id, workspace_id, min_ts, max_ts, logs, bloom, facets, signed) \
+             SELECT id, workspace_id, min_ts, max_ts, logs, '', facets, true \
+             FROM unnest($1::int8[], $2::uuid[], $3::int8[], $4::int8[], $5::int4[], $6::bytea[]) \
+             AS u(id, workspace_id, min_ts, max_ts, logs, facets)",
         )
         .bind::<Array<BigInt>, _>(&ids)
-        .bind::<Array<SqlUuid>, _>(self.chunks.iter().map(|chunk| chunk.workspace).collect::<Vec<_>>())
+        .bind::<Array<SqlUuid>, _>(&workspaces)
         .bind::<Array<BigInt>, _>(self.chunks.iter().map(|chunk| chunk.min_ts).collect::<Vec<_>>())
         .bind::<Array<BigInt>, _>(self.chunks.iter().map(|chunk| chunk.max_ts).collect::<Vec<_>>())
         .bind::<Array<Integer>, _>(self.chunks.iter().map(|chunk| chunk.logs).collect::<Vec<_>>())
-        .bind::<Array<Binary>, _>(blooms.iter().map(Vec::as_slice).collect::<Vec<_>>())
         .bind::<Array<Binary>, _>(facets.iter().map(Vec::as_slice).collect::<Vec<_>>())
         .execute(connection)
         .await?;
+        crate::signatures::insert(connection, &ids, &workspaces, &signatures).await?;
         Ok(ids)
     }
 }
@@ -324,6 +315,75 @@ pub(crate) async fn index_unchunked(connection: &mut AsyncPgConnection, chunk_ro
     }
 }
 
+/// A chunk not signed yet, as [`sign_unsigned`] reads it.
+#[derive(QueryableByName)]
+struct UnsignedChunk {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+    #[diesel(sql_type = SqlUuid)]
+    workspace_id: Uuid,
+}
+
+/// A log's search text, as [`sign_unsigned`] reads it.
+#[derive(QueryableByName)]
+struct SearchText {
+    #[diesel(sql_type = Text)]
+    search_text: String,
+}
+
+/// Chunks signed per transaction by [`sign_unsigned`].
+const UNSIGNED_STEP: i64 = 64;
+
+/// Signs the chunks written before signatures existed (`signed` false): each one's signature
+/// from its logs' search text, a transaction per [`UNSIGNED_STEP`] chunks, under the advisory
+/// lock [`index_unchunked`] takes. Returns how many.
+pub(crate) async fn sign_unsigned(connection: &mut AsyncPgConnection) -> Result<u64, DieselError> {
+    let mut signed = 0_u64;
+    loop {
+        let step = connection
+            .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+                diesel::sql_query("SELECT pg_advisory_xact_lock($1)")
+                    .bind::<BigInt, _>(UNCHUNKED_LOCK)
+                    .execute(connection)
+                    .await?;
+                let chunks: Vec<UnsignedChunk> = diesel::sql_query(
+                    "SELECT id, workspace_id FROM log_chunks WHERE NOT signed ORDER BY workspace_id, id LIMIT $1",
+                )
+                .bind::<BigInt, _>(UNSIGNED_STEP)
+                .load(connection)
+                .await?;
+                let mut signatures = Vec::with_capacity(chunks.len());
+                for chunk in &chunks {
+                    let texts: Vec<SearchText> =
+                        diesel::sql_query("SELECT search_text FROM logs WHERE workspace_id = $1 AND chunk_id = $2")
+                            .bind::<SqlUuid, _>(chunk.workspace_id)
+                            .bind::<BigInt, _>(chunk.id)
+                            .load(connection)
+                            .await?;
+                    let mut signature = Signature::new();
+                    for text in &texts {
+                        run_trigram_codes(&text.search_text, |code| signature.insert(trigram_signature_key(code)));
+                        signature.insert_text(&text.search_text);
+                    }
+                    signatures.push(signature.folded());
+                }
+                let ids: Vec<i64> = chunks.iter().map(|chunk| chunk.id).collect();
+                let workspaces: Vec<Uuid> = chunks.iter().map(|chunk| chunk.workspace_id).collect();
+                crate::signatures::insert(connection, &ids, &workspaces, &signatures).await?;
+                diesel::sql_query("UPDATE log_chunks SET signed = true WHERE id = ANY($1)")
+                    .bind::<Array<BigInt>, _>(&ids)
+                    .execute(connection)
+                    .await?;
+                Ok(chunks.len() as u64)
+            })
+            .await?;
+        signed += step;
+        if step < UNSIGNED_STEP as u64 {
+            return Ok(signed);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -344,68 +404,28 @@ mod tests {
         assert_eq!(spans, [(a, 3, 5, 2), (a, 9, 9, 1), (b, 1, 1, 1)]);
     }
 
-    /// Stored filters were built with these bits: the mix must never change.
+    /// A chunk's signature holds the trigrams and the identifiers of its logs' text.
     #[test]
-    fn bloom_bits_are_stable_and_in_range() {
-        let code = sluice_store::grams::trigram_code(['a', 'b', 'c']);
-        assert_eq!(bloom_bits(code), bloom_bits(code));
-        assert_eq!(bloom_bits(0), [0, 0, 0]);
-        assert_eq!(bloom_bits(1), [1_509, 26_752, 9_349]);
-        for code in [1, code, u64::MAX >> 1] {
-            assert!(bloom_bits(code).iter().all(|&bit| (bit as usize) < BLOOM_BYTES * 8));
-        }
-    }
-
-    /// A chunk's filter holds every bit of every trigram of its logs' text.
-    #[test]
-    fn a_chunk_filter_holds_each_trigram_of_its_logs() {
+    fn a_chunk_signature_holds_its_logs_trigrams_and_identifiers() {
+        use sluice_store::grams::{needle_run_trigrams, needle_signature_keys};
+        use sluice_store::signature::{holds, needle_positions};
         let mut chunker = Chunker::new(10);
         chunker.add(Uuid::nil(), 0, "connection refused", &FACETS);
-        chunker.add(Uuid::nil(), 1, "disk full", &FACETS);
-        let bloom = &chunker.chunks[0].bloom;
-        let set = |bit: u32| bloom[bit as usize / 8] & (1 << (bit % 8)) != 0;
+        chunker.add(Uuid::nil(), 1, "disk full on ord-4821937", &FACETS);
+        let signature = chunker.chunks[0].signature.folded();
+        assert_eq!(signature.len(), sluice_store::signature::MIN_SIGNATURE_BYTES);
         for needle in ["refused", "disk full", "con"] {
-            assert!(sluice_store::grams::needle_trigrams(needle).into_iter().flat_map(bloom_bits).all(set), "{needle}");
+            let keys: Vec<u64> = needle_run_trigrams(needle).into_iter().map(trigram_signature_key).collect();
+            assert!(holds(&signature, &needle_positions(&keys)), "{needle}");
         }
-        let ones: u32 = bloom.iter().map(|byte| byte.count_ones()).sum();
-        assert!(ones <= 3 * 23, "{ones} bits for at most 23 trigrams");
+        assert!(holds(&signature, &needle_positions(&needle_signature_keys("ord-4821937"))));
     }
 
-    /// A folded filter keeps every trigram's bits, at `bit % its bits`, and is smaller the
-    /// fewer trigrams it holds; a full chunk's stays whole, and so does a facet filter of
-    /// many distinct values.
+    /// Facet filters are folded to fit what they hold.
     #[test]
-    fn a_folded_filter_keeps_every_trigram_and_fits_its_count() {
-        let holds = |filter: &[u8], needle: &str| {
-            let bits = (filter.len() * 8) as u32;
-            sluice_store::grams::needle_trigrams(needle)
-                .into_iter()
-                .flat_map(bloom_bits)
-                .all(|bit| filter[(bit % bits) as usize / 8] & (1 << (bit % bits % 8)) != 0)
-        };
+    fn a_folded_facet_filter_fits_its_count() {
         let mut one = Chunker::new(1);
-        one.add(Uuid::nil(), 0, "connection refused by db-7", &FACETS);
-        let small = folded(&one.chunks[0].bloom);
-        // 24 trigrams: 384 bits wanted, so the floor of 64 bytes.
-        assert_eq!(small.len(), MIN_FILTER_BYTES);
-        assert!(holds(&small, "connection refused by db-7"));
-        assert!(holds(&one.chunks[0].bloom, "refused"));
-
-        let mut many = Chunker::new(1);
-        let text: String = (0..100).map(|n| format!("word{n} host-{} ", n * 7919)).collect();
-        many.add(Uuid::nil(), 0, &text, &FACETS);
-        let middle = folded(&many.chunks[0].bloom);
-        assert!(middle.len() > MIN_FILTER_BYTES && middle.len() < BLOOM_BYTES, "{} bytes", middle.len());
-        assert!(middle.len().is_power_of_two());
-        for n in [0, 17, 99] {
-            assert!(holds(&middle, &format!("word{n} host-{}", n * 7919)), "{n}");
-        }
-
-        let mut full = Chunker::new(1);
-        let text: String = (0..4000).map(|n| format!("{n:x}-{} ", n * 104_729)).collect();
-        full.add(Uuid::nil(), 0, &text, &FACETS);
-        assert_eq!(folded(&full.chunks[0].bloom).len(), BLOOM_BYTES);
-
+        one.add(Uuid::nil(), 0, "x", &FACETS);
         let mut users = Chunker::new(300);
         let ids: Vec<String> = (0..300).map(|n| format!("user-{n}")).collect();
         for id in &ids {

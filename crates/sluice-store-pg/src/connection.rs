@@ -16,6 +16,7 @@ use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfi
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use sluice_store::{Clock, GroupOptions, Store, StoreError, system_clock};
+use uuid::Uuid;
 
 use crate::chunks;
 use crate::error::{backend, from_diesel, from_pool, unavailable};
@@ -35,8 +36,11 @@ pub struct PgStore {
     /// The partitions of `logs` this process knows of (reloaded under the partition lock
     /// before any change, and whenever an insert finds one missing).
     pub(crate) partitions: Arc<Mutex<Partitions>>,
-    pub(crate) dense_hits: i64,
-    pub(crate) walk_rows: i64,
+    /// Chunks of a workspace's signatures gathered into one block.
+    pub(crate) block_chunks: usize,
+    /// Chunks written per workspace by this process since it last looked for a block to seal
+    /// ([`crate::signatures::seal_due`]).
+    pub(crate) unsealed: Arc<Mutex<std::collections::HashMap<Uuid, usize>>>,
     pub(crate) call_timeout: Duration,
     pub(crate) group: GroupOptions,
     pub(crate) chunk_rows: usize,
@@ -67,16 +71,14 @@ pub struct PgOptions {
     /// unavailable. Also the server's `statement_timeout` and the sockets' TCP user timeout,
     /// so a network that stops answering without a reset cannot hold a request.
     pub call_timeout: Duration,
-    /// A search whose index proposes chunks holding more logs than this (in the workspace)
-    /// first walks the workspace's newest logs instead, as the SQLite store does.
-    pub search_dense_hits: u32,
-    /// How many logs such a walk reads at most before it reads every candidate instead.
-    pub search_walk_rows: u32,
     /// How concurrent inserts are grouped into transactions.
     pub group: GroupOptions,
     /// The most logs one chunk of the search index covers ([`chunks`]): more make ingest
     /// cheaper (fewer distinct trigrams per log) and a rare needle's search read more logs.
     pub index_chunk_rows: usize,
+    /// The chunks whose signatures are gathered into one block, bit-sliced
+    /// (`sluice_store::signature`): at most `sluice_store::signature::BLOCK_CHUNKS`.
+    pub index_block_chunks: usize,
     /// "Now", for housekeeping: which days get a partition of their own (the server passes
     /// the clock its requests use; tests move it).
     pub clock: Clock,
@@ -90,10 +92,9 @@ impl std::fmt::Debug for PgOptions {
             .field("create_timeout", &self.create_timeout)
             .field("recycle_timeout", &self.recycle_timeout)
             .field("call_timeout", &self.call_timeout)
-            .field("search_dense_hits", &self.search_dense_hits)
-            .field("search_walk_rows", &self.search_walk_rows)
             .field("group", &self.group)
             .field("index_chunk_rows", &self.index_chunk_rows)
+            .field("index_block_chunks", &self.index_block_chunks)
             .finish_non_exhaustive()
     }
 }
@@ -106,9 +107,8 @@ impl Default for PgOptions {
             create_timeout: Duration::from_secs(5),
             recycle_timeout: Duration::from_secs(2),
             call_timeout: Duration::from_secs(10),
-            search_dense_hits: 50_000,
-            search_walk_rows: 100_000,
             index_chunk_rows: 256,
+            index_block_chunks: sluice_store::signature::BLOCK_CHUNKS,
             // Three writers: one PostgreSQL backend runs one transaction on one core, so
             // concurrent groups use both (measured with `cargo xtask bench ingest`: 1 writer
             // 8.4k, 2 13.8k, 3 16.8k, 4 15.2-16.3k logs/s). They hold the rows every group
@@ -193,8 +193,8 @@ impl PgStore {
         let store = PgStore {
             pool,
             partitions: Arc::new(Mutex::new(Partitions::default())),
-            dense_hits: i64::from(options.search_dense_hits),
-            walk_rows: i64::from(options.search_walk_rows),
+            block_chunks: options.index_block_chunks,
+            unsealed: Arc::default(),
             call_timeout: options.call_timeout,
             group: options.group,
             chunk_rows: options.index_chunk_rows,
@@ -208,6 +208,12 @@ impl PgStore {
         if indexed > 0 {
             tracing::info!(logs = indexed, "indexed logs the search index did not cover");
         }
+        // Chunks written before signatures existed get theirs, and blocks due are sealed.
+        let signed = chunks::sign_unsigned(&mut connection).await.map_err(from_diesel)?;
+        if signed > 0 {
+            tracing::info!(chunks = signed, "signed chunks of the search index written before signatures");
+        }
+        crate::signatures::seal_due(&mut connection, None, store.block_chunks).await.map_err(from_diesel)?;
         drop(connection);
         Ok(store)
     }
@@ -276,7 +282,9 @@ impl Store for PgStore {
         // (a rolling upgrade) become searchable here; usually one probe of an empty index.
         self.with_deadline(async {
             let mut connection = self.connection().await?;
-            chunks::index_unchunked(&mut connection, self.chunk_rows).await.map_err(from_diesel)
+            chunks::index_unchunked(&mut connection, self.chunk_rows).await.map_err(from_diesel)?;
+            chunks::sign_unsigned(&mut connection).await.map_err(from_diesel)?;
+            crate::signatures::seal_due(&mut connection, None, self.block_chunks).await.map_err(from_diesel)
         })
         .await?;
         Ok(())

@@ -188,6 +188,7 @@ impl LogWrites for PgStore {
                     Err(error) => return Err(from_diesel(error)),
                 }
             }
+            self.after_insert(group, &refused);
             Ok(refused.iter().map(|&refused| if refused { Err(StoreError::QuotaExceeded) } else { Ok(()) }).collect())
         })
         .await

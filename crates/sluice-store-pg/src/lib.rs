@@ -37,6 +37,7 @@ mod rollups;
 mod rows;
 mod schema;
 mod search;
+mod signatures;
 mod slots;
 mod tenancy;
 mod text;

@@ -178,9 +178,12 @@ impl PgStore {
             let read: Vec<LogRow> =
                 query.select(LogRow::as_select()).load(&mut connection).await.map_err(from_diesel)?;
             rows.extend(read.into_iter().filter(|row| keep(row)));
+            // Only the newest `need` can be on the page: memory holds them and one step.
+            rows.sort_by_key(|row| std::cmp::Reverse((row.ts, row.id)));
+            rows.truncate(need);
             after = Some((bound, last));
             // Unread chunks end at `bound` or before: the rows after it are final.
-            if (chunks.len() as i64) < step || rows.iter().filter(|row| row.ts > bound).count() >= need {
+            if (chunks.len() as i64) < step || (rows.len() >= need && rows.iter().all(|row| row.ts > bound)) {
                 break;
             }
             step = (step * CHUNK_WALK_GROWTH).min(CHUNK_WALK_MAX);

@@ -95,6 +95,7 @@ impl PgStore {
                             .bind::<BigInt, _>(dropped_before)
                             .execute(connection)
                             .await?;
+                        crate::signatures::drop_orphans(connection, None).await?;
                     }
                     Ok((dropped, partitions))
                 })
@@ -157,15 +158,21 @@ impl LogRetention for PgStore {
         // only adds candidates the exact check drops.
         self.with_deadline(async {
             let mut connection = self.connection().await?;
-            diesel::sql_query(
-                "DELETE FROM log_chunks WHERE workspace_id = $1 AND max_ts < $2 AND NOT EXISTS \
-                 (SELECT 1 FROM logs WHERE logs.workspace_id = $1 AND logs.chunk_id = log_chunks.id)",
-            )
-            .bind::<diesel::sql_types::Uuid, _>(*workspace.as_uuid())
-            .bind::<BigInt, _>(cutoff_ms)
-            .execute(&mut connection)
-            .await
-            .map_err(from_diesel)
+            (*connection)
+                .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+                    diesel::sql_query(
+                        "DELETE FROM log_chunks WHERE workspace_id = $1 AND max_ts < $2 AND NOT EXISTS \
+                         (SELECT 1 FROM logs WHERE logs.workspace_id = $1 AND logs.chunk_id = log_chunks.id)",
+                    )
+                    .bind::<diesel::sql_types::Uuid, _>(*workspace.as_uuid())
+                    .bind::<BigInt, _>(cutoff_ms)
+                    .execute(connection)
+                    .await?;
+                    // Their signatures, and the blocks none of whose chunks is left.
+                    crate::signatures::drop_orphans(connection, Some(*workspace.as_uuid())).await
+                })
+                .await
+                .map_err(from_diesel)
         })
         .await?;
         Ok(deleted)

@@ -15,6 +15,32 @@ diesel::table! {
 }
 
 diesel::table! {
+    log_block_bands (workspace_id, block_id, band) {
+        workspace_id -> Uuid,
+        block_id -> Int8,
+        band -> Int4,
+        slices -> Bytea,
+    }
+}
+
+diesel::table! {
+    log_blocks (workspace_id, id) {
+        workspace_id -> Uuid,
+        id -> Int8,
+        bits -> Int4,
+        chunks -> Array<Nullable<Int8>>,
+    }
+}
+
+diesel::table! {
+    log_chunk_signatures (workspace_id, chunk_id) {
+        workspace_id -> Uuid,
+        chunk_id -> Int8,
+        signature -> Bytea,
+    }
+}
+
+diesel::table! {
     log_chunks (id) {
         id -> Int8,
         workspace_id -> Uuid,
@@ -23,6 +49,7 @@ diesel::table! {
         logs -> Int4,
         bloom -> Bytea,
         facets -> Bytea,
+        signed -> Bool,
     }
 }
 
@@ -115,6 +142,9 @@ diesel::joinable!(api_keys -> workspaces (workspace_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     api_keys,
+    log_block_bands,
+    log_blocks,
+    log_chunk_signatures,
     log_chunks,
     log_rollups,
     log_rollups_daily,

@@ -1,11 +1,10 @@
-//! Searching logs: what the needles ask of the chunks' filters and of the folded text, the
-//! candidate chunks, and the choice between reading them and walking the newest logs.
+//! Searching logs: what the needles ask of the chunks' signatures and of the folded text, and
+//! the walk over the chunks they allow, newest first.
 
 use async_trait::async_trait;
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::sql_types::Bool;
-use diesel_async::RunQueryDsl;
 use sluice_model::WorkspaceId;
 use sluice_store::page::{PageCollector, SearchableRow};
 use sluice_store::{LogFilter, LogPage, LogSearch, Page, Search, StoreError};
@@ -13,8 +12,7 @@ use sluice_store::{LogFilter, LogPage, LogSearch, Page, Search, StoreError};
 use crate::PgStore;
 use crate::chunks;
 use crate::error::from_diesel;
-use crate::list::{chunks_in_span, filtered, rows_needed, stored};
-use crate::rows::LogRow;
+use crate::list::{rows_needed, stored};
 use crate::schema::{log_chunks, logs};
 use crate::text;
 
@@ -98,29 +96,26 @@ fn filter_condition(groups: &[Vec<Vec<u32>>], has: impl Fn(i32) -> ChunkConditio
     }))
 }
 
-/// What the chunk index can narrow `search` to: for every index group, a chunk whose filter
-/// may hold all the trigrams of one of its needles (as stored: [`text`]). `None` when the
-/// query gives the index nothing.
-fn chunk_condition(search: &Search) -> Option<ChunkCondition> {
-    let groups: Vec<Vec<Vec<u32>>> = search
+/// The signature positions the index looks `search` up by: for every index group whose
+/// needles all have keys, each needle's positions (its signature keys, or else its run
+/// trigrams: [`sluice_store::grams`]). A group with a needle without keys (`a-b`, `123`)
+/// narrows nothing and is left out. Empty when the query gives the index nothing.
+fn signature_groups(search: &Search) -> Vec<Vec<Vec<u32>>> {
+    use sluice_store::grams::{needle_run_trigrams, needle_signature_keys, trigram_signature_key};
+    let needle = |needle: &str| {
+        let encoded = text::encode(needle);
+        let mut keys = needle_signature_keys(&encoded);
+        if keys.is_empty() {
+            keys = needle_run_trigrams(&encoded).into_iter().map(trigram_signature_key).collect();
+        }
+        (!keys.is_empty()).then(|| sluice_store::signature::needle_positions(&keys))
+    };
+    search
         .query
         .index_groups()
         .into_iter()
-        .map(|group| {
-            group
-                .into_iter()
-                .map(|needle| {
-                    sluice_store::grams::needle_trigrams(&text::encode(needle))
-                        .into_iter()
-                        .flat_map(chunks::bloom_bits)
-                        .collect()
-                })
-                .collect()
-        })
-        .collect();
-    filter_condition(&groups, |bit| {
-        Box::new(get_bit(log_chunks::bloom, modulo(bit, octet_length(log_chunks::bloom) * 8)).eq(1))
-    })
+        .filter_map(|group| group.into_iter().map(&needle).collect::<Option<Vec<Vec<u32>>>>())
+        .collect()
 }
 
 /// What the chunks' facet filters can narrow `filter` to: chunks whose filter may hold each of
@@ -146,41 +141,30 @@ pub(crate) fn facet_condition(filter: &LogFilter) -> Option<ChunkCondition> {
 }
 
 impl PgStore {
-    /// The candidate chunks of `search` in the workspace whose time span meets the filter's
-    /// (their filters tested in place): their ids and how many logs they hold.
-    async fn candidate_chunks(
+    /// The chunks every group allows (a group allows those any of its needles may be in,
+    /// by the chunks' signatures). `groups` is not empty.
+    async fn allowed_chunks(
         &self,
         workspace: WorkspaceId,
-        search: &Search,
-        filter: &LogFilter,
-    ) -> Result<Vec<(i64, i32)>, StoreError> {
-        let Some(condition) = chunk_condition(search) else { return Ok(Vec::new()) };
-        let query = chunks_in_span(&workspace, filter).filter(condition).select((log_chunks::id, log_chunks::logs));
+        groups: &[Vec<Vec<u32>>],
+    ) -> Result<std::collections::HashSet<i64>, StoreError> {
         let mut connection = self.connection().await?;
-        query.load(&mut connection).await.map_err(from_diesel)
-    }
-
-    /// The logs of `chunks` that the index's needles are in (a `LIKE` on the search text, so
-    /// few rows leave the server), filtered, newest first.
-    async fn chunk_logs(
-        &self,
-        workspace: WorkspaceId,
-        search: &Search,
-        filter: &LogFilter,
-        chunks: Vec<i64>,
-    ) -> Result<Vec<LogRow>, StoreError> {
-        let Some(condition) = index_condition(search) else { return Ok(Vec::new()) };
-        if chunks.is_empty() {
-            return Ok(Vec::new());
+        let mut allowed: Option<std::collections::HashSet<i64>> = None;
+        for group in groups {
+            let mut any = std::collections::HashSet::new();
+            for positions in group {
+                any.extend(
+                    crate::signatures::candidates(&mut connection, *workspace.as_uuid(), positions)
+                        .await
+                        .map_err(from_diesel)?,
+                );
+            }
+            allowed = Some(match allowed {
+                None => any,
+                Some(allowed) => allowed.intersection(&any).copied().collect(),
+            });
         }
-        let query = filtered(&workspace, filter)
-            .filter(logs::chunk_id.eq_any(chunks))
-            .filter(condition)
-            .select(LogRow::as_select());
-        let mut connection = self.connection().await?;
-        let mut rows: Vec<LogRow> = query.load(&mut connection).await.map_err(from_diesel)?;
-        rows.sort_by_key(|row| std::cmp::Reverse((row.ts, row.id)));
-        Ok(rows)
+        Ok(allowed.unwrap_or_default())
     }
 }
 
@@ -195,46 +179,43 @@ impl LogSearch for PgStore {
     ) -> Result<LogPage, StoreError> {
         self.with_deadline(async move {
             let mut collector = PageCollector::new(search, page);
-            // A filter on a facet: the chunks that may hold its value (and the needles), newest
-            // first; the needles narrow the rows read as in `chunk_logs`.
-            if facet_condition(filter).is_some() {
-                let need = rows_needed(page);
-                let chunks = || all_of([chunk_condition(search), facet_condition(filter)].into_iter().flatten());
-                let rows = self
-                    .chunk_walk(
-                        workspace,
-                        filter,
-                        &chunks,
-                        &|| index_condition(search),
-                        &|row| row.matches(search),
-                        need,
-                    )
-                    .await?;
-                collector.offer_all(rows)?;
+            let need = rows_needed(page);
+            let groups = signature_groups(search);
+            if groups.is_empty() {
+                // Nothing the index can narrow: the chunks that may hold a filtered facet's
+                // value, or else the filtered logs, newest first.
+                if facet_condition(filter).is_some() {
+                    let rows = self
+                        .chunk_walk(
+                            workspace,
+                            filter,
+                            &|| facet_condition(filter),
+                            &|| index_condition(search),
+                            &|row| row.matches(search),
+                            need,
+                        )
+                        .await?;
+                    collector.offer_all(rows)?;
+                } else {
+                    self.walk(workspace, filter, &mut collector, None).await?;
+                }
                 return Ok(collector.finish());
             }
-            // Without an indexable needle: walk the filtered logs newest first.
-            if index_condition(search).is_none() {
-                self.walk(workspace, filter, &mut collector, None).await?;
+            // The chunks the signatures allow, newest first, until the page is decided; the
+            // needles narrow the rows read (a `LIKE` on the search text, so few rows leave the
+            // server), and each is checked exactly.
+            let allowed: Vec<i64> = self.allowed_chunks(workspace, &groups).await?.into_iter().collect();
+            if allowed.is_empty() {
                 return Ok(collector.finish());
             }
-            // Candidate chunks holding few logs: read just those, whatever the workspace's size.
-            let chunks = self.candidate_chunks(workspace, search, filter).await?;
-            let candidates: i64 = chunks.iter().map(|(_, logs)| i64::from(*logs)).sum();
-            let ids: Vec<i64> = chunks.into_iter().map(|(id, _)| id).collect();
-            if candidates <= self.dense_hits {
-                collector.offer_all(self.chunk_logs(workspace, search, filter, ids).await?)?;
-                return Ok(collector.finish());
-            }
-            // A common needle: look in the newest logs first, for a bounded number of rows
-            // (while the page is open, every row read was offered: `read` counts them).
-            let open = self.walk(workspace, filter, &mut collector, Some(self.walk_rows)).await?;
-            if !open || (collector.read() as i64) < self.walk_rows {
-                return Ok(collector.finish());
-            }
-            // Common, but not among the newest: every candidate chunk's logs, newest first.
-            let mut collector = PageCollector::new(search, page);
-            collector.offer_all(self.chunk_logs(workspace, search, filter, ids).await?)?;
+            let chunks = || -> Option<ChunkCondition> {
+                let listed: ChunkCondition = Box::new(log_chunks::id.eq_any(allowed.clone()));
+                all_of([Some(listed), facet_condition(filter)].into_iter().flatten())
+            };
+            let rows = self
+                .chunk_walk(workspace, filter, &chunks, &|| index_condition(search), &|row| row.matches(search), need)
+                .await?;
+            collector.offer_all(rows)?;
             Ok(collector.finish())
         })
         .await

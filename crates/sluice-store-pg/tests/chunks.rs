@@ -1,6 +1,7 @@
 //! The PostgreSQL store's chunked search index, on a real server: logs without a chunk (stored
-//! before the index existed) are indexed when a store connects, and retention drops the
-//! chunks it empties.
+//! before the index existed) are indexed, and chunks without a signature signed, when a store
+//! connects; signatures gather into blocks that find identifiers; retention drops the chunks,
+//! signatures and blocks it empties.
 
 use diesel::prelude::*;
 use diesel::sql_types::BigInt;
@@ -58,6 +59,85 @@ async fn logs_without_a_chunk_are_indexed_when_a_store_connects() {
     assert_eq!(found(&store, workspace.id, "\"number 3\"").await, ["Zebra number 3"]);
     store.insert_logs(workspace.id, &[log("Zebra number 9", T0 + 9)]).await.expect("insert");
     assert_eq!(found(&store, workspace.id, "zebra").await.len(), 6);
+    drop(store);
+}
+
+#[tokio::test]
+async fn chunks_without_a_signature_are_signed_when_a_store_connects() {
+    let database = TestDatabase::new("sluice_chunks").await;
+    let store = PgStore::connect(database.url(), &options()).await.expect("connect");
+    let workspace = Workspace::new("w", Plan::Enterprise, T0);
+    store.create_workspace(&workspace).await.expect("workspace");
+    let logs: Vec<_> = (0..5).map(|n| log(&format!("Zebra ORD-{:07}", 4_800_000 + n), T0 + n)).collect();
+    store.insert_logs(workspace.id, &logs).await.expect("insert");
+    drop(store);
+
+    // As chunks written before signatures existed.
+    let mut connection = AsyncPgConnection::establish(database.url()).await.expect("connect");
+    connection
+        .batch_execute("DELETE FROM log_chunk_signatures; UPDATE log_chunks SET signed = false;")
+        .await
+        .expect("forget");
+    let store = PgStore::connect(database.url(), &options()).await.expect("reconnect");
+    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_chunks WHERE NOT signed").await, 0);
+    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_chunk_signatures").await, 3);
+    assert_eq!(found(&store, workspace.id, "ORD-4800003").await, ["Zebra ORD-4800003"]);
+    assert_eq!(found(&store, workspace.id, "zebra").await.len(), 5);
+    drop(store);
+}
+
+/// Chunk signatures are gathered into blocks once a workspace has enough of them;
+/// identifiers are found in blocks and in the chunks outside one, never in another workspace;
+/// retention drops a block once none of its chunks is left.
+#[tokio::test]
+async fn signatures_gather_into_blocks_that_find_identifiers_and_retention_drops_them() {
+    let database = TestDatabase::new("sluice_chunks").await;
+    let store =
+        PgStore::connect(database.url(), &PgOptions { index_block_chunks: 4, ..options() }).await.expect("connect");
+    let (workspace, other) = (Workspace::new("w", Plan::Enterprise, T0), Workspace::new("other", Plan::Enterprise, T0));
+    store.create_workspace(&workspace).await.expect("workspace");
+    store.create_workspace(&other).await.expect("workspace");
+    let order = |n: i64| format!("ORD-{:07}", 4_800_000 + n * 7_919);
+    let request = |n: i64| {
+        let mut x = (n as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        format!("{:016x}", x ^ (x >> 31))
+    };
+    // 21 logs in chunks of two: 11 chunks; two blocks of four, three chunks left over.
+    let logs: Vec<_> =
+        (0..21).map(|n| log(&format!("order {} req={} shipped", order(n), request(n)), T0 + n * 1_000)).collect();
+    store.insert_logs(workspace.id, &logs).await.expect("insert");
+    store.insert_logs(other.id, &[log(&format!("order {} theirs", order(3)), T0)]).await.expect("insert");
+    store.maintain().await.expect("housekeeping seals the blocks due");
+    let mut connection = AsyncPgConnection::establish(database.url()).await.expect("connect");
+    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_blocks").await, 2);
+    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_chunk_signatures").await, 3 + 1);
+    for n in 0..21 {
+        let expected = [format!("order {} req={} shipped", order(n), request(n))];
+        assert_eq!(found(&store, workspace.id, &order(n)).await, expected, "order {n}");
+        assert_eq!(found(&store, workspace.id, &request(n)[2..14]).await, expected, "request {n}");
+    }
+    assert_eq!(found(&store, other.id, &order(3)).await, [format!("order {} theirs", order(3))]);
+    assert!(found(&store, workspace.id, "ORD-9999999").await.is_empty());
+    // Words go by the trigrams in the signatures.
+    assert_eq!(found(&store, workspace.id, "shipped").await.len(), 21);
+
+    // The first 10 logs: the first block's 8 and the first two of the second.
+    assert_eq!(store.delete_logs_before(workspace.id, T0 + 10_000).await.expect("delete"), 10);
+    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_blocks").await, 1);
+    assert_eq!(
+        count(
+            &mut connection,
+            "SELECT count(*) AS count FROM log_block_bands WHERE block_id NOT IN (SELECT id FROM log_blocks)"
+        )
+        .await,
+        0,
+        "the emptied block's bands are gone"
+    );
+    assert!(found(&store, workspace.id, &order(2)).await.is_empty());
+    for n in 10..21 {
+        assert_eq!(found(&store, workspace.id, &order(n)).await.len(), 1, "order {n}");
+    }
     drop(store);
 }
 

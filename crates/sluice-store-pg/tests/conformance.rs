@@ -33,21 +33,14 @@ async fn fresh() -> Fixture {
 
 sluice_store::conformance_suite!(fresh);
 
-/// The same contract with search's thresholds at their smallest, so every search takes the
-/// walk of the newest logs first and, when that is not conclusive, reads every candidate;
-/// and with the index's chunks of two logs, so a batch spans several.
-mod dense_search {
+/// The same contract with the index's chunks of two logs, so a batch spans several, and their
+/// signatures gathered into blocks of three as soon as there are three, so searches read
+/// blocks and the signatures outside one.
+mod small_blocks {
     use super::*;
 
     async fn fresh() -> Fixture {
-        open(PgOptions {
-            pool_size: 4,
-            search_dense_hits: 1,
-            search_walk_rows: 3,
-            index_chunk_rows: 2,
-            ..PgOptions::default()
-        })
-        .await
+        open(PgOptions { pool_size: 4, index_chunk_rows: 2, index_block_chunks: 3, ..PgOptions::default() }).await
     }
 
     sluice_store::conformance_suite!(fresh);

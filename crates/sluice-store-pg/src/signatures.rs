@@ -1,0 +1,308 @@
+//! The chunks' signatures ([`sluice_store::signature`]) as PostgreSQL keeps them: a chunk's in
+//! `log_chunk_signatures`, written with the chunk, until the workspace has
+//! [`crate::PgOptions::index_block_chunks`] of them; then they are gathered into a block
+//! (`log_blocks`) whose slices are stored a band a row (`log_block_bands`), off the insert's
+//! path ([`seal`]). A search narrows the blocks in rounds ([`Narrowing`]: a statement per
+//! round reads the bands it needs of the blocks with a slot left) and asks one statement for
+//! the chunks not in a block yet, all in one snapshot, so a block sealed meanwhile is seen
+//! once, either way.
+
+use std::collections::HashSet;
+
+use diesel::result::Error as DieselError;
+use diesel::sql_types::{Array, BigInt, Binary, Integer, Uuid as SqlUuid};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use sluice_store::signature::{Block, Narrowing, StoredBlock};
+use uuid::Uuid;
+
+/// Writes chunks' signatures (stored form), in the transaction that writes the chunks.
+pub(crate) async fn insert(
+    connection: &mut AsyncPgConnection,
+    ids: &[i64],
+    workspaces: &[Uuid],
+    signatures: &[Vec<u8>],
+) -> Result<(), DieselError> {
+    diesel::sql_query(
+        "INSERT INTO log_chunk_signatures (chunk_id, workspace_id, signature) \
+         SELECT * FROM unnest($1::int8[], $2::uuid[], $3::bytea[])",
+    )
+    .bind::<Array<BigInt>, _>(ids)
+    .bind::<Array<SqlUuid>, _>(workspaces)
+    .bind::<Array<Binary>, _>(signatures.iter().map(Vec::as_slice).collect::<Vec<_>>())
+    .execute(connection)
+    .await?;
+    Ok(())
+}
+
+/// The chunks of the workspace (`$1`) not in a block whose signatures hold every position
+/// (`$2`): bit `p % bits` of each, as a folded signature is read.
+const UNSEALED_CANDIDATES_SQL: &str = "SELECT s.chunk_id AS id FROM log_chunk_signatures s \
+     WHERE s.workspace_id = $1 AND NOT EXISTS (SELECT 1 FROM unnest($2::int8[]) AS p(pos) \
+       WHERE get_bit(s.signature, p.pos % (octet_length(s.signature)::int8 * 8)) = 0)";
+
+#[derive(diesel::QueryableByName)]
+struct Id {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+}
+
+/// A block's header, as a search reads it.
+#[derive(diesel::QueryableByName)]
+struct BlockRow {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+    #[diesel(sql_type = Integer)]
+    bits: i32,
+    #[diesel(sql_type = Array<BigInt>)]
+    chunks: Vec<i64>,
+}
+
+/// A band of a block, as a search reads it.
+#[derive(diesel::QueryableByName)]
+struct BandRow {
+    #[diesel(sql_type = BigInt)]
+    block_id: i64,
+    #[diesel(sql_type = Integer)]
+    band: i32,
+    #[diesel(sql_type = Binary)]
+    slices: Vec<u8>,
+}
+
+/// The chunks of `workspace` whose signatures may hold a needle of `positions` (not empty), in
+/// blocks (narrowed in rounds: [`Narrowing`]) or not, read in one snapshot.
+pub(crate) async fn candidates(
+    connection: &mut AsyncPgConnection,
+    workspace: Uuid,
+    positions: &[u32],
+) -> Result<HashSet<i64>, DieselError> {
+    let positions = positions.to_vec();
+    connection
+        .build_transaction()
+        .repeatable_read()
+        .read_only()
+        .run(async move |connection: &mut AsyncPgConnection| {
+            let blocks: Vec<BlockRow> =
+                diesel::sql_query("SELECT id, bits, chunks FROM log_blocks WHERE workspace_id = $1")
+                    .bind::<SqlUuid, _>(workspace)
+                    .load(connection)
+                    .await?;
+            let stored: Vec<StoredBlock> = blocks
+                .into_iter()
+                .map(|block| StoredBlock {
+                    id: block.id,
+                    bits: u32::try_from(block.bits).unwrap_or(0),
+                    chunks: block.chunks,
+                })
+                .collect();
+            let mut narrowing = Narrowing::new(&stored, &positions);
+            while let Some((ids, bands)) = narrowing.next_round() {
+                let bands: Vec<i32> = bands.iter().map(|band| i32::try_from(*band).unwrap_or(i32::MAX)).collect();
+                let rows: Vec<BandRow> = diesel::sql_query(
+                    "SELECT block_id, band, slices FROM log_block_bands \
+                     WHERE workspace_id = $1 AND block_id = ANY($2) AND band = ANY($3)",
+                )
+                .bind::<SqlUuid, _>(workspace)
+                .bind::<Array<BigInt>, _>(&ids)
+                .bind::<Array<Integer>, _>(&bands)
+                .load(connection)
+                .await?;
+                narrowing.apply(
+                    rows.into_iter()
+                        .map(|row| (row.block_id, u32::try_from(row.band).unwrap_or(u32::MAX), row.slices))
+                        .collect(),
+                );
+            }
+            let mut found: HashSet<i64> = narrowing.chunks().into_iter().collect();
+            let positions: Vec<i64> = positions.iter().map(|position| i64::from(*position)).collect();
+            let unsealed: Vec<Id> = diesel::sql_query(UNSEALED_CANDIDATES_SQL)
+                .bind::<SqlUuid, _>(workspace)
+                .bind::<Array<BigInt>, _>(&positions)
+                .load(connection)
+                .await?;
+            found.extend(unsealed.into_iter().map(|row| row.id));
+            Ok(found)
+        })
+        .await
+}
+
+#[derive(diesel::QueryableByName)]
+struct Unsealed {
+    #[diesel(sql_type = BigInt)]
+    chunk_id: i64,
+    #[diesel(sql_type = Binary)]
+    signature: Vec<u8>,
+}
+
+/// Gathers the oldest `block_chunks` signatures of `workspace` outside a block into one, if it
+/// has that many. The block is built off the async runtime, then written with the
+/// signatures' removal in one transaction, unless another process sealed or retention dropped
+/// one of them meanwhile. Returns whether it sealed one.
+pub(crate) async fn seal(
+    connection: &mut AsyncPgConnection,
+    workspace: Uuid,
+    block_chunks: usize,
+) -> Result<bool, DieselError> {
+    let block_chunks = block_chunks.clamp(1, sluice_store::signature::BLOCK_CHUNKS);
+    let rows: Vec<Unsealed> = diesel::sql_query(
+        "SELECT chunk_id, signature FROM log_chunk_signatures WHERE workspace_id = $1 ORDER BY chunk_id LIMIT $2",
+    )
+    .bind::<SqlUuid, _>(workspace)
+    .bind::<BigInt, _>(block_chunks as i64)
+    .load(connection)
+    .await?;
+    if rows.len() < block_chunks {
+        return Ok(false);
+    }
+    let (ids, block) = tokio::task::spawn_blocking(move || {
+        let views: Vec<&[u8]> = rows.iter().map(|row| row.signature.as_slice()).collect();
+        let block = Block::build(&views);
+        (rows.iter().map(|row| row.chunk_id).collect::<Vec<i64>>(), block)
+    })
+    .await
+    .map_err(|error| DieselError::QueryBuilderError(format!("building a block: {error}").into()))?;
+    let (bands, slices): (Vec<i32>, Vec<Vec<u8>>) = block
+        .bands
+        .into_iter()
+        .enumerate()
+        .filter_map(|(band, slices)| Some((i32::try_from(band).ok()?, slices?)))
+        .unzip();
+    let first = <[i64]>::first(&ids).copied().unwrap_or_default();
+    let bits = i32::try_from(block.bits).unwrap_or(i32::MAX);
+    let sealed = connection
+        .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+            let removed =
+                diesel::sql_query("DELETE FROM log_chunk_signatures WHERE workspace_id = $1 AND chunk_id = ANY($2)")
+                    .bind::<SqlUuid, _>(workspace)
+                    .bind::<Array<BigInt>, _>(&ids)
+                    .execute(connection)
+                    .await?;
+            if removed != ids.len() {
+                return Err(DieselError::RollbackTransaction);
+            }
+            diesel::sql_query("INSERT INTO log_blocks (id, workspace_id, bits, chunks) VALUES ($1, $2, $3, $4)")
+                .bind::<BigInt, _>(first)
+                .bind::<SqlUuid, _>(workspace)
+                .bind::<Integer, _>(bits)
+                .bind::<Array<BigInt>, _>(&ids)
+                .execute(connection)
+                .await?;
+            diesel::sql_query(
+                "INSERT INTO log_block_bands (workspace_id, band, block_id, slices) \
+                 SELECT $1, band, $2, slices FROM unnest($3::int4[], $4::bytea[]) AS u(band, slices)",
+            )
+            .bind::<SqlUuid, _>(workspace)
+            .bind::<BigInt, _>(first)
+            .bind::<Array<Integer>, _>(&bands)
+            .bind::<Array<Binary>, _>(slices.iter().map(Vec::as_slice).collect::<Vec<_>>())
+            .execute(connection)
+            .await?;
+            Ok(())
+        })
+        .await;
+    match sealed {
+        Ok(()) => Ok(true),
+        Err(DieselError::RollbackTransaction) => Ok(false),
+        Err(error) => Err(error),
+    }
+}
+
+#[derive(diesel::QueryableByName)]
+struct Workspace {
+    #[diesel(sql_type = SqlUuid)]
+    workspace_id: Uuid,
+}
+
+/// Seals every block due: of every workspace with `block_chunks` signatures outside one (or of
+/// `only`, when given). Returns how many.
+pub(crate) async fn seal_due(
+    connection: &mut AsyncPgConnection,
+    only: Option<Uuid>,
+    block_chunks: usize,
+) -> Result<u64, DieselError> {
+    let workspaces: Vec<Uuid> = match only {
+        Some(workspace) => vec![workspace],
+        None => diesel::sql_query(
+            "SELECT workspace_id FROM log_chunk_signatures GROUP BY workspace_id HAVING count(*) >= $1",
+        )
+        .bind::<BigInt, _>(block_chunks.max(1) as i64)
+        .load::<Workspace>(connection)
+        .await?
+        .into_iter()
+        .map(|row| row.workspace_id)
+        .collect(),
+    };
+    let mut sealed = 0;
+    for workspace in workspaces {
+        while seal(connection, workspace, block_chunks).await? {
+            sealed += 1;
+        }
+    }
+    Ok(sealed)
+}
+
+/// After retention deleted chunks: drops the signatures of chunks that are gone, and the
+/// blocks none of whose chunks is left, with their bands.
+pub(crate) async fn drop_orphans(
+    connection: &mut AsyncPgConnection,
+    workspace: Option<Uuid>,
+) -> Result<(), DieselError> {
+    diesel::sql_query(
+        "DELETE FROM log_chunk_signatures s WHERE ($1::uuid IS NULL OR s.workspace_id = $1) \
+         AND NOT EXISTS (SELECT 1 FROM log_chunks c WHERE c.id = s.chunk_id)",
+    )
+    .bind::<diesel::sql_types::Nullable<SqlUuid>, _>(workspace)
+    .execute(connection)
+    .await?;
+    diesel::sql_query(
+        "WITH gone AS (DELETE FROM log_blocks k WHERE ($1::uuid IS NULL OR k.workspace_id = $1) \
+           AND NOT EXISTS (SELECT 1 FROM log_chunks c WHERE c.id = ANY(k.chunks)) \
+           RETURNING k.id, k.workspace_id) \
+         DELETE FROM log_block_bands b USING gone \
+         WHERE b.workspace_id = gone.workspace_id AND b.block_id = gone.id",
+    )
+    .bind::<diesel::sql_types::Nullable<SqlUuid>, _>(workspace)
+    .execute(connection)
+    .await?;
+    Ok(())
+}
+
+impl crate::PgStore {
+    /// After an insert committed: counts the chunks it wrote for each workspace, and once a
+    /// workspace may have a block due, seals it in a task of its own, off the insert's path.
+    /// The count is this process's guess (other processes write too); [`seal_due`] asks the
+    /// database, and housekeeping (`Store::maintain`) seals whatever is left.
+    pub(crate) fn after_insert(&self, group: &[sluice_store::WriteBatch], refused: &[bool]) {
+        let mut due = Vec::new();
+        {
+            let mut unsealed = self.unsealed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            for (batch, refused) in group.iter().zip(refused) {
+                if *refused || batch.logs.is_empty() {
+                    continue;
+                }
+                let workspace = *batch.workspace.as_uuid();
+                let count = unsealed.entry(workspace).or_default();
+                *count += batch.logs.len().div_ceil(self.chunk_rows.max(1));
+                if *count >= self.block_chunks {
+                    *count = 0;
+                    due.push(workspace);
+                }
+            }
+        }
+        for workspace in due {
+            let store = self.clone();
+            tokio::spawn(async move {
+                let sealed = store
+                    .with_deadline(async {
+                        let mut connection = store.connection().await?;
+                        seal_due(&mut connection, Some(workspace), store.block_chunks)
+                            .await
+                            .map_err(crate::error::from_diesel)
+                    })
+                    .await;
+                if let Err(error) = sealed {
+                    tracing::warn!(%error, "sealing a block of chunk signatures failed; housekeeping retries");
+                }
+            });
+        }
+    }
+}
