@@ -284,7 +284,8 @@ impl Store for PgStore {
             let mut connection = self.connection().await?;
             chunks::index_unchunked(&mut connection, self.chunk_rows).await.map_err(from_diesel)?;
             chunks::sign_unsigned(&mut connection).await.map_err(from_diesel)?;
-            crate::signatures::seal_due(&mut connection, None, self.block_chunks).await.map_err(from_diesel)
+            crate::signatures::seal_due(&mut connection, None, self.block_chunks).await.map_err(from_diesel)?;
+            crate::signatures::analyze_stale_partitions(&mut connection).await.map_err(from_diesel)
         })
         .await?;
         Ok(())

@@ -12,7 +12,7 @@ use sluice_store::{LogFilter, LogPage, LogSearch, Page, Search, StoreError};
 use crate::PgStore;
 use crate::chunks;
 use crate::error::from_diesel;
-use crate::list::{rows_needed, stored};
+use crate::list::{ChunkWalk, rows_needed, stored};
 use crate::schema::{log_chunks, logs};
 use crate::text;
 
@@ -95,6 +95,10 @@ fn filter_condition(groups: &[Vec<Vec<u32>>], has: impl Fn(i32) -> ChunkConditio
         }))
     }))
 }
+
+/// The most allowed chunks a search names to the database; more are kept as the walk reads
+/// the workspace's chunks by recency.
+const LISTED_CHUNKS: usize = 4_096;
 
 /// The signature positions the index looks `search` up by: for every index group whose
 /// needles all have keys, each needle's positions (its signature keys, or else its run
@@ -189,9 +193,12 @@ impl LogSearch for PgStore {
                         .chunk_walk(
                             workspace,
                             filter,
-                            &|| facet_condition(filter),
-                            &|| index_condition(search),
-                            &|row| row.matches(search),
+                            &ChunkWalk {
+                                chunk_condition: &|| facet_condition(filter),
+                                keep_chunk: &|_| true,
+                                row_condition: &|| index_condition(search),
+                                keep: &|row| row.matches(search),
+                            },
                             need,
                         )
                         .await?;
@@ -204,16 +211,31 @@ impl LogSearch for PgStore {
             // The chunks the signatures allow, newest first, until the page is decided; the
             // needles narrow the rows read (a `LIKE` on the search text, so few rows leave the
             // server), and each is checked exactly.
-            let allowed: Vec<i64> = self.allowed_chunks(workspace, &groups).await?.into_iter().collect();
+            let allowed = self.allowed_chunks(workspace, &groups).await?;
             if allowed.is_empty() {
                 return Ok(collector.finish());
             }
+            // A few: named to the database, which reads just those; many (a common needle):
+            // the workspace's chunks by recency, those allowed kept here, so a page decided in
+            // the newest few costs no list of every chunk.
+            let listed: Option<Vec<i64>> = (allowed.len() <= LISTED_CHUNKS).then(|| allowed.iter().copied().collect());
             let chunks = || -> Option<ChunkCondition> {
-                let listed: ChunkCondition = Box::new(log_chunks::id.eq_any(allowed.clone()));
-                all_of([Some(listed), facet_condition(filter)].into_iter().flatten())
+                let listed: Option<ChunkCondition> =
+                    listed.as_ref().map(|ids| -> ChunkCondition { Box::new(log_chunks::id.eq_any(ids.clone())) });
+                all_of([listed, facet_condition(filter)].into_iter().flatten())
             };
             let rows = self
-                .chunk_walk(workspace, filter, &chunks, &|| index_condition(search), &|row| row.matches(search), need)
+                .chunk_walk(
+                    workspace,
+                    filter,
+                    &ChunkWalk {
+                        chunk_condition: &chunks,
+                        keep_chunk: &|id| allowed.contains(&id),
+                        row_condition: &|| index_condition(search),
+                        keep: &|row| row.matches(search),
+                    },
+                    need,
+                )
                 .await?;
             collector.offer_all(rows)?;
             Ok(collector.finish())
