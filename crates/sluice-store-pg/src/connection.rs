@@ -77,7 +77,9 @@ pub struct PgOptions {
     /// cheaper (fewer distinct trigrams per log) and a rare needle's search read more logs.
     pub index_chunk_rows: usize,
     /// The chunks whose signatures are gathered into one block, bit-sliced
-    /// (`sluice_store::signature`): at most `sluice_store::signature::BLOCK_CHUNKS`.
+    /// (`sluice_store::signature`): at most `sluice_store::signature::BLOCK_CHUNKS`. 256: a
+    /// search tests each chunk not in a block yet with `get_bit` on its signature, which
+    /// PostgreSQL reads whole (32 KiB) for every position.
     pub index_block_chunks: usize,
     /// "Now", for housekeeping: which days get a partition of their own (the server passes
     /// the clock its requests use; tests move it).
@@ -108,7 +110,7 @@ impl Default for PgOptions {
             recycle_timeout: Duration::from_secs(2),
             call_timeout: Duration::from_secs(10),
             index_chunk_rows: 256,
-            index_block_chunks: sluice_store::signature::BLOCK_CHUNKS,
+            index_block_chunks: 256,
             // Three writers: one PostgreSQL backend runs one transaction on one core, so
             // concurrent groups use both (measured with `cargo xtask bench ingest`: 1 writer
             // 8.4k, 2 13.8k, 3 16.8k, 4 15.2-16.3k logs/s). They hold the rows every group

@@ -22,7 +22,9 @@ pub struct SqliteOptions {
     pub index_chunk_rows: usize,
     /// The chunks whose signatures the index gathers into one block, bit-sliced
     /// ([`index`](crate::index), `sluice_store::signature`): at most
-    /// `sluice_store::signature::BLOCK_CHUNKS`.
+    /// `sluice_store::signature::BLOCK_CHUNKS`, the default. A lookup reads a page per
+    /// position and block; the chunks not in a block yet are tested from a cache of their
+    /// signatures in memory.
     pub index_block_chunks: usize,
     /// How often a thread of the store's own indexes the logs committed since its last round
     /// ([`index`](crate::index)), off the writes' path; searches read those logs whole meanwhile. `None`:

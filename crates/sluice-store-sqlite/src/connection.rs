@@ -28,6 +28,8 @@ pub struct SqliteStore {
     pub(crate) dense_hits: u32,
     pub(crate) chunk_rows: usize,
     pub(crate) index_shape: index::Shape,
+    /// The signatures of chunks not in a block yet that searches have read.
+    pub(crate) signatures: index::SignatureCache,
     /// `None` when each insert indexes its own logs ([`SqliteOptions::index_every`]).
     pub(crate) index_every: Option<Duration>,
     /// Held by whoever takes SQLite's write lock in this process for logs (inserts, the
@@ -113,7 +115,16 @@ impl SqliteStore {
         if indexed > 0 {
             tracing::info!(logs = indexed, "indexed logs the search index did not cover");
         }
-        let background = Arc::new(Background::start(connection, write_lock.clone(), options)?);
+        // The sealer's own connection (`Background`), when a background indexes.
+        let sealer = match options.index_every {
+            Some(_) => {
+                let mut sealer = SqliteConnection::establish(&url).map_err(backend)?;
+                sealer.batch_execute(&pragmas).map_err(backend)?;
+                Some(sealer)
+            }
+            None => None,
+        };
+        let background = Arc::new(Background::start(connection, sealer, write_lock.clone(), options)?);
 
         let manager = Manager::new(url, Runtime::Tokio1);
         let pool = Pool::builder(manager)
@@ -142,6 +153,7 @@ impl SqliteStore {
             dense_hits: options.search_dense_hits,
             chunk_rows: options.index_chunk_rows,
             index_shape: index::Shape::of(options),
+            signatures: index::signature_cache(),
             index_every: options.index_every,
             write_lock,
             _background: background,

@@ -160,7 +160,34 @@ struct NewChunkRow {
 struct NewSignatureRow {
     chunk_id: i64,
     workspace_id: Vec<u8>,
+    digest: i64,
     signature: Vec<u8>,
+}
+
+/// A digest of a stored signature: tells the signature a search keeps in memory from another
+/// written under the same chunk id (after retention emptied the store). Only ever compared
+/// with a digest read from the same row, so it need not be stable across releases.
+fn digest(signature: &[u8]) -> i64 {
+    let mut hash = 0xcbf2_9ce4_8422_2325_u64 ^ signature.len() as u64;
+    for word in signature.chunks(8) {
+        let mut bytes = [0_u8; 8];
+        bytes[..word.len()].copy_from_slice(word);
+        hash = (hash ^ u64::from_le_bytes(bytes)).wrapping_mul(0x0000_0100_0000_01b3).rotate_left(29);
+    }
+    hash as i64
+}
+
+/// The signatures of chunks not in a block yet, kept in memory by chunk id with their digest,
+/// so a search tests them without reading them again (each is up to 32 KiB, and a workspace
+/// has up to a block's worth).
+pub(crate) type SignatureCache = moka::sync::Cache<i64, std::sync::Arc<(i64, Vec<u8>)>>;
+
+/// A [`SignatureCache`] of at most 256 MiB.
+pub(crate) fn signature_cache() -> SignatureCache {
+    moka::sync::Cache::builder()
+        .weigher(|_, value: &std::sync::Arc<(i64, Vec<u8>)>| u32::try_from(value.1.len()).unwrap_or(u32::MAX))
+        .max_capacity(256 * 1024 * 1024)
+        .build()
 }
 
 /// A chunk made ready to write: its row, its document as the JSON array `[rowid, keys]`, and
@@ -174,10 +201,12 @@ pub(crate) struct Written {
 impl Written {
     pub(crate) fn new(chunk: Chunk) -> Self {
         let document = vec![serde_json::Value::from(chunk.first), serde_json::Value::String(tokens(&chunk.codes))];
+        let folded = chunk.codes.signature.folded();
         let signature = NewSignatureRow {
             chunk_id: chunk.first,
             workspace_id: chunk.workspace.clone(),
-            signature: chunk.codes.signature.folded(),
+            digest: digest(&folded),
+            signature: folded,
         };
         let row = NewChunkRow {
             id: chunk.first,
@@ -311,11 +340,13 @@ pub(crate) fn signature_candidates(
     connection: &mut SqliteConnection,
     workspace: &[u8],
     positions: &[u32],
+    cache: &SignatureCache,
 ) -> Result<HashSet<i64>, DieselError> {
     connection.transaction(|connection| {
         let mut found = HashSet::new();
         let blocks: Vec<BlockHeader> = log_blocks::table
             .filter(log_blocks::workspace_id.eq(workspace))
+            .filter(log_blocks::claimed_at.is_null())
             .select((log_blocks::id, log_blocks::bits, log_blocks::chunks))
             .load(connection)?;
         // Narrowed in rounds of one key's worth of positions, each reading the round's bands
@@ -348,24 +379,66 @@ pub(crate) fn signature_candidates(
             );
         }
         found.extend(narrowing.chunks());
-        let unsealed = log_chunk_signatures::table
+        // The chunks not in a block: their digests (read without the signatures' overflow
+        // pages), the signatures from memory, those not there read once.
+        let unsealed: Vec<(i64, i64)> = log_chunk_signatures::table
             .filter(log_chunk_signatures::workspace_id.eq(workspace))
-            .select((log_chunk_signatures::chunk_id, log_chunk_signatures::signature))
-            .load_iter::<(i64, Vec<u8>), diesel::connection::DefaultLoadingMode>(connection)?;
-        for row in unsealed {
-            let (chunk, signature) = row?;
-            if sluice_store::signature::holds(&signature, positions) {
-                found.insert(chunk);
+            .select((log_chunk_signatures::chunk_id, log_chunk_signatures::digest))
+            .load(connection)?;
+        let mut missing = Vec::new();
+        for (chunk, digest) in unsealed {
+            match cache.get(&chunk) {
+                Some(kept) if kept.0 == digest => {
+                    if sluice_store::signature::holds(&kept.1, positions) {
+                        found.insert(chunk);
+                    }
+                }
+                _ => missing.push(chunk),
+            }
+        }
+        for part in missing.chunks(500) {
+            let rows: Vec<(i64, i64, Vec<u8>)> = log_chunk_signatures::table
+                .filter(log_chunk_signatures::chunk_id.eq_any(part))
+                .select((log_chunk_signatures::chunk_id, log_chunk_signatures::digest, log_chunk_signatures::signature))
+                .load(connection)?;
+            for (chunk, digest, signature) in rows {
+                if sluice_store::signature::holds(&signature, positions) {
+                    found.insert(chunk);
+                }
+                cache.insert(chunk, std::sync::Arc::new((digest, signature)));
             }
         }
         Ok(found)
     })
 }
 
+/// How long a claim on a block holds before another sealer may take it over (one that
+/// crashed, or stopped, while writing the block's bands).
+const CLAIM_HOLDS_MS: i64 = 60_000;
+
+/// Gathers the signatures of each workspace that has `block_chunks` of them outside a block into
+/// blocks ([`seal_blocks`]).
+pub(crate) fn seal_due(
+    connection: &mut SqliteConnection,
+    write_lock: &Mutex<()>,
+    block_chunks: usize,
+) -> Result<(), DieselError> {
+    let block_chunks = block_chunks.clamp(1, sluice_store::signature::BLOCK_CHUNKS);
+    let workspaces: Vec<Vec<u8>> = log_chunk_signatures::table
+        .group_by(log_chunk_signatures::workspace_id)
+        .having(diesel::dsl::count_star().ge(i64::try_from(block_chunks).unwrap_or(i64::MAX)))
+        .select(log_chunk_signatures::workspace_id)
+        .load(connection)?;
+    seal_blocks(connection, write_lock, &workspaces, block_chunks)
+}
+
 /// Gathers the signatures of each of `workspaces` into blocks of `block_chunks` while it has
-/// that many outside one, oldest first. A block is built without the write lock, then written
-/// with its signatures' removal in one transaction, unless a signature went meanwhile
-/// (retention dropped its chunk): the next round tries again.
+/// that many outside one, oldest first. A block is built without the write lock, then
+/// claimed (its header written, not searched yet; a block another sealer claimed less than
+/// [`CLAIM_HOLDS_MS`] ago is left to it), its bands written a few thousand a transaction (so
+/// inserts wait a few ms at a time), and released with its signatures' removal in one
+/// transaction, unless a signature went meanwhile (retention dropped its chunk): then the
+/// block and its bands go, and the next round tries again.
 fn seal_blocks(
     connection: &mut SqliteConnection,
     write_lock: &Mutex<()>,
@@ -374,6 +447,7 @@ fn seal_blocks(
 ) -> Result<(), DieselError> {
     let block_chunks = block_chunks.clamp(1, sluice_store::signature::BLOCK_CHUNKS);
     let wanted = i64::try_from(block_chunks).unwrap_or(i64::MAX);
+    let locked = || write_lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     for workspace in workspaces {
         loop {
             let waiting: i64 = log_chunk_signatures::table
@@ -394,48 +468,98 @@ fn seal_blocks(
             let block = Block::build(&views);
             let chunks: Vec<u8> = rows.iter().flat_map(|(id, _)| id.to_le_bytes()).collect();
             let ids: Vec<i64> = rows.iter().map(|(id, _)| *id).collect();
-            let bands: Vec<(i32, i64, Vec<u8>)> = block
+            drop(rows);
+            let bands: Vec<(i32, Vec<u8>)> = block
                 .bands
                 .into_iter()
                 .enumerate()
-                .filter_map(|(band, slices)| Some((i32::try_from(band).ok()?, first, slices?)))
+                .filter_map(|(band, slices)| Some((i32::try_from(band).ok()?, slices?)))
                 .collect();
-            let _lock = write_lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            let sealed = connection.immediate_transaction(|connection| {
-                let removed =
-                    diesel::delete(log_chunk_signatures::table.filter(log_chunk_signatures::chunk_id.eq_any(&ids)))
+            let drop_block = |connection: &mut SqliteConnection| -> Result<(), DieselError> {
+                diesel::delete(
+                    log_block_bands::table
+                        .filter(log_block_bands::workspace_id.eq(workspace))
+                        .filter(log_block_bands::block_id.eq(first)),
+                )
+                .execute(connection)?;
+                diesel::delete(log_blocks::table.filter(log_blocks::id.eq(first))).execute(connection)?;
+                Ok(())
+            };
+            // The claim: a header not searched yet, or one left by a sealer that stopped.
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |since| i64::try_from(since.as_millis()).unwrap_or(i64::MAX));
+            let claimed = {
+                let _lock = locked();
+                connection.immediate_transaction(|connection| {
+                    let held: Option<Option<i64>> = log_blocks::table
+                        .filter(log_blocks::id.eq(first))
+                        .select(log_blocks::claimed_at)
+                        .first(connection)
+                        .optional()?;
+                    match held {
+                        // Sealed already, or claimed by a sealer still at it.
+                        Some(None) => return Ok(false),
+                        Some(Some(at)) if now - at < CLAIM_HOLDS_MS => return Ok(false),
+                        Some(Some(_)) => drop_block(connection)?,
+                        None => {}
+                    }
+                    diesel::insert_into(log_blocks::table)
+                        .values((
+                            log_blocks::id.eq(first),
+                            log_blocks::workspace_id.eq(workspace),
+                            log_blocks::bits.eq(i32::try_from(block.bits).unwrap_or(i32::MAX)),
+                            log_blocks::chunks.eq(&chunks),
+                            log_blocks::claimed_at.eq(Some(now)),
+                        ))
                         .execute(connection)?;
-                if removed != ids.len() {
-                    return Err(DieselError::RollbackTransaction);
+                    Ok::<_, DieselError>(true)
+                })?
+            };
+            if !claimed {
+                break;
+            }
+            // Four values a row: well under SQLite's limit of bound values a statement.
+            for part in bands.chunks(4_096) {
+                let rows: Vec<_> = part
+                    .iter()
+                    .map(|(band, slices)| {
+                        (
+                            log_block_bands::workspace_id.eq(workspace),
+                            log_block_bands::band.eq(*band),
+                            log_block_bands::block_id.eq(first),
+                            log_block_bands::slices.eq(slices),
+                        )
+                    })
+                    .collect();
+                let _lock = locked();
+                connection.immediate_transaction(|connection| {
+                    diesel::insert_into(log_block_bands::table).values(rows).execute(connection)
+                })?;
+            }
+            let released = {
+                let _lock = locked();
+                connection.immediate_transaction(|connection| {
+                    let removed =
+                        diesel::delete(log_chunk_signatures::table.filter(log_chunk_signatures::chunk_id.eq_any(&ids)))
+                            .execute(connection)?;
+                    if removed != ids.len() {
+                        // Retention dropped a chunk meanwhile: the signatures stay, the block goes.
+                        return Err(DieselError::RollbackTransaction);
+                    }
+                    diesel::update(log_blocks::table.filter(log_blocks::id.eq(first)))
+                        .set(log_blocks::claimed_at.eq(None::<i64>))
+                        .execute(connection)?;
+                    Ok::<_, DieselError>(())
+                })
+            };
+            match released {
+                Ok(()) => {}
+                Err(DieselError::RollbackTransaction) => {
+                    let _lock = locked();
+                    connection.immediate_transaction(drop_block)?;
+                    break;
                 }
-                diesel::insert_into(log_blocks::table)
-                    .values((
-                        log_blocks::id.eq(first),
-                        log_blocks::workspace_id.eq(workspace),
-                        log_blocks::bits.eq(i32::try_from(block.bits).unwrap_or(i32::MAX)),
-                        log_blocks::chunks.eq(&chunks),
-                    ))
-                    .execute(connection)?;
-                // Four values a row: well under SQLite's limit of bound values a statement.
-                for part in bands.chunks(4_096) {
-                    let rows: Vec<_> = part
-                        .iter()
-                        .map(|(band, block, slices)| {
-                            (
-                                log_block_bands::workspace_id.eq(workspace),
-                                log_block_bands::band.eq(*band),
-                                log_block_bands::block_id.eq(*block),
-                                log_block_bands::slices.eq(slices),
-                            )
-                        })
-                        .collect();
-                    diesel::insert_into(log_block_bands::table).values(rows).execute(connection)?;
-                }
-                Ok::<_, DieselError>(true)
-            });
-            match sealed {
-                Ok(_) => {}
-                Err(DieselError::RollbackTransaction) => break,
                 Err(error) => return Err(error),
             }
         }
@@ -495,16 +619,23 @@ pub(crate) fn index_tail(
     index_tail_hooked(connection, write_lock, shape, limit, &mut || {})
 }
 
-/// The sizes the index is cut into: logs a chunk, chunks a block.
+/// The sizes the index is cut into: logs a chunk, chunks a block; and whether [`index_tail`]
+/// seals the blocks due itself (when each insert indexes its own logs; else the background's
+/// sealer does, on a thread of its own, so the index's rounds never wait for a block).
 #[derive(Clone, Copy)]
 pub(crate) struct Shape {
     pub(crate) chunk_rows: usize,
     pub(crate) block_chunks: usize,
+    pub(crate) seal: bool,
 }
 
 impl Shape {
     pub(crate) fn of(options: &crate::SqliteOptions) -> Self {
-        Self { chunk_rows: options.index_chunk_rows, block_chunks: options.index_block_chunks }
+        Self {
+            chunk_rows: options.index_chunk_rows,
+            block_chunks: options.index_block_chunks,
+            seal: options.index_every.is_none(),
+        }
     }
 }
 
@@ -521,9 +652,11 @@ fn index_tail_hooked(
     let mut indexed = 0_u64;
     let mut written: Vec<Vec<u8>> = Vec::new();
     let result = index_steps(connection, write_lock, shape.chunk_rows, limit, after_read, &mut indexed, &mut written);
-    written.sort_unstable();
-    written.dedup();
-    seal_blocks(connection, write_lock, &written, shape.block_chunks)?;
+    if shape.seal {
+        written.sort_unstable();
+        written.dedup();
+        seal_blocks(connection, write_lock, &written, shape.block_chunks)?;
+    }
     result.map(|()| indexed)
 }
 
@@ -627,6 +760,7 @@ pub(crate) fn drop_emptied(
         diesel::delete(log_chunk_signatures::table.filter(log_chunk_signatures::chunk_id.eq_any(part)))
             .execute(connection)?;
     }
+
     // The blocks none of whose chunks is left, with their bands.
     if let Some(&last) = emptied.iter().max() {
         let blocks: Vec<(i64, Vec<u8>)> = log_blocks::table
@@ -660,6 +794,7 @@ mod tests {
     use sluice_model::{Plan, Workspace};
     use sluice_query::SearchField;
     use sluice_store::prelude::*;
+    use sluice_store::{LogFilter, Page};
 
     use super::*;
     use crate::{SqliteOptions, SqliteStore};
@@ -760,6 +895,76 @@ mod tests {
         }
     }
 
+    /// Two sealers (as two processes would: each its own connection and lock) race for the same
+    /// blocks: each block is written once, by the one that claimed it, and every chunk is found.
+    #[test]
+    fn sealers_racing_for_the_same_blocks_leave_every_chunk_findable() {
+        const T0: i64 = 1_700_000_000_000;
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        let _runtime = runtime.enter();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("race.db");
+        // Each insert indexes its own logs; no block is due at its size.
+        let options = SqliteOptions {
+            index_chunk_rows: 2,
+            index_block_chunks: sluice_store::signature::BLOCK_CHUNKS,
+            index_every: None,
+            ..SqliteOptions::default()
+        };
+        let store = SqliteStore::open_with(&path, &options).expect("open");
+        let workspace = Workspace::new("w", Plan::Enterprise, T0);
+        runtime.block_on(store.create_workspace(&workspace)).expect("workspace");
+        let order = |n: i64| format!("ORD-{:07}", 3_000_000 + n * 7_919);
+        let logs: Vec<_> =
+            (0..48).map(|n| sluice_store::conformance::log(&format!("order {}", order(n)), T0 + n)).collect();
+        runtime.block_on(store.insert_logs(workspace.id, &logs)).expect("insert");
+        let connect = || {
+            let mut connection = SqliteConnection::establish(path.to_str().expect("utf-8")).expect("connect");
+            connection.batch_execute("PRAGMA busy_timeout = 5000;").expect("pragma");
+            connection
+        };
+        // 24 chunks: six blocks of four, sealed by whichever sealer claims each first.
+        std::thread::scope(|scope| {
+            for _ in 0..2 {
+                let mut connection = connect();
+                scope.spawn(move || seal_due(&mut connection, &Mutex::new(()), 4).expect("seal"));
+            }
+        });
+        let mut connection = connect();
+        seal_due(&mut connection, &Mutex::new(()), 4).expect("seal what is left");
+        let blocks: Vec<(i64, Option<i64>)> = log_blocks::table
+            .order(log_blocks::id)
+            .select((log_blocks::id, log_blocks::claimed_at))
+            .load(&mut connection)
+            .expect("blocks");
+        assert_eq!(blocks.len(), 6, "{blocks:?}");
+        assert!(blocks.iter().all(|(_, claimed)| claimed.is_none()), "{blocks:?}");
+        let waiting: i64 = log_chunk_signatures::table.count().get_result(&mut connection).expect("count");
+        assert_eq!(waiting, 0);
+        let bands: i64 = log_block_bands::table.count().get_result(&mut connection).expect("count");
+        let per_block: i64 = log_block_bands::table
+            .filter(log_block_bands::block_id.eq(blocks[0].0))
+            .count()
+            .get_result(&mut connection)
+            .expect("count");
+        assert_eq!(bands, 6 * per_block, "every block's bands once");
+        let search = |raw: &str| Search {
+            query: sluice_query::Query::parse(raw).expect("query"),
+            fields: vec![SearchField::Message],
+        };
+        for n in 0..48 {
+            let page = runtime
+                .block_on(store.search_logs(
+                    workspace.id,
+                    &search(&order(n)),
+                    &LogFilter::default(),
+                    Page { limit: 10, offset: 0 },
+                ))
+                .expect("search");
+            assert_eq!(page.logs.len(), 1, "order {n}");
+        }
+    }
+
     /// Another round indexes the logs this one has read, between its read and its write, and
     /// more logs come in: this round starts again from the chunks as they are and indexes the
     /// new ones, so a caller that needs the whole tail indexed (retention) gets it.
@@ -795,7 +1000,7 @@ mod tests {
         let (mut this, mut other) = (connect(), connect());
         let write_lock = Mutex::new(());
         let mut overtaken = false;
-        let shape = Shape { chunk_rows: 2, block_chunks: 3 };
+        let shape = Shape { chunk_rows: 2, block_chunks: 3, seal: true };
         let indexed = index_tail_hooked(&mut this, &write_lock, shape, u64::MAX, &mut || {
             if !overtaken {
                 overtaken = true;

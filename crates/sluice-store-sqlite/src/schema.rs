@@ -121,6 +121,7 @@ diesel::table! {
     log_chunk_signatures (chunk_id) {
         chunk_id -> BigInt,
         workspace_id -> Binary,
+        digest -> BigInt,
         signature -> Binary,
     }
 }
@@ -132,6 +133,7 @@ diesel::table! {
         workspace_id -> Binary,
         bits -> Integer,
         chunks -> Binary,
+        claimed_at -> Nullable<BigInt>,
     }
 }
 

@@ -274,6 +274,7 @@ fn allowed_chunks(
     connection: &mut SqliteConnection,
     workspace: &[u8],
     groups: &[Vec<NeedleLookup>],
+    cache: &index::SignatureCache,
 ) -> Result<Option<HashSet<i64>>, StoreError> {
     let mut allowed: Option<HashSet<i64>> = None;
     for group in groups {
@@ -281,7 +282,9 @@ fn allowed_chunks(
         for needle in group {
             match needle {
                 NeedleLookup::Signature(positions) => {
-                    any.extend(index::signature_candidates(connection, workspace, positions).map_err(from_diesel)?);
+                    any.extend(
+                        index::signature_candidates(connection, workspace, positions, cache).map_err(from_diesel)?,
+                    );
                 }
                 NeedleLookup::Trigrams(expression) => any.extend(
                     diesel::sql_query(ALL_HITS_SQL)
@@ -313,6 +316,7 @@ impl LogSearch for SqliteStore {
         let search = search.clone();
         let filter = filter.clone();
         // The most candidate chunks loaded whole: `dense_hits` logs' worth.
+        let signatures = self.signatures.clone();
         let most_hits = u64::from(self.dense_hits) / u64::try_from(self.chunk_rows.max(1)).unwrap_or(u64::MAX) + 1;
         self.with_connection(move |connection| {
             // Without an indexable needle: walk the filtered logs newest first.
@@ -333,7 +337,7 @@ impl LogSearch for SqliteStore {
             newest.extend(read_ranges(connection, &[[indexed + 1, TAIL_END]], &workspace, &filter)?);
             // The chunks the signed groups allow: for each, those any of its needles may be in.
             let started = std::time::Instant::now();
-            let allowed = allowed_chunks(connection, workspace.as_bytes(), &lookup.signed)?;
+            let allowed = allowed_chunks(connection, workspace.as_bytes(), &lookup.signed, &signatures)?;
             tracing::debug!(allowed = allowed.as_ref().map(|allowed| allowed.len()), took = ?started.elapsed(), "signatures");
             // The candidates, when few: those allowed, or else those the full-text index hits
             // (up to one more than few). `None`: many.

@@ -227,3 +227,25 @@ async fn signatures_gather_into_blocks_that_find_identifiers_and_retention_drops
     assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_blocks"), 2);
     assert_eq!(found(&store, workspace.id, &order(22)).await.len(), 1);
 }
+
+/// A search keeps the signatures of chunks not in a block in memory; once retention has
+/// emptied the store, new chunks may take the same ids with other text, and are found by it.
+#[tokio::test]
+async fn signatures_kept_in_memory_never_answer_for_a_new_chunk_of_the_same_id() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("sluice.db");
+    let store = SqliteStore::open_with(&path, &options()).expect("open");
+    let workspace = Workspace::new("w", Plan::Enterprise, T0);
+    store.create_workspace(&workspace).await.expect("workspace");
+    let logs: Vec<_> = (0..4).map(|n| log(&format!("old ORD-{:07}", 1_000_000 + n), T0 + n)).collect();
+    store.insert_logs(workspace.id, &logs).await.expect("insert");
+    assert_eq!(found(&store, workspace.id, "ORD-1000002").await, ["old ORD-1000002"]);
+    assert_eq!(store.delete_logs_before(workspace.id, T0 + 10).await.expect("delete"), 4);
+    let logs: Vec<_> = (0..4).map(|n| log(&format!("new ORD-{:07}", 2_000_000 + n), T0 + 20 + n)).collect();
+    store.insert_logs(workspace.id, &logs).await.expect("insert");
+    let mut connection = SqliteConnection::establish(path.to_str().expect("utf-8")).expect("connect");
+    connection.batch_execute("PRAGMA busy_timeout = 5000;").expect("pragma");
+    assert_eq!(count(&mut connection, "SELECT min(id) AS count FROM log_chunks"), 1, "the first chunk's id again");
+    assert_eq!(found(&store, workspace.id, "ORD-2000002").await, ["new ORD-2000002"]);
+    assert!(found(&store, workspace.id, "ORD-1000002").await.is_empty());
+}

@@ -52,13 +52,22 @@ pub const MAX_LOOKUP_POSITIONS: usize = 2 * HASHES;
 /// The smallest stored signature.
 pub const MIN_SIGNATURE_BYTES: usize = 64;
 
-/// The most chunks a block gathers: its slots, one bit each in every position's slice.
-pub const BLOCK_CHUNKS: usize = 256;
+/// The most chunks a block gathers: its slots, one bit each in every position's slice. A store
+/// chooses how many of its own (SQLite 1,024, PostgreSQL 256): a lookup reads a band per
+/// position and block, so the fewer blocks the better, while the chunks not in a block yet
+/// are tested one signature each.
+pub const BLOCK_CHUNKS: usize = 1_024;
 
-/// The positions of one band, the row a block's slices are stored in: 512 bytes in a full
-/// block, which SQLite keeps inside a page of its table (a kilobyte spilled each row to an
-/// overflow page of its own: measured, 1,401 bytes on disk a log instead of about 900).
-pub const BAND_POSITIONS: u32 = 16;
+/// The bytes of a band, the row a block's slices are stored in: SQLite keeps a row of 512
+/// bytes inside a page of its table (a kilobyte spilled each row to an overflow page of its
+/// own: measured, 1,401 bytes on disk a log instead of about 900).
+pub const BAND_BYTES: usize = 512;
+
+/// The positions of one band of a block of `slots` chunks: as many slices as fill
+/// [`BAND_BYTES`] (16 for 256 chunks, 4 for 1,024), at least one.
+pub fn band_positions(slots: usize) -> u32 {
+    u32::try_from(BAND_BYTES / Block::slice_bytes(slots).max(1)).unwrap_or(1).max(1)
+}
 
 /// The positions of a key in a full signature: slices of a 64-bit mix of it. Stored
 /// signatures depend on it: it must never change.
@@ -171,8 +180,8 @@ pub struct Block {
     /// Its chunks, by slot.
     pub slots: usize,
     /// Its bands, in order of position: band `b` holds the slices of positions
-    /// `b × BAND_POSITIONS` onwards, each [`Block::slice_bytes`] long (bit `s` of a slice
-    /// is slot `s`). Bands whose slices are all empty are `None` and need not be stored.
+    /// `b × band_positions(slots)` onwards, each [`Block::slice_bytes`] long (bit `s` of a
+    /// slice is slot `s`). Bands whose slices are all empty are `None` and need not be stored.
     pub bands: Vec<Option<Vec<u8>>>,
 }
 
@@ -187,7 +196,7 @@ impl Block {
     pub fn build(signatures: &[&[u8]]) -> Block {
         let signatures = &signatures[..signatures.len().min(BLOCK_CHUNKS)];
         let largest = signatures.iter().map(|signature| signature.len()).max().unwrap_or(0);
-        let bits = u32::try_from(largest * 8).unwrap_or(SIGNATURE_BITS).clamp(BAND_POSITIONS, SIGNATURE_BITS);
+        let bits = u32::try_from(largest * 8).unwrap_or(SIGNATURE_BITS).clamp(1, SIGNATURE_BITS);
         let slice = Self::slice_bytes(signatures.len());
         let mut slices = vec![0_u8; bits as usize * slice];
         for (slot, signature) in signatures.iter().enumerate() {
@@ -210,7 +219,7 @@ impl Block {
                 }
             }
         }
-        let band_bytes = BAND_POSITIONS as usize * slice;
+        let band_bytes = band_positions(signatures.len()) as usize * slice;
         let bands =
             slices.chunks(band_bytes).map(|band| band.iter().any(|byte| *byte != 0).then(|| band.to_vec())).collect();
         Block { bits, slots: signatures.len(), bands }
@@ -220,12 +229,14 @@ impl Block {
     /// positions and `slots` chunks.
     pub fn locate(bits: u32, slots: usize, position: u32) -> (u32, usize) {
         let at = position % bits.max(1);
-        (at / BAND_POSITIONS, (at % BAND_POSITIONS) as usize * Self::slice_bytes(slots))
+        let per_band = band_positions(slots);
+        (at / per_band, (at % per_band) as usize * Self::slice_bytes(slots))
     }
 
-    /// The bands a search of `positions` reads in a block of `bits` positions.
-    pub fn bands_for(bits: u32, positions: &[u32]) -> Vec<u32> {
-        let mut bands: Vec<u32> = positions.iter().map(|position| Self::locate(bits, 1, *position).0).collect();
+    /// The bands a search of `positions` reads in a block of `bits` positions and `slots`
+    /// chunks.
+    pub fn bands_for(bits: u32, slots: usize, positions: &[u32]) -> Vec<u32> {
+        let mut bands: Vec<u32> = positions.iter().map(|position| Self::locate(bits, slots, *position).0).collect();
         bands.sort_unstable();
         bands.dedup();
         bands
@@ -314,8 +325,11 @@ impl<'a> Narrowing<'a> {
             return None;
         }
         self.round = self.rounds.next()?;
-        let mut bands: Vec<u32> =
-            self.alive.iter().flat_map(|(block, _)| Block::bands_for(block.bits, self.round)).collect();
+        let mut bands: Vec<u32> = self
+            .alive
+            .iter()
+            .flat_map(|(block, _)| Block::bands_for(block.bits, block.chunks.len(), self.round))
+            .collect();
         bands.sort_unstable();
         bands.dedup();
         Some((self.alive.iter().map(|(block, _)| block.id).collect(), bands))

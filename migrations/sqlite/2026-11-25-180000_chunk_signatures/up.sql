@@ -17,21 +17,27 @@ INSERT INTO log_chunks_fts (log_chunks_fts, rank) VALUES ('crisismerge', 64);
 INSERT INTO log_chunks_fts (log_chunks_fts, rank) VALUES ('hashsize', 33554432);
 INSERT INTO log_chunks_fts (log_chunks_fts, rank) VALUES ('pgsz', 4050);
 
--- The signature of each chunk not yet in a block, as stored (folded).
+-- The signature of each chunk not yet in a block, as stored (folded), with a digest of it that
+-- a search reads (before the signature, so without its overflow pages) to tell whether the
+-- signature it keeps in memory is this one.
 CREATE TABLE log_chunk_signatures (
     chunk_id INTEGER PRIMARY KEY NOT NULL,
     workspace_id BLOB NOT NULL,
+    digest BIGINT NOT NULL,
     signature BLOB NOT NULL
 );
 CREATE INDEX log_chunk_signatures_workspace ON log_chunk_signatures (workspace_id, chunk_id);
 
 -- Blocks of a workspace's signatures, bit-sliced: `id` is its first chunk's, `chunks` its
--- chunk ids by slot (8 bytes each, little-endian), `bits` its slices' positions.
+-- chunk ids by slot (8 bytes each, little-endian), `bits` its slices' positions. A block is
+-- claimed (`claimed_at`, Unix ms) while its bands are written, a few transactions long, and
+-- searched once that is cleared, with its signatures' removal.
 CREATE TABLE log_blocks (
     id INTEGER PRIMARY KEY NOT NULL,
     workspace_id BLOB NOT NULL,
     bits INTEGER NOT NULL,
-    chunks BLOB NOT NULL
+    chunks BLOB NOT NULL,
+    claimed_at BIGINT
 );
 CREATE INDEX log_blocks_workspace ON log_blocks (workspace_id, id);
 
