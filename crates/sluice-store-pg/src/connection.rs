@@ -38,6 +38,8 @@ pub struct PgStore {
     pub(crate) partitions: Arc<Mutex<Partitions>>,
     /// Chunks of a workspace's signatures gathered into one block.
     pub(crate) block_chunks: usize,
+    /// The signatures of chunks not in a block yet that searches have read.
+    pub(crate) signatures: sluice_store::signature::SignatureCache,
     /// Chunks written per workspace by this process since it last looked for a block to seal
     /// ([`crate::signatures::seal_due`]).
     pub(crate) unsealed: Arc<Mutex<std::collections::HashMap<Uuid, usize>>>,
@@ -77,9 +79,9 @@ pub struct PgOptions {
     /// cheaper (fewer distinct trigrams per log) and a rare needle's search read more logs.
     pub index_chunk_rows: usize,
     /// The chunks whose signatures are gathered into one block, bit-sliced
-    /// (`sluice_store::signature`): at most `sluice_store::signature::BLOCK_CHUNKS`. 256: a
-    /// search tests each chunk not in a block yet with `get_bit` on its signature, which
-    /// PostgreSQL reads whole (32 KiB) for every position.
+    /// (`sluice_store::signature`): at most `sluice_store::signature::BLOCK_CHUNKS`, the
+    /// default. A search reads a band per position and block; the chunks not in a block yet
+    /// are tested from signatures kept in memory.
     pub index_block_chunks: usize,
     /// "Now", for housekeeping: which days get a partition of their own (the server passes
     /// the clock its requests use; tests move it).
@@ -110,7 +112,7 @@ impl Default for PgOptions {
             recycle_timeout: Duration::from_secs(2),
             call_timeout: Duration::from_secs(10),
             index_chunk_rows: 256,
-            index_block_chunks: 256,
+            index_block_chunks: sluice_store::signature::BLOCK_CHUNKS,
             // Three writers: one PostgreSQL backend runs one transaction on one core, so
             // concurrent groups use both (measured with `cargo xtask bench ingest`: 1 writer
             // 8.4k, 2 13.8k, 3 16.8k, 4 15.2-16.3k logs/s). They hold the rows every group
@@ -196,6 +198,7 @@ impl PgStore {
             pool,
             partitions: Arc::new(Mutex::new(Partitions::default())),
             block_chunks: options.index_block_chunks,
+            signatures: sluice_store::signature::signature_cache(),
             unsealed: Arc::default(),
             call_timeout: options.call_timeout,
             group: options.group,

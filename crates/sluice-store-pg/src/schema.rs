@@ -36,6 +36,7 @@ diesel::table! {
     log_chunk_signatures (workspace_id, chunk_id) {
         workspace_id -> Uuid,
         chunk_id -> Int8,
+        digest -> Int8,
         signature -> Bytea,
     }
 }

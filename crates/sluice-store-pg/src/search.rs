@@ -158,7 +158,7 @@ impl PgStore {
             let mut any = std::collections::HashSet::new();
             for positions in group {
                 any.extend(
-                    crate::signatures::candidates(&mut connection, *workspace.as_uuid(), positions)
+                    crate::signatures::candidates(&mut connection, *workspace.as_uuid(), positions, &self.signatures)
                         .await
                         .map_err(from_diesel)?,
                 );

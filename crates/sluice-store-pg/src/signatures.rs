@@ -3,16 +3,16 @@
 //! [`crate::PgOptions::index_block_chunks`] of them; then they are gathered into a block
 //! (`log_blocks`) whose slices are stored a band a row (`log_block_bands`), off the insert's
 //! path ([`seal`]). A search narrows the blocks in rounds ([`Narrowing`]: a statement per
-//! round reads the bands it needs of the blocks with a slot left) and asks one statement for
-//! the chunks not in a block yet, all in one snapshot, so a block sealed meanwhile is seen
-//! once, either way.
+//! round reads the bands it needs of the blocks with a slot left) and tests the chunks not in a
+//! block yet from the signatures it keeps in memory (their digests read, not the signatures),
+//! all in one snapshot, so a block sealed meanwhile is seen once, either way.
 
 use std::collections::HashSet;
 
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{Array, BigInt, Binary, Integer, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use sluice_store::signature::{Block, Narrowing, StoredBlock};
+use sluice_store::signature::{Block, Narrowing, StoredBlock, holds};
 use uuid::Uuid;
 
 /// Writes chunks' signatures (stored form), in the transaction that writes the chunks.
@@ -22,28 +22,38 @@ pub(crate) async fn insert(
     workspaces: &[Uuid],
     signatures: &[Vec<u8>],
 ) -> Result<(), DieselError> {
+    let digests: Vec<i64> = signatures.iter().map(|signature| sluice_store::signature::digest(signature)).collect();
     diesel::sql_query(
-        "INSERT INTO log_chunk_signatures (chunk_id, workspace_id, signature) \
-         SELECT * FROM unnest($1::int8[], $2::uuid[], $3::bytea[])",
+        "INSERT INTO log_chunk_signatures (chunk_id, workspace_id, digest, signature) \
+         SELECT * FROM unnest($1::int8[], $2::uuid[], $3::int8[], $4::bytea[])",
     )
     .bind::<Array<BigInt>, _>(ids)
     .bind::<Array<SqlUuid>, _>(workspaces)
+    .bind::<Array<BigInt>, _>(&digests)
     .bind::<Array<Binary>, _>(signatures.iter().map(Vec::as_slice).collect::<Vec<_>>())
     .execute(connection)
     .await?;
     Ok(())
 }
 
-/// The chunks of the workspace (`$1`) not in a block whose signatures hold every position
-/// (`$2`): bit `p % bits` of each, as a folded signature is read.
-const UNSEALED_CANDIDATES_SQL: &str = "SELECT s.chunk_id AS id FROM log_chunk_signatures s \
-     WHERE s.workspace_id = $1 AND NOT EXISTS (SELECT 1 FROM unnest($2::int8[]) AS p(pos) \
-       WHERE get_bit(s.signature, p.pos % (octet_length(s.signature)::int8 * 8)) = 0)";
+/// A chunk not in a block, as a search reads it: without its signature, then with it when
+/// the one kept in memory is not this one.
+#[derive(diesel::QueryableByName)]
+struct UnsealedDigest {
+    #[diesel(sql_type = BigInt)]
+    chunk_id: i64,
+    #[diesel(sql_type = BigInt)]
+    digest: i64,
+}
 
 #[derive(diesel::QueryableByName)]
-struct Id {
+struct UnsealedSigned {
     #[diesel(sql_type = BigInt)]
-    id: i64,
+    chunk_id: i64,
+    #[diesel(sql_type = BigInt)]
+    digest: i64,
+    #[diesel(sql_type = Binary)]
+    signature: Vec<u8>,
 }
 
 /// A block's header, as a search reads it.
@@ -74,8 +84,10 @@ pub(crate) async fn candidates(
     connection: &mut AsyncPgConnection,
     workspace: Uuid,
     positions: &[u32],
+    cache: &sluice_store::signature::SignatureCache,
 ) -> Result<HashSet<i64>, DieselError> {
     let positions = positions.to_vec();
+    let cache = cache.clone();
     connection
         .build_transaction()
         .repeatable_read()
@@ -113,13 +125,40 @@ pub(crate) async fn candidates(
                 );
             }
             let mut found: HashSet<i64> = narrowing.chunks().into_iter().collect();
-            let positions: Vec<i64> = positions.iter().map(|position| i64::from(*position)).collect();
-            let unsealed: Vec<Id> = diesel::sql_query(UNSEALED_CANDIDATES_SQL)
+            // The chunks not in a block: their digests (the signatures not read), the
+            // signatures from memory, those not there read once.
+            let unsealed: Vec<UnsealedDigest> =
+                diesel::sql_query("SELECT chunk_id, digest FROM log_chunk_signatures WHERE workspace_id = $1")
+                    .bind::<SqlUuid, _>(workspace)
+                    .load(connection)
+                    .await?;
+            let mut missing = Vec::new();
+            for row in unsealed {
+                match cache.get(&row.chunk_id) {
+                    Some(kept) if kept.0 == row.digest => {
+                        if holds(&kept.1, &positions) {
+                            found.insert(row.chunk_id);
+                        }
+                    }
+                    _ => missing.push(row.chunk_id),
+                }
+            }
+            if !missing.is_empty() {
+                let rows: Vec<UnsealedSigned> = diesel::sql_query(
+                    "SELECT chunk_id, digest, signature FROM log_chunk_signatures \
+                     WHERE workspace_id = $1 AND chunk_id = ANY($2)",
+                )
                 .bind::<SqlUuid, _>(workspace)
-                .bind::<Array<BigInt>, _>(&positions)
+                .bind::<Array<BigInt>, _>(&missing)
                 .load(connection)
                 .await?;
-            found.extend(unsealed.into_iter().map(|row| row.id));
+                for row in rows {
+                    if holds(&row.signature, &positions) {
+                        found.insert(row.chunk_id);
+                    }
+                    cache.insert(row.chunk_id, std::sync::Arc::new((row.digest, row.signature)));
+                }
+            }
             Ok(found)
         })
         .await

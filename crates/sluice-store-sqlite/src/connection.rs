@@ -29,7 +29,7 @@ pub struct SqliteStore {
     pub(crate) chunk_rows: usize,
     pub(crate) index_shape: index::Shape,
     /// The signatures of chunks not in a block yet that searches have read.
-    pub(crate) signatures: index::SignatureCache,
+    pub(crate) signatures: sluice_store::signature::SignatureCache,
     /// `None` when each insert indexes its own logs ([`SqliteOptions::index_every`]).
     pub(crate) index_every: Option<Duration>,
     /// Held by whoever takes SQLite's write lock in this process for logs (inserts, the
@@ -153,7 +153,7 @@ impl SqliteStore {
             dense_hits: options.search_dense_hits,
             chunk_rows: options.index_chunk_rows,
             index_shape: index::Shape::of(options),
-            signatures: index::signature_cache(),
+            signatures: sluice_store::signature::signature_cache(),
             index_every: options.index_every,
             write_lock,
             _background: background,

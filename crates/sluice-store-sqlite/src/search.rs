@@ -274,7 +274,7 @@ fn allowed_chunks(
     connection: &mut SqliteConnection,
     workspace: &[u8],
     groups: &[Vec<NeedleLookup>],
-    cache: &index::SignatureCache,
+    cache: &sluice_store::signature::SignatureCache,
 ) -> Result<Option<HashSet<i64>>, StoreError> {
     let mut allowed: Option<HashSet<i64>> = None;
     for group in groups {

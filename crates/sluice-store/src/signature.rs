@@ -289,6 +289,32 @@ impl Block {
     }
 }
 
+/// A digest of a stored signature: tells the signature a search keeps in memory from another
+/// written under the same chunk id (after retention emptied the store). Only ever compared
+/// with a digest read from the same row, so it need not be stable across releases.
+pub fn digest(signature: &[u8]) -> i64 {
+    let mut hash = 0xcbf2_9ce4_8422_2325_u64 ^ signature.len() as u64;
+    for word in signature.chunks(8) {
+        let mut bytes = [0_u8; 8];
+        bytes[..word.len()].copy_from_slice(word);
+        hash = (hash ^ u64::from_le_bytes(bytes)).wrapping_mul(0x0000_0100_0000_01b3).rotate_left(29);
+    }
+    hash as i64
+}
+
+/// The signatures of chunks not in a block yet, kept in memory by chunk id with their digest,
+/// so a search tests them without reading them again (each is up to 32 KiB, and a workspace
+/// has up to a block's worth).
+pub type SignatureCache = moka::sync::Cache<i64, std::sync::Arc<(i64, Vec<u8>)>>;
+
+/// A [`SignatureCache`] of at most 256 MiB.
+pub fn signature_cache() -> SignatureCache {
+    moka::sync::Cache::builder()
+        .weigher(|_, value: &std::sync::Arc<(i64, Vec<u8>)>| u32::try_from(value.1.len()).unwrap_or(u32::MAX))
+        .max_capacity(256 * 1024 * 1024)
+        .build()
+}
+
 /// A stored block, as a search reads it: its first chunk's id, its width, its chunk ids by slot.
 pub struct StoredBlock {
     /// Its id: its first chunk's.

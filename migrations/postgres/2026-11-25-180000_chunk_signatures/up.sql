@@ -4,9 +4,12 @@
 -- gathered per workspace into blocks of 256 chunks stored bit-sliced, so a search reads a
 -- few short rows per block instead of every chunk's filter.
 -- Chunks written before are signed by the store when it connects (`signed`).
+-- `digest` tells a search whether the signature it keeps in memory is this one, without
+-- reading (detoasting) the signature.
 CREATE TABLE log_chunk_signatures (
     workspace_id UUID NOT NULL,
     chunk_id BIGINT NOT NULL,
+    digest BIGINT NOT NULL,
     signature BYTEA NOT NULL,
     PRIMARY KEY (workspace_id, chunk_id)
 );
