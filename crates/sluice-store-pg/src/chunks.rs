@@ -269,6 +269,12 @@ const UNCHUNKED_STEP: i64 = 20_000;
 /// Advisory lock held while indexing logs without a chunk (one process at a time).
 const UNCHUNKED_LOCK: i64 = 7_355_911;
 
+/// Takes [`UNCHUNKED_LOCK`] for the transaction under way.
+async fn index_lock(connection: &mut AsyncPgConnection) -> Result<(), DieselError> {
+    diesel::sql_query("SELECT pg_advisory_xact_lock($1)").bind::<BigInt, _>(UNCHUNKED_LOCK).execute(connection).await?;
+    Ok(())
+}
+
 /// Indexes the logs without a chunk (stored before the chunk index existed; inserts chunk
 /// their own), a transaction per [`UNCHUNKED_STEP`], under an advisory lock so processes
 /// starting together do it once. Returns how many.
@@ -277,10 +283,7 @@ pub(crate) async fn index_unchunked(connection: &mut AsyncPgConnection, chunk_ro
     loop {
         let step = connection
             .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
-                diesel::sql_query("SELECT pg_advisory_xact_lock($1)")
-                    .bind::<BigInt, _>(UNCHUNKED_LOCK)
-                    .execute(connection)
-                    .await?;
+                index_lock(connection).await?;
                 let rows: Vec<Unchunked> = diesel::sql_query(
                     "SELECT workspace_id, ts, id, search_text, level, environment, source, dataset, user_id \
                      FROM logs WHERE chunk_id IS NULL \
@@ -342,10 +345,7 @@ pub(crate) async fn sign_unsigned(connection: &mut AsyncPgConnection) -> Result<
     loop {
         let step = connection
             .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
-                diesel::sql_query("SELECT pg_advisory_xact_lock($1)")
-                    .bind::<BigInt, _>(UNCHUNKED_LOCK)
-                    .execute(connection)
-                    .await?;
+                index_lock(connection).await?;
                 let chunks: Vec<UnsignedChunk> = diesel::sql_query(
                     "SELECT id, workspace_id FROM log_chunks WHERE NOT signed ORDER BY workspace_id, id LIMIT $1",
                 )

@@ -97,12 +97,7 @@ async fn signatures_gather_into_blocks_that_find_identifiers_and_retention_drops
     let (workspace, other) = (Workspace::new("w", Plan::Enterprise, T0), Workspace::new("other", Plan::Enterprise, T0));
     store.create_workspace(&workspace).await.expect("workspace");
     store.create_workspace(&other).await.expect("workspace");
-    let order = |n: i64| format!("ORD-{:07}", 4_800_000 + n * 7_919);
-    let request = |n: i64| {
-        let mut x = (n as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        format!("{:016x}", x ^ (x >> 31))
-    };
+    let (order, request) = (sluice_store::conformance::order_number, sluice_store::conformance::request_id);
     // 21 logs in chunks of two: 11 chunks; two blocks of four, three chunks left over.
     let logs: Vec<_> =
         (0..21).map(|n| log(&format!("order {} req={} shipped", order(n), request(n)), T0 + n * 1_000)).collect();

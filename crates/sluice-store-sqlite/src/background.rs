@@ -45,7 +45,7 @@ impl Background {
                 .name("sluice-sqlite-sealer".into())
                 .spawn(move || {
                     while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stop_sealing.recv_timeout(SEAL_EVERY) {
-                        if let Err(error) = index::seal_due(&mut sealer, &write_lock, block_chunks) {
+                        if let Err(error) = crate::blocks::seal_due(&mut sealer, &write_lock, block_chunks) {
                             tracing::warn!(%error, "sealing a block of chunk signatures failed; the next round retries");
                         }
                     }

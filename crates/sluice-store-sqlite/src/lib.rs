@@ -15,6 +15,7 @@
 //! `LogRetention`, `tenancy`: `TenantStore`, `connection`: `Store`).
 
 mod background;
+mod blocks;
 mod config;
 mod connection;
 mod index;

@@ -283,7 +283,8 @@ fn allowed_chunks(
             match needle {
                 NeedleLookup::Signature(positions) => {
                     any.extend(
-                        index::signature_candidates(connection, workspace, positions, cache).map_err(from_diesel)?,
+                        crate::blocks::signature_candidates(connection, workspace, positions, cache)
+                            .map_err(from_diesel)?,
                     );
                 }
                 NeedleLookup::Trigrams(expression) => any.extend(

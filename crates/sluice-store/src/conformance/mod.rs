@@ -90,6 +90,20 @@ async fn new_workspace(store: &dyn Store, name: &str) -> WorkspaceId {
     workspace.id
 }
 
+/// An order number for tests of the search index: `ORD-` and seven digits, another for each
+/// `n` (under about 650).
+pub fn order_number(n: i64) -> String {
+    format!("ORD-{:07}", 4_800_000 + n * 7_919)
+}
+
+/// A request id for tests of the search index: 16 hex digits, mixed so that two of them share
+/// no long run.
+pub fn request_id(n: i64) -> String {
+    let mut mixed = (n as u64).wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    mixed = (mixed ^ (mixed >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    format!("{:016x}", mixed ^ (mixed >> 31))
+}
+
 /// A plain log of `message` at `timestamp` (info, source `api`, production), for tests.
 pub fn log(message: &str, timestamp: i64) -> Log {
     Log {
