@@ -11,8 +11,7 @@
 //!   inside a run, except those of hex digits with a digit among them. Over digits and hex there
 //!   are only 1,000 and 4,096 trigrams: a chunk of logs carrying order numbers and request ids
 //!   holds nearly all, so they cannot tell a rare identifier's chunks from the others, and
-//!   cost the most to write. (The PostgreSQL store's filters still take every trigram:
-//!   [`trigram_codes`], [`needle_trigrams`].)
+//!   cost the most to write.
 //! - **Runs with a digit** ([`run_token`], [`needle_runs`]): each whole. A needle's run that
 //!   has a separator on both sides in the needle is a whole run of any text containing it; one
 //!   that ends the needle after a separator starts a run of the text (a prefix lookup). So
@@ -30,8 +29,10 @@
 //! A run of a needle holds a digit only when the run of the text around it does, so the needle
 //! and the text agree on which of its runs are keyed.
 //!
-//! The SQLite store writes a chunk's keys as FTS5 tokens ([`trigram_token`], [`run_token`],
-//! [`gram_token`]); the PostgreSQL store sets a chunk's trigrams as bits of a Bloom filter.
+//! Both stores put the runs, their starts ([`PREFIX_LENGTHS`]) and long grams of a chunk into
+//! its signature ([`signature_keys`], [`needle_signature_keys`]; [`crate::signature`]). SQLite
+//! writes the trigrams as FTS5 tokens ([`trigram_token`]); PostgreSQL puts them into the
+//! signature too ([`trigram_signature_key`]).
 
 /// Calls `each` with the code of every trigram (three consecutive characters) of `folded`:
 /// the three code points side by side, 21 bits each, so two trigrams share a code only when

@@ -13,14 +13,14 @@
 //! `p % (8 × length)` of a folded one.
 //!
 //! Testing every chunk's signature would read all of them for each search. So a store gathers
-//! a workspace's signatures, once [`BLOCK_CHUNKS`] of them are written, into a **block**
+//! a workspace's signatures, once up to [`BLOCK_CHUNKS`] of them are written, into a **block**
 //! ([`Block::build`]), stored **bit-sliced**: for each position of the filter, one bit per
 //! chunk of the block (its *slot*), so the positions a needle's keys hash to are a few short
 //! rows, and their AND is the block's candidate chunks ([`Block::candidates`]). The slices are
-//! stored in **bands** of [`BAND_POSITIONS`] positions, one row each: a search reads, per
-//! block, one band per position it tests (a needle of five keys: fifteen short rows), however
-//! many chunks the block holds. The chunks not yet in a block are tested one signature at a
-//! time ([`holds`]).
+//! stored in **bands** of [`BAND_BYTES`] a row ([`band_positions`] positions each): a search
+//! reads, per block, one band per position it tests, in rounds ([`Narrowing`]), however many
+//! chunks the block holds. The chunks not yet in a block are tested one signature at a time
+//! ([`holds`]), kept in memory ([`SignatureCache`]).
 //!
 //! A Bloom filter has no false negatives: a chunk whose logs hold a needle has every key the
 //! needle is looked up by (`grams` proptests), so every bit of them. False positives cost a
