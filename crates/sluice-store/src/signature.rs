@@ -126,11 +126,6 @@ impl Signature {
         signature_keys(folded, |key| self.insert(key));
     }
 
-    /// Whether no key was added.
-    pub fn is_empty(&self) -> bool {
-        self.words.iter().all(|word| *word == 0)
-    }
-
     /// The signature as stored: folded in halves (each bit OR'ed with its twin) down to the
     /// smallest power of two of bytes, at least [`MIN_SIGNATURE_BYTES`], that keeps
     /// [`BITS_PER_KEY`] bits per key it holds (estimated from its set bits). Bit `n` is bit

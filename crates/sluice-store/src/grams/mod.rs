@@ -12,7 +12,7 @@
 //!   are only 1,000 and 4,096 trigrams: a chunk of logs carrying order numbers and request ids
 //!   holds nearly all, so they cannot tell a rare identifier's chunks from the others, and
 //!   cost the most to write.
-//! - **Runs with a digit** ([`run_token`], [`needle_runs`]): each whole. A needle's run that
+//! - **Runs with a digit** ([`needle_runs`]): each whole. A needle's run that
 //!   has a separator on both sides in the needle is a whole run of any text containing it; one
 //!   that ends the needle after a separator starts a run of the text (a prefix lookup). So
 //!   `ORD-4821937` is found by the runs starting with `4821937`, and a UUID by its inner runs.
@@ -34,11 +34,15 @@
 //! writes the trigrams as FTS5 tokens ([`trigram_token`]); PostgreSQL puts them into the
 //! signature too ([`trigram_signature_key`]).
 
+mod signature;
+
+pub use signature::{
+    MAX_NEEDLE_SIGNATURE_KEYS, PREFIX_LENGTHS, needle_signature_keys, signature_keys, trigram_signature_key,
+};
+
 /// Calls `each` with the code of every trigram (three consecutive characters) of `folded`:
 /// the three code points side by side, 21 bits each, so two trigrams share a code only when
-/// they are the same. A text of fewer than three characters has none. Stores that index
-/// trigrams of folded text look up a needle by [`needle_trigrams`], so a text containing the
-/// needle holds every trigram the needle gives.
+/// they are the same. A text of fewer than three characters has none.
 ///
 /// ```
 /// use sluice_store::grams::{trigram_code, trigram_codes};
@@ -61,28 +65,10 @@ pub fn trigram_code(characters: [char; 3]) -> u64 {
     characters.into_iter().fold(0, |code, character| (code << 21) | u64::from(character))
 }
 
-/// The most trigrams [`needle_trigrams`] gives: a long needle is looked up by a spread of
+/// The most trigrams [`needle_run_trigrams`] gives: a long needle is looked up by a spread of
 /// them (a superset of its matches; the exact check decides), so a pasted stack trace costs
 /// no more to look up than a sentence.
 pub const MAX_NEEDLE_TRIGRAMS: usize = 12;
-
-/// The distinct trigram codes an index looks a folded needle up by: all of them, or for a
-/// long needle [`MAX_NEEDLE_TRIGRAMS`] spread from its start to its end. Empty under
-/// [`sluice_query::INDEX_MIN_CHARS`].
-///
-/// ```
-/// assert_eq!(sluice_store::grams::needle_trigrams("abab").len(), 2);
-/// assert!(sluice_store::grams::needle_trigrams("ab").is_empty());
-/// ```
-pub fn needle_trigrams(folded: &str) -> Vec<u64> {
-    let mut codes = Vec::new();
-    trigram_codes(folded, |code| {
-        if !codes.contains(&code) {
-            codes.push(code);
-        }
-    });
-    spread(codes, MAX_NEEDLE_TRIGRAMS)
-}
 
 /// Calls `each` with the code of every trigram inside a run of `folded` that is not made of
 /// hex digits only with a digit among them (`123`, `a04`, `4f5`; `bad` and `dea` stay): what
@@ -296,8 +282,8 @@ pub fn needle_grams(folded: &str) -> Vec<u32> {
     spread(keys, MAX_NEEDLE_GRAMS)
 }
 
-/// The longest run a [`run_token`] holds: a longer run's token is its first this many
-/// characters, and so is a needle's.
+/// The longest run a key holds: a longer run's key is its first this many characters, and so
+/// is a needle's.
 pub const MAX_RUN_CHARS: usize = 64;
 
 /// The shortest run a needle is looked up by as the start of a run ([`RunKey::Prefix`]):
@@ -341,142 +327,6 @@ pub fn needle_runs(folded: &str) -> Vec<RunKey> {
     keys
 }
 
-/// Calls `each` with every run of `folded` holding a digit as a token of a full-text index: `r` and its first
-/// [`MAX_RUN_CHARS`] characters.
-pub fn run_tokens(folded: &str, mut each: impl FnMut(&str)) {
-    let mut token = String::new();
-    text_keys(
-        folded,
-        |_| {},
-        |run| {
-            token.clear();
-            run_token(run, &mut token);
-            each(&token);
-        },
-        |_| {},
-    );
-}
-
-/// The lengths of the starts of a run that are keys of their own ([`signature_keys`]): a
-/// needle whose last run follows a separator is looked up by that run's start of the longest
-/// of these it reaches. Every length up to seven (shorter needle runs have no long grams), then
-/// a few longer ones: a needle run like `east414865` is rare as a whole where its grams
-/// (`east41`, `414865`) and its first seven characters are common. Starts of four characters
-/// are the most numerous kind of key (a fifth of a chunk's) and each is in many chunks: none.
-pub const PREFIX_LENGTHS: [usize; 7] = [5, 6, 7, 8, 10, 12, 16];
-
-/// The most keys [`needle_signature_keys`] gives (spread over a long needle).
-pub const MAX_NEEDLE_SIGNATURE_KEYS: usize = 16;
-
-/// The tags that keep a signature's three kinds of key apart. Stored signatures depend on
-/// them: they must never change.
-const WHOLE_TAG: u8 = b'w';
-const PREFIX_TAG: u8 = b'p';
-const GRAM_TAG: u8 = b'g';
-const TRIGRAM_TAG: u8 = b't';
-
-/// The 64-bit key of tagged bytes: FNV-1a, then [`mix`]. Stored signatures depend on it: it
-/// must never change.
-fn signature_key(tag: u8, bytes: &[u8]) -> u64 {
-    let mut hash = 0xcbf2_9ce4_8422_2325_u64 ^ u64::from(tag);
-    for byte in bytes {
-        hash = (hash ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    mix(hash)
-}
-
-/// The signature key of a trigram code, for stores whose signatures hold trigrams too (the
-/// PostgreSQL store's: it has no full-text index beside them).
-pub fn trigram_signature_key(code: u64) -> u64 {
-    signature_key(TRIGRAM_TAG, &code.to_le_bytes())
-}
-
-/// `run` up to its `chars`th character, or `None` when it is shorter.
-fn run_start(run: &str, chars: usize) -> Option<&str> {
-    match run.char_indices().nth(chars) {
-        Some((end, _)) => Some(&run[..end]),
-        None => (run.chars().count() == chars).then_some(run),
-    }
-}
-
-/// Calls `each` with the key of everything a Bloom-filter signature of `folded` holds
-/// ([`crate::signature`]): of each run holding a digit, the run whole (its first
-/// [`MAX_RUN_CHARS`] characters), its starts of each of [`PREFIX_LENGTHS`] it reaches, and its
-/// [`gram_keys`]. These are the keys found nowhere else in a chunk
-/// (numbers, identifiers), which a full-text index pays for most; the trigrams of words
-/// stay with it.
-///
-/// ```
-/// let mut keys = Vec::new();
-/// sluice_store::grams::signature_keys("order ord-4821937", |key| keys.push(key));
-/// // The run whole, and its starts of 5, 6 and 7 characters.
-/// assert_eq!(keys.len(), 4);
-/// ```
-pub fn signature_keys(folded: &str, each: impl FnMut(u64)) {
-    let each = std::cell::RefCell::new(each);
-    text_keys(
-        folded,
-        |_| {},
-        |run| {
-            let mut each = each.borrow_mut();
-            let whole = run_start(run, MAX_RUN_CHARS).unwrap_or(run);
-            each(signature_key(WHOLE_TAG, whole.as_bytes()));
-            for chars in PREFIX_LENGTHS {
-                match run_start(run, chars) {
-                    Some(start) => each(signature_key(PREFIX_TAG, start.as_bytes())),
-                    None => break,
-                }
-            }
-        },
-        |key| (each.borrow_mut())(signature_key(GRAM_TAG, &key.to_le_bytes())),
-    );
-}
-
-/// The distinct keys a signature looks a folded needle up by: its [`needle_runs`] (a whole
-/// run, or the start of one, as long as the longest of [`PREFIX_LENGTHS`] it reaches) and its
-/// [`needle_grams`], at most [`MAX_NEEDLE_SIGNATURE_KEYS`] spread from its start to its end.
-/// Every text containing the needle holds them all ([`signature_keys`]; proptest below).
-/// Empty for a needle without a run holding a digit, looked up by its trigrams.
-///
-/// ```
-/// use sluice_store::grams::needle_signature_keys;
-/// assert_eq!(needle_signature_keys("ord-4821937").len(), 1);
-/// assert!(needle_signature_keys("failover to replica").is_empty());
-/// ```
-pub fn needle_signature_keys(folded: &str) -> Vec<u64> {
-    let mut keys = Vec::new();
-    for run in needle_runs(folded) {
-        let key = match run {
-            RunKey::Whole(run) => signature_key(WHOLE_TAG, run.as_bytes()),
-            RunKey::Prefix(run) => {
-                let chars = run.chars().count();
-                let Some(&length) = PREFIX_LENGTHS.iter().rev().find(|length| **length <= chars) else { continue };
-                let start = run_start(&run, length).unwrap_or(&run);
-                signature_key(PREFIX_TAG, start.as_bytes())
-            }
-        };
-        keys.push(key);
-    }
-    for gram in needle_grams(folded) {
-        keys.push(signature_key(GRAM_TAG, &gram.to_le_bytes()));
-    }
-    let mut distinct = Vec::with_capacity(keys.len());
-    for key in keys {
-        if !distinct.contains(&key) {
-            distinct.push(key);
-        }
-    }
-    spread(distinct, MAX_NEEDLE_SIGNATURE_KEYS)
-}
-
-/// A run (or a needle's [`RunKey`]) as a token of a full-text index: `r` and its first
-/// [`MAX_RUN_CHARS`] characters, which no [`trigram_token`] (hex digits) or [`gram_token`]
-/// (`g` first) can be.
-pub fn run_token(run: &str, into: &mut String) {
-    into.push('r');
-    into.extend(run.chars().take(MAX_RUN_CHARS));
-}
-
 /// A trigram code as a token of a full-text index: its hex digits.
 pub fn trigram_token(code: u64, into: &mut String) {
     hex(code, 1, into);
@@ -491,33 +341,14 @@ fn hex(value: u64, width: u32, into: &mut String) {
     }
 }
 
-/// A long-gram key as a token of a full-text index: `g` and five hex digits, which no
-/// [`trigram_token`] can be (a trigram's code has more digits and no `g`).
-pub fn gram_token(key: u32, into: &mut String) {
-    into.push('g');
-    hex(u64::from(key), 5, into);
-}
-
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
-    use sluice_query::{INDEX_MIN_CHARS, fold};
+    use sluice_query::fold;
 
     use super::*;
 
     proptest! {
-        /// A text holds every trigram a needle inside it is looked up by, whatever the case of
-        /// either: an index of [`trigram_codes`] never misses a match of the exact check.
-        #[test]
-        fn a_text_holds_every_trigram_of_a_needle_inside_it(a in "\\PC{0,12}", b in "\\PC{0,40}", c in "\\PC{0,12}") {
-            let mut held = std::collections::HashSet::new();
-            trigram_codes(&fold(&format!("{a}{b}{c}")), |code| { held.insert(code); });
-            let needle = needle_trigrams(&fold(&b));
-            prop_assert!(needle.len() <= MAX_NEEDLE_TRIGRAMS);
-            prop_assert_eq!(needle.is_empty(), fold(&b).chars().count() < INDEX_MIN_CHARS);
-            prop_assert!(needle.iter().all(|code| held.contains(code)));
-        }
-
         /// A text holds every run trigram a needle inside it is looked up by.
         #[test]
         fn a_text_holds_every_run_trigram_of_a_needle_inside_it(
@@ -558,54 +389,17 @@ mod tests {
             b in "[a-z0-9 =_-]{0,40}|\\PC{0,40}",
             c in "[a-z0-9 -]{0,12}|\\PC{0,12}",
         ) {
+            // The runs holding a digit, as far as a key holds them.
             let mut held = Vec::new();
-            run_tokens(&fold(&format!("{a}{b}{c}")), |token| held.push(token.to_owned()));
+            text_keys(&fold(&format!("{a}{b}{c}")), |_| {}, |run| held.push(run.chars().take(MAX_RUN_CHARS).collect::<String>()), |_| {});
             for key in needle_runs(&fold(&b)) {
                 let found = match &key {
-                    RunKey::Whole(run) => {
-                        let mut token = String::new();
-                        run_token(run, &mut token);
-                        held.contains(&token)
-                    }
-                    RunKey::Prefix(run) => {
-                        let mut token = String::new();
-                        run_token(run, &mut token);
-                        held.iter().any(|held| held.starts_with(&token))
-                    }
+                    RunKey::Whole(run) => held.contains(run),
+                    RunKey::Prefix(run) => held.iter().any(|held| held.starts_with(run.as_str())),
                 };
                 prop_assert!(found, "{:?} of {:?} in {:?}", key, b, held);
             }
         }
-    }
-
-    proptest! {
-        /// A text's signature holds every key a needle inside it is looked up by.
-        #[test]
-        fn a_text_holds_every_signature_key_of_a_needle_inside_it(
-            a in "[a-f0-9 -]{0,12}|\\PC{0,12}",
-            b in "[a-z0-9 =_-]{0,40}|[0-9]{0,20}|\\PC{0,40}",
-            c in "[a-f0-9 -]{0,12}|\\PC{0,12}",
-        ) {
-            let mut held = std::collections::HashSet::new();
-            signature_keys(&fold(&format!("{a}{b}{c}")), |key| { held.insert(key); });
-            let needle = needle_signature_keys(&fold(&b));
-            prop_assert!(needle.len() <= MAX_NEEDLE_SIGNATURE_KEYS);
-            prop_assert!(needle.iter().all(|key| held.contains(key)), "{:?}", b);
-        }
-    }
-
-    #[test]
-    fn needles_with_a_digit_have_signature_keys_and_words_do_not() {
-        assert_eq!(needle_signature_keys("ord-4821937").len(), 1);
-        assert_eq!(needle_signature_keys("a-b2-def").len(), 1);
-        assert!(needle_signature_keys("8f3a2b1c9d0e4f57").len() > 1);
-        assert!(needle_signature_keys("abc def").is_empty());
-        assert!(needle_signature_keys("x-123").is_empty(), "a final run under four characters");
-        assert!(needle_signature_keys("x-1234").is_empty(), "a final run under five characters");
-        // A final run longer than a prefix key is looked up by its first seven characters.
-        let mut held = Vec::new();
-        signature_keys("ord-48219375", |key| held.push(key));
-        assert!(needle_signature_keys("ord-4821937").iter().all(|key| held.contains(key)));
     }
 
     #[test]
@@ -646,20 +440,5 @@ mod tests {
             trigram_token(value, &mut text);
             assert_eq!(text, format!("{value:x}"));
         }
-        text.clear();
-        gram_token(0xfffff, &mut text);
-        assert_eq!(text, "gfffff");
-    }
-
-    #[test]
-    fn tokens_of_the_two_kinds_never_collide() {
-        let (mut trigram, mut gram) = (String::new(), String::new());
-        trigram_token(trigram_code(['0', '0', '0']), &mut trigram);
-        gram_token(0, &mut gram);
-        assert_eq!(gram, "g00000");
-        assert!(trigram.len() > 6 && !trigram.contains('g') && !trigram.starts_with('r'));
-        let mut run = String::new();
-        run_token("abc", &mut run);
-        assert_eq!(run, "rabc");
     }
 }

@@ -1,0 +1,157 @@
+//! The keys a chunk's signature holds ([`crate::signature`]) and those a needle is looked up
+//! by there: the runs holding a digit whole, their starts of each of [`PREFIX_LENGTHS`], and
+//! their long grams, each hashed with a tag of its kind ([`signature_keys`],
+//! [`needle_signature_keys`]); and trigrams, for a store whose signatures hold them too
+//! ([`trigram_signature_key`]). Which runs give which keys is [`super::text_keys`]'s.
+
+use super::{MAX_RUN_CHARS, RunKey, mix, needle_grams, needle_runs, spread, text_keys};
+
+/// The lengths of the starts of a run that are keys of their own ([`signature_keys`]): a
+/// needle whose last run follows a separator is looked up by that run's start of the longest
+/// of these it reaches. Every length up to seven (shorter needle runs have no long grams), then
+/// a few longer ones: a needle run like `east414865` is rare as a whole where its grams
+/// (`east41`, `414865`) and its first seven characters are common. Starts of four characters
+/// are the most numerous kind of key (a fifth of a chunk's) and each is in many chunks: none.
+pub const PREFIX_LENGTHS: [usize; 7] = [5, 6, 7, 8, 10, 12, 16];
+
+/// The most keys [`needle_signature_keys`] gives (spread over a long needle).
+pub const MAX_NEEDLE_SIGNATURE_KEYS: usize = 16;
+
+/// The tags that keep a signature's three kinds of key apart. Stored signatures depend on
+/// them: they must never change.
+const WHOLE_TAG: u8 = b'w';
+const PREFIX_TAG: u8 = b'p';
+const GRAM_TAG: u8 = b'g';
+const TRIGRAM_TAG: u8 = b't';
+
+/// The 64-bit key of tagged bytes: FNV-1a, then [`mix`]. Stored signatures depend on it: it
+/// must never change.
+fn signature_key(tag: u8, bytes: &[u8]) -> u64 {
+    let mut hash = 0xcbf2_9ce4_8422_2325_u64 ^ u64::from(tag);
+    for byte in bytes {
+        hash = (hash ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    mix(hash)
+}
+
+/// The signature key of a trigram code, for stores whose signatures hold trigrams too (the
+/// PostgreSQL store's: it has no full-text index beside them).
+pub fn trigram_signature_key(code: u64) -> u64 {
+    signature_key(TRIGRAM_TAG, &code.to_le_bytes())
+}
+
+/// `run` up to its `chars`th character, or `None` when it is shorter.
+fn run_start(run: &str, chars: usize) -> Option<&str> {
+    match run.char_indices().nth(chars) {
+        Some((end, _)) => Some(&run[..end]),
+        None => (run.chars().count() == chars).then_some(run),
+    }
+}
+
+/// Calls `each` with the key of everything a Bloom-filter signature of `folded` holds
+/// ([`crate::signature`]): of each run holding a digit, the run whole (its first
+/// [`MAX_RUN_CHARS`] characters), its starts of each of [`PREFIX_LENGTHS`] it reaches, and its
+/// [`gram_keys`]. These are the keys found nowhere else in a chunk
+/// (numbers, identifiers), which a full-text index pays for most; the trigrams of words
+/// stay with it.
+///
+/// ```
+/// let mut keys = Vec::new();
+/// sluice_store::grams::signature_keys("order ord-4821937", |key| keys.push(key));
+/// // The run whole, and its starts of 5, 6 and 7 characters.
+/// assert_eq!(keys.len(), 4);
+/// ```
+pub fn signature_keys(folded: &str, each: impl FnMut(u64)) {
+    let each = std::cell::RefCell::new(each);
+    text_keys(
+        folded,
+        |_| {},
+        |run| {
+            let mut each = each.borrow_mut();
+            let whole = run_start(run, MAX_RUN_CHARS).unwrap_or(run);
+            each(signature_key(WHOLE_TAG, whole.as_bytes()));
+            for chars in PREFIX_LENGTHS {
+                match run_start(run, chars) {
+                    Some(start) => each(signature_key(PREFIX_TAG, start.as_bytes())),
+                    None => break,
+                }
+            }
+        },
+        |key| (each.borrow_mut())(signature_key(GRAM_TAG, &key.to_le_bytes())),
+    );
+}
+
+/// The distinct keys a signature looks a folded needle up by: its [`needle_runs`] (a whole
+/// run, or the start of one, as long as the longest of [`PREFIX_LENGTHS`] it reaches) and its
+/// [`needle_grams`], at most [`MAX_NEEDLE_SIGNATURE_KEYS`] spread from its start to its end.
+/// Every text containing the needle holds them all ([`signature_keys`]; proptest below).
+/// Empty for a needle without a run holding a digit, looked up by its trigrams.
+///
+/// ```
+/// use sluice_store::grams::needle_signature_keys;
+/// assert_eq!(needle_signature_keys("ord-4821937").len(), 1);
+/// assert!(needle_signature_keys("failover to replica").is_empty());
+/// ```
+pub fn needle_signature_keys(folded: &str) -> Vec<u64> {
+    let mut keys = Vec::new();
+    for run in needle_runs(folded) {
+        let key = match run {
+            RunKey::Whole(run) => signature_key(WHOLE_TAG, run.as_bytes()),
+            RunKey::Prefix(run) => {
+                let chars = run.chars().count();
+                let Some(&length) = PREFIX_LENGTHS.iter().rev().find(|length| **length <= chars) else { continue };
+                let start = run_start(&run, length).unwrap_or(&run);
+                signature_key(PREFIX_TAG, start.as_bytes())
+            }
+        };
+        keys.push(key);
+    }
+    for gram in needle_grams(folded) {
+        keys.push(signature_key(GRAM_TAG, &gram.to_le_bytes()));
+    }
+    let mut distinct = Vec::with_capacity(keys.len());
+    for key in keys {
+        if !distinct.contains(&key) {
+            distinct.push(key);
+        }
+    }
+    spread(distinct, MAX_NEEDLE_SIGNATURE_KEYS)
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use sluice_query::fold;
+
+    use super::*;
+
+    proptest! {
+        /// A text's signature holds every key a needle inside it is looked up by.
+        #[test]
+        fn a_text_holds_every_signature_key_of_a_needle_inside_it(
+            a in "[a-f0-9 -]{0,12}|\\PC{0,12}",
+            b in "[a-z0-9 =_-]{0,40}|[0-9]{0,20}|\\PC{0,40}",
+            c in "[a-f0-9 -]{0,12}|\\PC{0,12}",
+        ) {
+            let mut held = std::collections::HashSet::new();
+            signature_keys(&fold(&format!("{a}{b}{c}")), |key| { held.insert(key); });
+            let needle = needle_signature_keys(&fold(&b));
+            prop_assert!(needle.len() <= MAX_NEEDLE_SIGNATURE_KEYS);
+            prop_assert!(needle.iter().all(|key| held.contains(key)), "{:?}", b);
+        }
+    }
+
+    #[test]
+    fn needles_with_a_digit_have_signature_keys_and_words_do_not() {
+        assert_eq!(needle_signature_keys("ord-4821937").len(), 1);
+        assert_eq!(needle_signature_keys("a-b2-def").len(), 1);
+        assert!(needle_signature_keys("8f3a2b1c9d0e4f57").len() > 1);
+        assert!(needle_signature_keys("abc def").is_empty());
+        assert!(needle_signature_keys("x-123").is_empty(), "a final run under four characters");
+        assert!(needle_signature_keys("x-1234").is_empty(), "a final run under five characters");
+        // A final run longer than a prefix key is looked up by its first seven characters.
+        let mut held = Vec::new();
+        signature_keys("ord-48219375", |key| held.push(key));
+        assert!(needle_signature_keys("ord-4821937").iter().all(|key| held.contains(key)));
+    }
+}
