@@ -28,11 +28,10 @@ use std::sync::Mutex;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Binary, Nullable, Text};
-use sluice_store::Search;
-use sluice_store::grams::{needle_run_trigrams, needle_signature_keys, run_trigram_codes, trigram_token};
-use sluice_store::signature::{Signature, needle_positions};
+use sluice_store::grams::{run_trigram_codes, trigram_token};
+use sluice_store::signature::Signature;
 
-use crate::schema::{log_block_bands, log_blocks, log_chunk_signatures, log_chunks, logs};
+use crate::schema::{log_chunk_signatures, log_chunks};
 
 /// The keys of a chunk: its distinct trigram codes, and its signature of the rest.
 #[derive(Default)]
@@ -224,71 +223,6 @@ fn tokens(codes: &Codes) -> String {
     text
 }
 
-/// How the index looks one needle up.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum NeedleLookup {
-    /// By the full-text index: an FTS5 query of all of its run trigrams.
-    Trigrams(String),
-    /// By the chunks' signatures: the positions of all of its signature keys.
-    Signature(Vec<u32>),
-}
-
-/// What the index narrows a search to: the chunks that may match every index group, a group
-/// matching when any one of its needles does.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Lookup {
-    /// One FTS5 query of the groups whose needles all go by trigrams; `None` when there are none.
-    pub(crate) trigrams: Option<String>,
-    /// The groups with a needle that goes by signature.
-    pub(crate) signed: Vec<Vec<NeedleLookup>>,
-}
-
-/// How the index narrows `search`: each needle by its signature keys (the runs holding a
-/// digit, their starts and long grams: what makes an identifier rare) or, when it has none,
-/// by its run trigrams. A group with a needle that has no key at all (`a-b`, `123`) narrows
-/// nothing and is left to the exact check. `None` when the query gives the index nothing.
-/// Every FTS5 token is quoted, and holds no quote (only hex digits), so nothing inside the
-/// quotes is special.
-pub(crate) fn lookup(search: &Search) -> Option<Lookup> {
-    let needle = |needle: &str| {
-        let keys = needle_signature_keys(needle);
-        if !keys.is_empty() {
-            return Some(NeedleLookup::Signature(needle_positions(&keys)));
-        }
-        let all: Vec<String> = needle_run_trigrams(needle)
-            .into_iter()
-            .map(|code| {
-                let mut token = String::from("\"");
-                trigram_token(code, &mut token);
-                token.push('"');
-                token
-            })
-            .collect();
-        (!all.is_empty()).then(|| NeedleLookup::Trigrams(format!("({})", all.join(" AND "))))
-    };
-    let mut trigrams = Vec::new();
-    let mut signed = Vec::new();
-    for group in search.query.index_groups() {
-        let Some(needles) = group.iter().map(|text| needle(text)).collect::<Option<Vec<NeedleLookup>>>() else {
-            continue;
-        };
-        if needles.iter().all(|needle| matches!(needle, NeedleLookup::Trigrams(_))) {
-            let queries: Vec<String> = needles
-                .into_iter()
-                .filter_map(|needle| match needle {
-                    NeedleLookup::Trigrams(query) => Some(query),
-                    NeedleLookup::Signature(_) => None,
-                })
-                .collect();
-            trigrams.push(format!("({})", queries.join(" OR ")));
-        } else {
-            signed.push(needles);
-        }
-    }
-    let trigrams = (!trigrams.is_empty()).then(|| trigrams.join(" AND "));
-    (trigrams.is_some() || !signed.is_empty()).then_some(Lookup { trigrams, signed })
-}
-
 /// A log as [`index_tail`] reads it.
 #[derive(QueryableByName)]
 struct UnindexedRow {
@@ -458,56 +392,6 @@ fn index_steps(
     }
 }
 
-/// After logs of `workspace` older than `cutoff_ms` were deleted: drops the chunks of the
-/// workspace that no longer hold a log, rows and documents. A chunk that still holds some
-/// stays whole (its document a superset of its logs' text, which the exact check allows).
-pub(crate) fn drop_emptied(
-    connection: &mut SqliteConnection,
-    workspace: &[u8],
-    cutoff_ms: i64,
-) -> Result<(), DieselError> {
-    let emptied: Vec<i64> = log_chunks::table
-        .filter(log_chunks::workspace_id.eq(workspace))
-        .filter(log_chunks::min_ts.lt(cutoff_ms))
-        .filter(diesel::dsl::not(diesel::dsl::exists(
-            logs::table.filter(logs::seq.between(log_chunks::id, log_chunks::last_seq)),
-        )))
-        .select(log_chunks::id)
-        .load(connection)?;
-    for part in emptied.chunks(5_000) {
-        diesel::sql_query("DELETE FROM log_chunks_fts WHERE rowid IN (SELECT value FROM json_each(?1))")
-            .bind::<Text, _>(serde_json::to_string(part).unwrap_or_else(|_| "[]".to_owned()))
-            .execute(connection)?;
-        diesel::delete(log_chunks::table.filter(log_chunks::id.eq_any(part))).execute(connection)?;
-        diesel::delete(log_chunk_signatures::table.filter(log_chunk_signatures::chunk_id.eq_any(part)))
-            .execute(connection)?;
-    }
-
-    // The blocks none of whose chunks is left, with their bands.
-    if let Some(&last) = emptied.iter().max() {
-        let blocks: Vec<(i64, Vec<u8>)> = log_blocks::table
-            .filter(log_blocks::workspace_id.eq(workspace))
-            .filter(log_blocks::id.le(last))
-            .select((log_blocks::id, log_blocks::chunks))
-            .load(connection)?;
-        for (block, chunks) in blocks {
-            let ids: Vec<i64> =
-                chunks.chunks_exact(8).map(|bytes| i64::from_le_bytes(bytes.try_into().unwrap_or([0; 8]))).collect();
-            let left: i64 = log_chunks::table.filter(log_chunks::id.eq_any(&ids)).count().get_result(connection)?;
-            if left == 0 {
-                diesel::delete(
-                    log_block_bands::table
-                        .filter(log_block_bands::workspace_id.eq(workspace))
-                        .filter(log_block_bands::block_id.eq(block)),
-                )
-                .execute(connection)?;
-                diesel::delete(log_blocks::table.filter(log_blocks::id.eq(block))).execute(connection)?;
-            }
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -515,10 +399,13 @@ mod tests {
     use diesel::connection::SimpleConnection;
     use sluice_model::{Plan, Workspace};
     use sluice_query::SearchField;
+    use sluice_store::grams::needle_signature_keys;
     use sluice_store::prelude::*;
-    use sluice_store::{LogFilter, Page};
+    use sluice_store::signature::needle_positions;
+    use sluice_store::{LogFilter, Page, Search};
 
     use super::*;
+    use crate::schema::{log_block_bands, log_blocks};
     use crate::{SqliteOptions, SqliteStore};
 
     fn log(seq: i64, workspace: &'static [u8], message: &'static str) -> Indexed<'static> {
@@ -556,53 +443,6 @@ mod tests {
             assert!(sluice_store::signature::holds(&signature, &positions), "runs holding a digit: {run}");
         }
         assert_eq!((chunk.min_ts, chunk.max_ts), (10, 20));
-    }
-
-    #[test]
-    fn needles_go_by_their_signature_keys_or_else_their_trigrams() {
-        let search = |raw: &str| Search {
-            query: sluice_query::Query::parse(raw).expect("query"),
-            fields: vec![SearchField::Message],
-        };
-        let hex = |text: &str| needle_run_trigrams(text).iter().map(|code| format!("\"{code:x}\"")).collect::<Vec<_>>();
-        let signed = |text: &str| NeedleLookup::Signature(needle_positions(&needle_signature_keys(text)));
-        assert_eq!(
-            lookup(&search("Abcd efg OR hij -zzz")),
-            Some(Lookup {
-                trigrams: Some(format!(
-                    "(({})) AND (({}) OR ({}))",
-                    hex("abcd").join(" AND "),
-                    hex("efg")[0],
-                    hex("hij")[0]
-                )),
-                signed: Vec::new(),
-            })
-        );
-        assert_eq!(lookup(&search("ab -cdef")), None);
-        // A needle without a key narrows nothing: its group is left out, or the whole query.
-        assert_eq!(lookup(&search("a-b 123")), None);
-        assert_eq!(
-            lookup(&search("a-b OR abcd efg")),
-            Some(Lookup { trigrams: Some(format!("(({}))", hex("efg")[0])), signed: Vec::new() })
-        );
-        // The runs a needle's separators delimit, and the long grams of its long runs.
-        assert_eq!(
-            lookup(&search("ORD-4821937 shipped")),
-            Some(Lookup {
-                trigrams: Some(format!("(({}))", hex("shipped").join(" AND "))),
-                signed: vec![vec![signed("ord-4821937")]],
-            })
-        );
-        assert_eq!(
-            lookup(&search("8F3A2B1C9D0E4F57 OR shipped")),
-            Some(Lookup {
-                trigrams: None,
-                signed: vec![vec![
-                    signed("8f3a2b1c9d0e4f57"),
-                    NeedleLookup::Trigrams(format!("({})", hex("shipped").join(" AND ")))
-                ]],
-            })
-        );
     }
 
     #[test]

@@ -20,6 +20,7 @@ mod config;
 mod connection;
 mod index;
 mod insert;
+mod lookup;
 /// The ingest benchmark's naive baseline (feature `bench`, which no production build enables).
 #[cfg(feature = "bench")]
 pub mod naive;

@@ -7,6 +7,7 @@ use async_trait::async_trait;
 
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
+use diesel::sql_types::Text;
 use sluice_model::WorkspaceId;
 use sluice_store::rollups::{RollupDeltas, Scope};
 use sluice_store::{LogRetention, StoreError};
@@ -14,7 +15,7 @@ use sluice_store::{LogRetention, StoreError};
 use crate::connection::{SqliteStore, from_diesel};
 use crate::index;
 use crate::rollups::apply_rollup_deltas;
-use crate::schema::logs;
+use crate::schema::{log_block_bands, log_blocks, log_chunk_signatures, log_chunks, logs};
 
 /// Logs deleted per retention transaction: bounded, so a large sweep never holds the write
 /// lock for long, and well under SQLite's bound-variable limit.
@@ -77,10 +78,56 @@ impl LogRetention for SqliteStore {
         self.with_connection(move |connection| {
             let _lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
             connection
-                .immediate_transaction(|connection| index::drop_emptied(connection, workspace.as_bytes(), cutoff_ms))
+                .immediate_transaction(|connection| drop_emptied(connection, workspace.as_bytes(), cutoff_ms))
                 .map_err(from_diesel)
         })
         .await?;
         Ok(deleted)
     }
+}
+
+/// After logs of `workspace` older than `cutoff_ms` were deleted: drops the chunks of the
+/// workspace that no longer hold a log, rows and documents. A chunk that still holds some
+/// stays whole (its document a superset of its logs' text, which the exact check allows).
+fn drop_emptied(connection: &mut SqliteConnection, workspace: &[u8], cutoff_ms: i64) -> Result<(), DieselError> {
+    let emptied: Vec<i64> = log_chunks::table
+        .filter(log_chunks::workspace_id.eq(workspace))
+        .filter(log_chunks::min_ts.lt(cutoff_ms))
+        .filter(diesel::dsl::not(diesel::dsl::exists(
+            logs::table.filter(logs::seq.between(log_chunks::id, log_chunks::last_seq)),
+        )))
+        .select(log_chunks::id)
+        .load(connection)?;
+    for part in emptied.chunks(5_000) {
+        diesel::sql_query("DELETE FROM log_chunks_fts WHERE rowid IN (SELECT value FROM json_each(?1))")
+            .bind::<Text, _>(serde_json::to_string(part).unwrap_or_else(|_| "[]".to_owned()))
+            .execute(connection)?;
+        diesel::delete(log_chunks::table.filter(log_chunks::id.eq_any(part))).execute(connection)?;
+        diesel::delete(log_chunk_signatures::table.filter(log_chunk_signatures::chunk_id.eq_any(part)))
+            .execute(connection)?;
+    }
+
+    // The blocks none of whose chunks is left, with their bands.
+    if let Some(&last) = emptied.iter().max() {
+        let blocks: Vec<(i64, Vec<u8>)> = log_blocks::table
+            .filter(log_blocks::workspace_id.eq(workspace))
+            .filter(log_blocks::id.le(last))
+            .select((log_blocks::id, log_blocks::chunks))
+            .load(connection)?;
+        for (block, chunks) in blocks {
+            let ids: Vec<i64> =
+                chunks.chunks_exact(8).map(|bytes| i64::from_le_bytes(bytes.try_into().unwrap_or([0; 8]))).collect();
+            let left: i64 = log_chunks::table.filter(log_chunks::id.eq_any(&ids)).count().get_result(connection)?;
+            if left == 0 {
+                diesel::delete(
+                    log_block_bands::table
+                        .filter(log_block_bands::workspace_id.eq(workspace))
+                        .filter(log_block_bands::block_id.eq(block)),
+                )
+                .execute(connection)?;
+                diesel::delete(log_blocks::table.filter(log_blocks::id.eq(block))).execute(connection)?;
+            }
+        }
+    }
+    Ok(())
 }

@@ -13,7 +13,8 @@ use sluice_store::{LogFilter, LogPage, LogSearch, Page, Search, StoreError};
 use crate::connection::{SqliteStore, backend, from_diesel};
 use std::collections::HashSet;
 
-use crate::index::{self, NeedleLookup};
+use crate::index;
+use crate::lookup::NeedleLookup;
 use crate::read::filtered;
 use crate::rows::LogRow;
 use crate::schema::logs;
@@ -321,7 +322,7 @@ impl LogSearch for SqliteStore {
         let most_hits = u64::from(self.dense_hits) / u64::try_from(self.chunk_rows.max(1)).unwrap_or(u64::MAX) + 1;
         self.with_connection(move |connection| {
             // Without an indexable needle: walk the filtered logs newest first.
-            let Some(lookup) = index::lookup(&search) else {
+            let Some(lookup) = crate::lookup::lookup(&search) else {
                 let rows = filtered(&workspace, &filter)
                     .order((logs::ts.desc(), logs::id.desc()))
                     .select(LogRow::as_select())
