@@ -109,6 +109,13 @@ pub(crate) fn folded(filter: &[u8]) -> Vec<u8> {
     folded
 }
 
+/// Adds a log's search text to its chunk's signature: its run trigrams (PostgreSQL has no
+/// full-text index beside the signatures) and its signature keys.
+fn sign(signature: &mut Signature, search_text: &str) {
+    run_trigram_codes(search_text, |code| signature.insert(trigram_signature_key(code)));
+    signature.insert_text(search_text);
+}
+
 /// Sets `bits` in `filter`, as PostgreSQL's get_bit numbers them: bit n is bit n % 8 of byte
 /// n / 8.
 fn set_bits(filter: &mut [u8], bits: [u32; BLOOM_HASHES]) {
@@ -162,8 +169,7 @@ impl Chunker {
         chunk.logs += 1;
         chunk.min_ts = chunk.min_ts.min(ts);
         chunk.max_ts = chunk.max_ts.max(ts);
-        run_trigram_codes(search_text, |code| chunk.signature.insert(trigram_signature_key(code)));
-        chunk.signature.insert_text(search_text);
+        sign(&mut chunk.signature, search_text);
         let values = [
             (Facet::Level, Some(facets.level)),
             (Facet::Environment, Some(facets.environment)),
@@ -362,8 +368,7 @@ pub(crate) async fn sign_unsigned(connection: &mut AsyncPgConnection) -> Result<
                             .await?;
                     let mut signature = Signature::new();
                     for text in &texts {
-                        run_trigram_codes(&text.search_text, |code| signature.insert(trigram_signature_key(code)));
-                        signature.insert_text(&text.search_text);
+                        sign(&mut signature, &text.search_text);
                     }
                     signatures.push(signature.folded());
                 }
