@@ -3,7 +3,8 @@
 //! Comma or tab is detected from the header row; RFC 4180 quoting (commas, quotes and line
 //! breaks inside quoted cells) is supported. Cells of known fields are typed as docs/API.md
 //! (CSV) says: `data` is a JSON object as text; `tags` is a JSON array or a `;`-separated list;
-//! `timestamp` is Unix ms or ISO 8601; `stepIndex` a number. An empty cell is an absent field.
+//! `timestamp` is Unix ms or ISO 8601 (one whose date or time cannot exist, `2024-02-30T12:00:00Z`,
+//! is a parse error naming the line); `stepIndex` a number. An empty cell is an absent field.
 //! Columns that are not field names go into `data`, as text.
 //!
 //! Exported tables often name their columns otherwise (loghub: `Level`, `Content`). Without a
@@ -144,6 +145,11 @@ pub fn parse_csv(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
             }
             let other = match column {
                 Column::Skip => continue,
+                Column::Field(Field::Timestamp) if crate::text::is_impossible_stamp(cell) => {
+                    let line = record.position().map(|position| position.line() as usize);
+                    let reason = format!("expected {} in the timestamp cell", crate::text::IMPOSSIBLE_STAMP);
+                    return Err(ParseError { format: Format::Csv, line, column: None, reason }.into());
+                }
                 Column::Field(field) => {
                     draft.set(*field, typed(*field, cell));
                     continue;

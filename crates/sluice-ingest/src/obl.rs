@@ -17,10 +17,11 @@
 //! `started`. A leading `/* ... */` comment is stripped.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::fmt;
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use sluice_model::{Draft, Field, JsonObject, Level, Member, Sent, SmolStr};
@@ -56,7 +57,7 @@ struct Root<'a> {
     #[serde(borrow)]
     device_id: Option<&'a RawValue>,
     #[serde(borrow)]
-    sessions: Option<Vec<Session<'a>>>,
+    sessions: Option<Sessions<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -73,7 +74,81 @@ struct Session<'a> {
     #[serde(borrow)]
     device_id: Option<&'a RawValue>,
     #[serde(borrow)]
-    events: Option<Vec<Event<'a>>>,
+    events: Option<Events<'a>>,
+}
+
+thread_local! {
+    /// How many more events the parse on this thread holds: `Options::max_entries` + 1, so the
+    /// collector meets the one past the limit. Later events are read for their syntax only and
+    /// never held, so a body of a million empty events costs no more than one of 101.
+    static EVENTS_LEFT: Cell<usize> = const { Cell::new(usize::MAX) };
+}
+
+/// Sets [`EVENTS_LEFT`] for one parse, and lifts it when dropped.
+struct EventBudget;
+
+impl EventBudget {
+    fn enter(events: usize) -> Self {
+        EVENTS_LEFT.with(|left| left.set(events));
+        EventBudget
+    }
+}
+
+impl Drop for EventBudget {
+    fn drop(&mut self) {
+        EVENTS_LEFT.with(|left| left.set(usize::MAX));
+    }
+}
+
+/// The sessions that hold an event: one with none gives no entry and is not kept.
+struct Sessions<'a>(Vec<Session<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Sessions<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct SessionsVisitor;
+        impl<'de> Visitor<'de> for SessionsVisitor {
+            type Value = Sessions<'de>;
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("a `sessions` array")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Sessions<'de>, A::Error> {
+                let mut sessions = Vec::new();
+                while let Some(session) = seq.next_element::<Session<'de>>()? {
+                    if session.events.as_ref().is_some_and(|events| !events.0.is_empty()) {
+                        sessions.push(session);
+                    }
+                }
+                Ok(Sessions(sessions))
+            }
+        }
+        deserializer.deserialize_seq(SessionsVisitor)
+    }
+}
+
+/// A session's events, as many as [`EVENTS_LEFT`] still allows.
+struct Events<'a>(Vec<Event<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Events<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct EventsVisitor;
+        impl<'de> Visitor<'de> for EventsVisitor {
+            type Value = Events<'de>;
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("an `events` array")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Events<'de>, A::Error> {
+                let mut events = Vec::new();
+                while EVENTS_LEFT.with(Cell::get) > 0 {
+                    let Some(event) = seq.next_element::<Event<'de>>()? else { return Ok(Events(events)) };
+                    events.push(event);
+                    EVENTS_LEFT.with(|left| left.set(left.get() - 1));
+                }
+                while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+                Ok(Events(events))
+            }
+        }
+        deserializer.deserialize_seq(EventsVisitor)
+    }
 }
 
 /// One event: its members in order, values as JSON text borrowed from the body.
@@ -186,14 +261,16 @@ fn is_null(raw: &&RawValue) -> bool {
 pub fn parse_obl(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
     let text_body = std::str::from_utf8(body).map_err(|_| parse_error("invalid UTF-8", None, None))?;
     let (json, comment_lines) = strip_comment(text_body)?;
+    let budget = EventBudget::enter(options.max_entries.saturating_add(1));
     let root: Root<'_> = serde_json::from_str(json)
         .map_err(|error| crate::json::parse_error(Format::Obl, &error, Some(error.line() + comment_lines)))?;
+    drop(budget);
     if let Some(format) = text(root.format)
         && !format.starts_with("open-board-log")
     {
         return Err(parse_error(format!("expected format `open-board-log-0.1`, found `{format}`"), None, None));
     }
-    let Some(sessions) = root.sessions else {
+    let Some(Sessions(sessions)) = root.sessions else {
         return Err(parse_error("expected a `sessions` array", None, None));
     };
     let source = text(root.source);
@@ -215,7 +292,7 @@ pub fn parse_obl(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
                 .filter_map(|(key, value)| Some((key, Member::Json(value?))))
                 .collect();
         let session_info = JsonObject::from_members(&info);
-        for event in session.events.unwrap_or_default() {
+        for event in session.events.map(|events| events.0).unwrap_or_default() {
             let (message, event_type) = describe(&event, session_type.as_deref());
             let id = event.get("id").filter(|id| !is_null(id));
             let at = event.get("timestamp").filter(|at| !is_null(at)).or(session.started);

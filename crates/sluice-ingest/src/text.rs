@@ -18,6 +18,9 @@
 //! spellings real logs use for the same levels: `FATAL`, `SEVERE`, `CRITICAL`, `CRIT`,
 //! `ALERT`, `EMERG`, `ERR` → error; `NOTICE` → info; `TRACE` → debug. A timestamp without zone
 //! is UTC. No keyword: the query default `level`, else `info`. No timestamp: the receive time.
+//! A timestamp of that shape whose date or time cannot exist (hour 25, minute 61, February 30)
+//! is a parse error at its column, never wrapped into another time nor left in the message; a
+//! second of 60 (a leap second) reads as the last millisecond of its minute, as in syslog.
 
 use nom::Parser;
 use nom::bytes::complete::{tag, take_while_m_n};
@@ -33,7 +36,7 @@ const LEVEL_WINDOW: usize = 10;
 ///
 /// ```
 /// use sluice_ingest::text::parse_line;
-/// let line = parse_line("[2024-03-01T12:00:00Z] [ERROR] disk full");
+/// let line = parse_line("[2024-03-01T12:00:00Z] [ERROR] disk full").unwrap();
 /// assert_eq!((line.timestamp, line.message.as_str()), (Some(1_709_294_400_000), "disk full"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,6 +82,10 @@ fn zone(input: &str) -> nom::IResult<&str, i32> {
         return Ok((rest, 0));
     }
     let (rest, (sign, hours, _, minutes)) = (one_of("+-"), digits(2), opt(tag(":")), digits(2)).parse(input)?;
+    // An offset past 23:59 cannot exist (RFC 3339): out of `UtcOffset`'s range, so `to_ms` refuses it.
+    if hours > 23 || minutes > 59 {
+        return Ok((rest, i32::MAX));
+    }
     let seconds = (hours * 3600 + minutes * 60) as i32;
     Ok((rest, if sign == '-' { -seconds } else { seconds }))
 }
@@ -97,10 +104,13 @@ fn us_stamp(input: &str) -> nom::IResult<&str, Stamp> {
     Ok((rest, (year as i32, month, day, hour, minute, second, nanos, zone)))
 }
 
+/// The moment a stamp names, in Unix ms; `None` when its date, time or zone cannot exist.
 fn to_ms((year, month, day, hour, minute, second, nanos, zone): Stamp) -> Option<i64> {
     let date =
         Date::from_calendar_date(year, Month::try_from(u8::try_from(month).ok()?).ok()?, u8::try_from(day).ok()?)
             .ok()?;
+    // A leap second is the last millisecond of its minute.
+    let (second, nanos) = if second == 60 { (59, 999_000_000) } else { (second, nanos) };
     let time =
         Time::from_hms_nano(u8::try_from(hour).ok()?, u8::try_from(minute).ok()?, u8::try_from(second).ok()?, nanos)
             .ok()?;
@@ -108,6 +118,24 @@ fn to_ms((year, month, day, hour, minute, second, nanos, zone): Stamp) -> Option
     let moment = PrimitiveDateTime::new(date, time).assume_offset(offset);
     i64::try_from(moment.unix_timestamp_nanos() / 1_000_000).ok()
 }
+
+/// Whether `text` is a whole timestamp of the grammar's shape (`2024-02-30T12:00:00Z`,
+/// `03/01/2024 25:00:00`) naming a date or time that cannot exist: CSV's `timestamp` cells
+/// refuse those as the text grammar does.
+pub(crate) fn is_impossible_stamp(text: &str) -> bool {
+    let text = text.trim();
+    iso_stamp(text).or_else(|_| us_stamp(text)).is_ok_and(|(rest, stamp)| rest.is_empty() && to_ms(stamp).is_none())
+}
+
+/// A line that starts with a timestamp whose date or time cannot exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImpossibleStamp {
+    /// The 1-based column (in characters) where the timestamp starts.
+    pub column: usize,
+}
+
+/// What a line starting with an impossible timestamp fails with, after `expected`.
+pub(crate) const IMPOSSIBLE_STAMP: &str = "a date and time that exist";
 
 /// A keyword of up to 8 ASCII lower-case letters as one number, first letter lowest.
 const fn packed(word: &[u8]) -> u64 {
@@ -192,19 +220,28 @@ fn is_separator(c: char) -> bool {
 ///
 /// ```
 /// use sluice_ingest::text::parse_line;
-/// let line = parse_line("2015-07-29 17:41:44,747 - WARN  [QuorumPeer] - Notification time out: 3200");
+/// let line = parse_line("2015-07-29 17:41:44,747 - WARN  [QuorumPeer] - Notification time out: 3200").unwrap();
 /// assert_eq!(line.timestamp, Some(1_438_191_704_747));
 /// assert_eq!(line.level, Some(sluice_model::Level::Warn));
 /// assert_eq!(line.message, "[QuorumPeer] - Notification time out: 3200");
+/// // February 30 does not exist: an error at the timestamp's column, not another day.
+/// assert_eq!(parse_line(" [2024-02-30 12:00:00] x").unwrap_err().column, 3);
 /// ```
-pub fn parse_line(line: &str) -> TextLine<'_> {
+pub fn parse_line(line: &str) -> Result<TextLine<'_>, ImpossibleStamp> {
     let trimmed = line.trim();
     let bracketed = trimmed.strip_prefix('[');
     let candidate = bracketed.unwrap_or(trimmed);
-    let stamped = iso_stamp(candidate).or_else(|_| us_stamp(candidate)).ok().and_then(|(rest, stamp)| {
-        let rest = if bracketed.is_some() { rest.strip_prefix(']')? } else { rest };
-        Some((rest, to_ms(stamp)?))
-    });
+    let stamped = match iso_stamp(candidate).or_else(|_| us_stamp(candidate)) {
+        Ok((rest, stamp)) => {
+            let Some(ms) = to_ms(stamp) else {
+                let indent = line[..line.len() - line.trim_start().len()].chars().count();
+                return Err(ImpossibleStamp { column: indent + usize::from(bracketed.is_some()) + 1 });
+            };
+            let rest = if bracketed.is_some() { rest.strip_prefix(']') } else { Some(rest) };
+            rest.map(|rest| (rest, ms))
+        }
+        Err(_) => None,
+    };
     let (rest, timestamp) = match stamped {
         Some((rest, ms)) => (rest, Some(ms)),
         None => (trimmed, None),
@@ -244,7 +281,7 @@ pub fn parse_line(line: &str) -> TextLine<'_> {
         None if body.is_empty() => trimmed.to_owned(),
         None => body.to_owned(),
     };
-    TextLine { timestamp, level, message, line }
+    Ok(TextLine { timestamp, level, message, line })
 }
 
 /// The draft entry of one line.
@@ -276,10 +313,18 @@ pub(crate) fn draft(parsed: TextLine<'_>, default_level: Option<&String>) -> Dra
 /// ```
 pub fn parse_text(body: &[u8], options: &crate::Options) -> Result<crate::Batch, crate::IngestError> {
     let mut collector = crate::json::Collector::for_lines(options, body);
-    for (_, line) in crate::frame::lines(body, crate::Format::Text)? {
-        if !collector.push(draft(parse_line(line), options.defaults.level.as_ref())) {
+    for (number, line) in crate::frame::lines(body, crate::Format::Text)? {
+        if collector.at_limit() {
             break;
         }
+        let parsed = parse_line(line).map_err(|error| crate::ParseError {
+            format: crate::Format::Text,
+            line: Some(number),
+            column: Some(error.column),
+            reason: format!("expected {IMPOSSIBLE_STAMP}"),
+        })?;
+        // Always true here: the limit was checked before the line was read.
+        let _ = collector.push(draft(parsed, options.defaults.level.as_ref()));
     }
     collector.finish()
 }
@@ -323,6 +368,40 @@ mod tests {
         "emergenc",
         "infox",
     ];
+
+    /// docs/API.md (text): a timestamp that cannot exist is a parse error naming the line and
+    /// its column, never another time and never left in the message; a leap second exists.
+    #[test]
+    fn impossible_timestamps_are_parse_errors_naming_line_and_column() {
+        let options = crate::Options::new(1_795_348_800_000);
+        for (line, column) in [
+            ("2024-02-30 12:00:00 ERROR x", 1),
+            ("2024-03-01T25:00:00Z x", 1),
+            ("2024-03-01 12:61:00 x", 1),
+            ("2024-03-01 12:00:61 x", 1),
+            ("2024-13-01 12:00:00 x", 1),
+            ("  [2023-02-29 12:00:00] x", 4),
+            ("04/31/2024 12:00:00 x", 1),
+            ("2024-03-01T12:00:00+24:00 x", 1),
+        ] {
+            let body = format!("2024-03-01 12:00:00 fine\n{line}\n");
+            let Err(crate::IngestError::Parse(error)) = parse_text(body.as_bytes(), &options) else {
+                panic!("{line} was accepted");
+            };
+            assert_eq!((error.line, error.column), (Some(2), Some(column)), "{line}");
+            assert_eq!(
+                error.to_string(),
+                format!("Text line 2: expected a date and time that exist at column {column}")
+            );
+        }
+        let leap = parse_line("2016-12-31 23:59:60 leap").expect("a leap second exists");
+        assert_eq!(leap.timestamp, Some(1_483_228_799_999));
+        // Not a timestamp's shape at all: text, as before.
+        let plain = parse_line("2024-02-30 is not a day").expect("no timestamp");
+        assert_eq!((plain.timestamp, plain.message.as_str()), (None, "2024-02-30 is not a day"));
+        assert!(is_impossible_stamp("2024-02-30T12:00:00Z") && !is_impossible_stamp("2024-02-29T12:00:00Z"));
+        assert!(!is_impossible_stamp("yesterday") && !is_impossible_stamp("2024-02-30T12:00:00Z and more"));
+    }
 
     #[test]
     fn every_keyword_in_any_case() {

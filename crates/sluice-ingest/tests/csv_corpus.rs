@@ -83,3 +83,23 @@ fn bad_rows_are_named() {
     let IngestError::Invalid(issues) = error else { panic!("validation error expected") };
     assert_eq!(issues[0].message, "Expected object, received string");
 }
+
+/// docs/API.md (CSV): a `timestamp` cell of ISO shape whose date or time cannot exist is a
+/// parse error naming its line, never another moment; a cell that is no date at all stays the
+/// entry's `Invalid timestamp` issue.
+#[test]
+fn impossible_timestamp_cells_are_parse_errors_naming_the_line() {
+    for cell in ["2024-02-30T12:00:00Z", "2024-03-01T25:00:00Z", "2024-03-01 12:61:00", "\"2023-02-29T00:00:00+01:00\""]
+    {
+        let body = format!("level,message,timestamp\ninfo,fine,2024-03-01T12:00:00Z\ninfo,bad,{cell}\n");
+        let error = parse(Format::Csv, body.as_bytes(), &options()).expect_err(cell);
+        assert_eq!(
+            error.to_string(),
+            "CSV line 3: expected a date and time that exist in the timestamp cell",
+            "{cell}"
+        );
+    }
+    let error = parse(Format::Csv, b"level,message,timestamp\ninfo,m,yesterday\n", &options()).expect_err("no date");
+    let IngestError::Invalid(issues) = error else { panic!("validation error expected") };
+    assert_eq!(serde_json::to_value(&issues).expect("json")[0]["path"], json!([0, "timestamp"]));
+}

@@ -60,7 +60,7 @@ fn levels_are_found_where_each_system_writes_them() {
                 "debug" => Some("debug"),
                 _ => None,
             };
-            let found = parse_line(line);
+            let found = parse_line(line).expect("real log lines have real dates");
             if expected.is_some() {
                 assert_eq!(found.level.map(|level| level.as_str()), expected, "{file} line {}: {line}", number + 1);
                 // The keyword left the message at the place it stood.
@@ -90,16 +90,17 @@ fn timestamps_of_real_logs_are_read_and_removed() {
         ("[2024-03-01 12:00:00] error: failed to bind", 1_709_294_400_000, "failed to bind"),
     ];
     for (line, timestamp, message) in cases {
-        let found = parse_line(line);
+        let found = parse_line(line).expect("real log lines have real dates");
         assert_eq!((found.timestamp, found.message.as_str()), (Some(timestamp), message), "{line}");
     }
 }
 
 #[test]
 fn lines_without_keywords_take_the_default_or_info() {
-    let found = parse_line("Jun 14 15:16:01 combo sshd(pam_unix)[19939]: authentication failure; user unknown");
+    let found = parse_line("Jun 14 15:16:01 combo sshd(pam_unix)[19939]: authentication failure; user unknown")
+        .expect("no timestamp of the grammar's shape");
     assert_eq!((found.level, found.timestamp), (None, None));
-    let found = parse_line("connection error while reading");
+    let found = parse_line("connection error while reading").expect("no timestamp");
     assert_eq!(found.level, None, "a lower-case word in a sentence is not a level");
     let mut options = Options::new(1_795_348_800_000);
     options.defaults = Defaults {
