@@ -17,13 +17,14 @@ pub(crate) struct Cli {
     #[arg(long, env = "SLUICE_DB_POOL_SIZE", default_value_t = 16, global = true)]
     pub(crate) db_pool_size: usize,
 
-    /// PostgreSQL: how long a request waits for a connection (or for a new one to open)
-    /// before it is answered 503, in milliseconds.
+    /// How long a request waits for a database connection (on PostgreSQL, or for a new one to
+    /// open) before it is answered 503, in milliseconds.
     #[arg(long, env = "SLUICE_DB_TIMEOUT_MS", default_value_t = 5_000, global = true)]
     pub(crate) db_timeout_ms: u64,
 
-    /// PostgreSQL: how long one request's database work may take in all before it is
-    /// answered 503 (also the server's `statement_timeout`), in milliseconds.
+    /// How long one request's database work may take in all before it is answered 503 (a
+    /// search 500 `Search failed`), its statement stopped; on PostgreSQL also the server's
+    /// `statement_timeout`. In milliseconds.
     #[arg(long, env = "SLUICE_DB_CALL_TIMEOUT_MS", default_value_t = 10_000, global = true)]
     pub(crate) db_call_timeout_ms: u64,
 

@@ -25,7 +25,12 @@ use crate::cli::{Cli, Command};
 async fn open_store(cli: &Cli) -> anyhow::Result<Arc<dyn Store>> {
     let url = cli.database_url.as_str();
     if let Some(path) = sluice_store_sqlite::path_from_url(url) {
-        let store = sluice_store_sqlite::SqliteStore::open(&path)
+        let options = sluice_store_sqlite::SqliteOptions {
+            wait_timeout: Duration::from_millis(cli.db_timeout_ms),
+            call_timeout: Duration::from_millis(cli.db_call_timeout_ms),
+            ..sluice_store_sqlite::SqliteOptions::default()
+        };
+        let store = sluice_store_sqlite::SqliteStore::open_with(&path, &options)
             .map_err(|error| anyhow::anyhow!("cannot open the SQLite database {}: {error}", path.display()))?;
         return Ok(Arc::new(store));
     }

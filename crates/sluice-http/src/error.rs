@@ -93,6 +93,10 @@ impl From<StoreError> for ApiError {
                 tracing::warn!(error.reason = %reason, "database unavailable");
                 ApiError::Unavailable
             }
+            StoreError::Timeout(reason) => {
+                tracing::warn!(error.reason = %reason, "database call past its deadline");
+                ApiError::Unavailable
+            }
             StoreError::NotFound(_) => ApiError::NotFound("Not found"),
             // Only an insert is refused for its quota, and the ingest handler answers it with
             // the request's clock (routes/logs.rs); no other call can meet it.
@@ -113,11 +117,13 @@ impl From<StoreError> for ApiError {
 }
 
 impl ApiError {
-    /// A store failure during a search: `Search failed` for a backend error, the usual 503
-    /// while the database is unreachable or does not answer in time (docs/API.md, search).
+    /// A store failure during a search: `Search failed` for a backend error and for a search
+    /// past its deadline, the usual 503 while the database is unreachable (docs/API.md, search).
     pub fn from_search(error: StoreError) -> Self {
+        let timed_out = matches!(error, StoreError::Timeout(_));
         match ApiError::from(error) {
             ApiError::Internal => ApiError::SearchFailed,
+            ApiError::Unavailable if timed_out => ApiError::SearchFailed,
             other => other,
         }
     }
@@ -205,5 +211,23 @@ impl ResponseError for ApiError {
             response.insert_header((actix_web::http::header::RETRY_AFTER, seconds));
         }
         response.json(envelope)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// docs/API.md: a call past its deadline answers 503, but a search past it 500 `Search
+    /// failed`; a database that cannot be reached answers 503 either way.
+    #[test]
+    fn deadlines_answer_503_but_a_search_500() {
+        let timeout = || StoreError::Timeout("past".into());
+        let unreachable = || StoreError::Unavailable("gone".into());
+        assert!(matches!(ApiError::from(timeout()), ApiError::Unavailable));
+        assert!(matches!(ApiError::from_search(timeout()), ApiError::SearchFailed));
+        assert!(matches!(ApiError::from_search(unreachable()), ApiError::Unavailable));
+        assert!(matches!(ApiError::from_search(StoreError::Backend("x".into())), ApiError::SearchFailed));
+        assert_eq!(ApiError::from_search(timeout()).status_code(), actix_web::http::StatusCode::INTERNAL_SERVER_ERROR);
     }
 }

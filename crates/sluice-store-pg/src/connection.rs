@@ -223,14 +223,15 @@ impl PgStore {
         Ok(store)
     }
 
-    /// `call`, failed as unavailable when it takes longer than the call timeout. Dropping it
-    /// mid-transaction leaves its connection marked broken, so the pool discards it.
+    /// `call`, failed as [`StoreError::Timeout`] when it takes longer than the call timeout.
+    /// Dropping it mid-transaction leaves its connection marked broken, so the pool discards
+    /// it; the server ends the statement by `statement_timeout`, the same figure.
     pub(crate) async fn with_deadline<T>(
         &self,
         call: impl Future<Output = Result<T, StoreError>>,
     ) -> Result<T, StoreError> {
         tokio::time::timeout(self.call_timeout, call).await.unwrap_or_else(|_| {
-            Err(unavailable(format!("no answer from PostgreSQL within {} ms", self.call_timeout.as_millis())))
+            Err(StoreError::Timeout(format!("no answer from PostgreSQL within {} ms", self.call_timeout.as_millis())))
         })
     }
 

@@ -1,5 +1,6 @@
 //! The store's failures in `sluice_store`'s terms: "unavailable" when a retry may work
-//! (the server cannot be reached, is going away or starting), a backend error otherwise.
+//! (the server cannot be reached, is going away or starting), "timeout" when a statement ran
+//! past the call's deadline, a backend error otherwise.
 
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel_async::pooled_connection::PoolError as ConnectError;
@@ -25,15 +26,13 @@ pub(crate) fn from_pool(error: PoolError) -> StoreError {
 /// Diesel's error in our terms: a lost connection or a server shutting down or starting is
 /// "unavailable" (a retry may work); anything else is a backend error.
 pub(crate) fn from_diesel(error: DieselError) -> StoreError {
-    const GONE: [&str; 6] = [
-        "terminating connection",
-        "shutting down",
-        "starting up",
-        "connection closed",
-        "in recovery mode",
-        "statement timeout",
-    ];
+    const GONE: [&str; 5] =
+        ["terminating connection", "shutting down", "starting up", "connection closed", "in recovery mode"];
     match &error {
+        // The server's `statement_timeout`: the call's own deadline, ended on the server.
+        DieselError::DatabaseError(_, info) if info.message().contains("statement timeout") => {
+            StoreError::Timeout(error.to_string())
+        }
         DieselError::DatabaseError(DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand, _) => {
             unavailable(error)
         }

@@ -12,6 +12,10 @@ pub struct SqliteOptions {
     pub busy_timeout: Duration,
     /// How long a call waits for a free connection.
     pub wait_timeout: Duration,
+    /// How long one call of the store may take, waiting for a connection included; a statement
+    /// still stepping rows then is stopped and the call fails as
+    /// [`StoreError::Timeout`](sluice_store::StoreError::Timeout) ([`deadline`](crate::deadline)).
+    pub call_timeout: Duration,
     /// A search whose index lookup finds chunks holding more than this many logs (in the
     /// workspace) walks the workspace's chunks newest first instead of loading every candidate,
     /// asking the index a step of chunks at a time: a common needle's page is decided in the
@@ -39,6 +43,7 @@ impl Default for SqliteOptions {
             pool_size: 8,
             busy_timeout: Duration::from_secs(5),
             wait_timeout: Duration::from_secs(5),
+            call_timeout: Duration::from_secs(10),
             search_dense_hits: 50_000,
             index_chunk_rows: 256,
             index_block_chunks: sluice_store::signature::BLOCK_CHUNKS,

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 
@@ -16,6 +16,7 @@ use sluice_store::{Store, StoreError};
 
 use crate::background::Background;
 use crate::config::SqliteOptions;
+use crate::deadline::DeadlineScope;
 use crate::index;
 use crate::search::register_functions;
 
@@ -37,6 +38,8 @@ pub struct SqliteStore {
     /// it to each other at once instead of through SQLite's busy handler, which sleeps in
     /// steps of up to 100 ms.
     pub(crate) write_lock: Arc<Mutex<()>>,
+    /// How long one call may take ([`SqliteOptions::call_timeout`]).
+    call_timeout: Duration,
     /// Runs while any clone of the store lives.
     _background: Arc<Background>,
 }
@@ -51,9 +54,13 @@ pub(crate) fn backend(error: impl std::fmt::Display) -> StoreError {
     StoreError::Backend(error.to_string())
 }
 
-/// Diesel's error in our terms: a busy or locked database is "unavailable", a retry may work.
+/// Diesel's error in our terms: a busy or locked database is "unavailable", a retry may work;
+/// a statement its call's deadline stopped is a timeout ([`crate::deadline`]).
 pub(crate) fn from_diesel(error: DieselError) -> StoreError {
     match &error {
+        DieselError::DatabaseError(_, info) if info.message().contains(crate::deadline::DEADLINE_PASSED) => {
+            StoreError::Timeout(error.to_string())
+        }
         DieselError::DatabaseError(DatabaseErrorKind::Unknown, info)
             if info.message().contains("locked") || info.message().contains("busy") =>
         {
@@ -156,17 +163,28 @@ impl SqliteStore {
             signatures: sluice_store::signature::signature_cache(),
             index_every: options.index_every,
             write_lock,
+            call_timeout: options.call_timeout,
             _background: background,
         })
     }
 
-    /// Runs `work` on a pooled connection, on a blocking thread.
+    /// Runs `work` on a pooled connection, on a blocking thread, within the call's deadline
+    /// (waiting for the connection included): a statement still running when it passes is
+    /// stopped ([`crate::deadline`]).
     pub(crate) async fn with_connection<R, F>(&self, work: F) -> Result<R, StoreError>
     where
         R: Send + 'static,
         F: FnOnce(&mut SqliteConnection) -> Result<R, StoreError> + Send + 'static,
     {
+        let deadline = Instant::now() + self.call_timeout;
         let connection = self.pool.get().await.map_err(|error| StoreError::Unavailable(error.to_string()))?;
-        connection.interact(work).await.map_err(backend)?
+        connection
+            .interact(move |connection| {
+                let _scope = DeadlineScope::enter(deadline);
+                crate::deadline::check()?;
+                work(connection)
+            })
+            .await
+            .map_err(backend)?
     }
 }

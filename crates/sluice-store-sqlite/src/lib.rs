@@ -18,6 +18,7 @@ mod background;
 mod blocks;
 mod config;
 mod connection;
+mod deadline;
 mod index;
 mod insert;
 mod lookup;

@@ -11,9 +11,13 @@ use crate::connection::{SqliteStore, from_diesel};
 use crate::rows::LogRow;
 use crate::schema::logs;
 
-/// The workspace's logs matching `filter`, as a query still open to more conditions.
+/// The workspace's logs matching `filter`, as a query still open to more conditions. Each row
+/// it steps calls `sluice_alive`, so the statement ends when its call's deadline passes.
 pub(crate) fn filtered(workspace: &WorkspaceId, filter: &LogFilter) -> logs::BoxedQuery<'static, Sqlite> {
-    let mut query = logs::table.filter(logs::workspace_id.eq(workspace.as_bytes().to_vec())).into_boxed();
+    let mut query = logs::table
+        .filter(logs::workspace_id.eq(workspace.as_bytes().to_vec()))
+        .filter(crate::search::functions::sluice_alive())
+        .into_boxed();
     if let Some(level) = filter.level {
         query = query.filter(logs::level.eq(level.as_str()));
     }

@@ -11,6 +11,7 @@ use sluice_store::page::PageCollector;
 use sluice_store::{LogFilter, LogPage, LogSearch, Page, Search, StoreError};
 
 use crate::connection::{SqliteStore, backend, from_diesel};
+use crate::deadline::Verdict;
 use std::collections::HashSet;
 
 use crate::index;
@@ -145,13 +146,19 @@ fn collect_page<'a>(
 }
 
 /// SQL functions written in Rust, registered on every connection.
-mod functions {
+pub(crate) mod functions {
     use diesel::sql_types::{Nullable, Text};
 
     diesel::define_sql_function! {
         /// The exact check of the search under way on this thread ([`super::SearchScope`]) on a
-        /// log's searchable fields.
+        /// log's searchable fields; fails the statement past the call's deadline.
         fn sluice_matches(message: Text, error_name: Nullable<Text>, error_stack: Nullable<Text>, data: Nullable<Text>) -> Bool;
+    }
+
+    diesel::define_sql_function! {
+        /// True, or (past the call's deadline) an error that ends the statement: in the filter
+        /// of every statement that may step many rows (`crate::deadline`).
+        fn sluice_alive() -> Bool;
     }
 }
 
@@ -185,14 +192,18 @@ pub(crate) fn register_functions(connection: &mut SqliteConnection) -> QueryResu
     functions::sluice_matches_utils::register_impl(
         connection,
         |message: String, error_name: Option<String>, error_stack: Option<String>, data: Option<String>| {
-            // Outside a search scope nothing is filtered; every path checks again in Rust.
-            CURRENT_SEARCH.with(|current| {
-                current.borrow().as_ref().is_none_or(|search| {
-                    search.matches(&message, error_name.as_deref(), error_stack.as_deref(), data.as_deref())
+            Verdict::of(|| {
+                // Outside a search scope nothing is filtered; every path checks again in Rust.
+                CURRENT_SEARCH.with(|current| {
+                    current.borrow().as_ref().is_none_or(|search| {
+                        search.matches(&message, error_name.as_deref(), error_stack.as_deref(), data.as_deref())
+                    })
                 })
             })
         },
-    )
+    )?;
+    // Not deterministic: SQLite would otherwise call it once per statement, not once a row.
+    functions::sluice_alive_utils::register_nondeterministic_impl(connection, || Verdict::of(|| true))
 }
 
 /// The filters of a search bound after its first parameter (`?1`, given), as
@@ -249,6 +260,7 @@ fn walk_chunks(
 ) -> Result<(), StoreError> {
     let (mut size, mut examined) = (STEP_FIRST, 0);
     while let Some(step) = next(connection, size)? {
+        crate::deadline::check()?;
         examined += size;
         if !step.read.is_empty() {
             let ranges: Vec<[i64; 2]> = step.read.iter().map(|chunk| [chunk.first, chunk.last]).collect();

@@ -261,7 +261,7 @@ async fn commit(store: &dyn GroupWriter, group: Vec<Pending>) {
             }
         }
         // A failure that may belong to one batch: each alone, so the rest still commit.
-        Err(error) if batches.len() > 1 && !matches!(error, StoreError::Unavailable(_)) => {
+        Err(error) if batches.len() > 1 && !matches!(error, StoreError::Unavailable(_) | StoreError::Timeout(_)) => {
             tracing::warn!(%error, group.batches = batches.len(), "a group failed; writing its batches one by one");
             for (batch, answer) in batches.iter().zip(answers) {
                 let outcome = store.write_group(std::slice::from_ref(batch)).await.and_then(crate::only_answer);

@@ -42,6 +42,10 @@ pub enum StoreError {
     /// Anything else the backend reported.
     #[error("database error: {0}")]
     Backend(String),
+    /// The call's deadline passed before it was done (its statement interrupted, its
+    /// connection free again); the database is slow or the call too large.
+    #[error("database call past its deadline: {0}")]
+    Timeout(String),
     /// The write queue is full, or the batch waited in it past its time ([`GroupOptions`]):
     /// nothing was stored; a retry after a second may succeed.
     #[error("the write queue is full")]
