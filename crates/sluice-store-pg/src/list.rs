@@ -8,7 +8,7 @@ use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use sluice_model::{Log, LogId, WorkspaceId};
-use sluice_store::page::PageCollector;
+use sluice_store::page::{Newest, PageCollector};
 use sluice_store::{LogFilter, LogPage, LogReads, Page, StoreError};
 use uuid::Uuid;
 
@@ -31,12 +31,6 @@ pub(crate) struct ChunkWalk<'a> {
 
 /// Rows read per step of a newest-first walk.
 const WALK_STEP: i64 = 500;
-
-/// The rows, newest first, that decide `page`: those it skips, those it holds and one more,
-/// which tells whether more follow.
-pub(crate) fn rows_needed(page: Page) -> usize {
-    usize::try_from(page.offset).unwrap_or(usize::MAX).saturating_add(page.limit as usize).saturating_add(1)
-}
 
 /// Chunks read by the first step of a [`PgStore::chunk_walk`]; each next step reads
 /// [`CHUNK_WALK_GROWTH`] times as many, up to [`CHUNK_WALK_MAX`].
@@ -142,19 +136,21 @@ impl PgStore {
 
     /// Reads the workspace's chunks that pass `chunk_condition` newest first (by their last
     /// log's time), a step of chunks at a time, and the logs of those `keep_chunk` accepts that
-    /// `filter` (and `row_condition`) selects and `keep` accepts, until `need` of those are known to be the
-    /// newest: every chunk not read yet ends before them. Returns the rows read, newest first:
-    /// the first `need` of the workspace's, or all of them when there are fewer.
+    /// `filter` (and `row_condition`) selects and `keep` accepts, until the newest of those that
+    /// decide `page` are known: every chunk not read yet ends before them. Returns the rows from
+    /// the page's offset on, newest first: its `limit` and one more when there is one.
+    ///
+    /// Memory holds the page's rows, the keys of those it skips and one step's rows.
     pub(crate) async fn chunk_walk(
         &self,
         workspace: WorkspaceId,
         filter: &LogFilter,
         walk: &ChunkWalk<'_>,
-        need: usize,
+        page: Page,
     ) -> Result<Vec<LogRow>, StoreError> {
         let ChunkWalk { chunk_condition, keep_chunk, row_condition, keep } = walk;
         let mut connection = self.connection().await?;
-        let mut rows: Vec<LogRow> = Vec::new();
+        let mut rows: Newest<LogRow> = Newest::new(page);
         let mut after: Option<(i64, i64)> = None;
         let mut step = CHUNK_WALK_FIRST;
         let mut examined = 0_i64;
@@ -203,25 +199,38 @@ impl PgStore {
                     .await
                     .map_err(from_diesel)?;
                 rows.extend(read.into_iter().filter(|row| keep(row)));
-                // Only the newest `need` can be on the page: memory holds them and one step.
-                rows.sort_by_key(|row| std::cmp::Reverse((row.ts, row.id)));
-                rows.truncate(need);
             }
             after = Some((bound, last));
             // Unread chunks end at `bound` or before: the rows after it are final.
-            if examined_now < step || (rows.len() >= need && rows.iter().all(|row| row.ts > bound)) {
+            if examined_now < step || rows.decided(bound) {
                 break;
             }
             // Four times as many chunks, or as many as the rows still wanted took so far when
             // that is fewer (a rare needle finds about one a chunk: growing past what it needs
             // reads that many chunks' logs for nothing).
             let found = rows.len() as i64;
-            let estimate = (need as i64 - found).saturating_mul(examined) / found.max(1) + 1;
+            let estimate = (rows.need() as i64 - found).saturating_mul(examined) / found.max(1) + 1;
             step = if found == 0 { step * CHUNK_WALK_GROWTH } else { estimate.min(step * CHUNK_WALK_GROWTH) }
                 .clamp(CHUNK_WALK_FIRST, CHUNK_WALK_MAX);
         }
-        rows.sort_by_key(|row| std::cmp::Reverse((row.ts, row.id)));
-        Ok(rows)
+        // Rows pushed onto the page after they were held as keys are read again, by id.
+        let page_rows = rows.into_page();
+        let missing = page_rows.missing();
+        let mut reread = std::collections::HashMap::new();
+        if let (Some(low), Some(high)) = (missing.iter().map(|key| key.0).min(), missing.iter().map(|key| key.0).max())
+        {
+            let ids: Vec<Uuid> = missing.into_iter().map(|key| key.1).collect();
+            let read: Vec<LogRow> = logs::table
+                .filter(logs::workspace_id.eq(*workspace.as_uuid()))
+                .filter(logs::id.eq_any(ids))
+                .filter(logs::ts.between(low, high))
+                .select(LogRow::as_select())
+                .load(&mut connection)
+                .await
+                .map_err(from_diesel)?;
+            reread.extend(read.into_iter().map(|row| (row.id, row)));
+        }
+        Ok(page_rows.fill(reread))
     }
 }
 
@@ -231,17 +240,16 @@ impl LogReads for PgStore {
         self.with_deadline(async move {
             // A filter on a facet: the chunks that may hold its value, newest first.
             if facet_condition(filter).is_some() {
-                let (offset, limit) = (usize::try_from(page.offset).unwrap_or(usize::MAX), page.limit as usize);
-                let need = rows_needed(page);
+                let limit = page.limit as usize;
                 let walk = ChunkWalk {
                     chunk_condition: &|| facet_condition(filter),
                     keep_chunk: &|_| true,
                     row_condition: &|| None,
                     keep: &|_| true,
                 };
-                let rows = self.chunk_walk(workspace, filter, &walk, need).await?;
-                let has_more = rows.len() >= need;
-                let logs = rows.into_iter().skip(offset).take(limit).map(Log::try_from).collect::<Result<_, _>>()?;
+                let rows = self.chunk_walk(workspace, filter, &walk, page).await?;
+                let has_more = rows.len() > limit;
+                let logs = rows.into_iter().take(limit).map(Log::try_from).collect::<Result<_, _>>()?;
                 return Ok(LogPage { logs, has_more });
             }
             let offset = i64::try_from(page.offset).unwrap_or(i64::MAX);

@@ -174,6 +174,16 @@ pub(crate) struct LogRow {
     ip_address: Option<String>,
 }
 
+impl sluice_store::page::KeyedRow for LogRow {
+    type Id = Uuid;
+    fn ts(&self) -> i64 {
+        self.ts
+    }
+    fn id(&self) -> &Uuid {
+        &self.id
+    }
+}
+
 impl SearchableRow for LogRow {
     /// The exact check of a search on this row (on the text as sent).
     fn matches(&self, search: &Search) -> bool {

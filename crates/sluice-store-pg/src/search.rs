@@ -12,7 +12,7 @@ use sluice_store::{LogFilter, LogPage, LogSearch, Page, Search, StoreError};
 use crate::PgStore;
 use crate::chunks;
 use crate::error::from_diesel;
-use crate::list::{ChunkWalk, rows_needed, stored};
+use crate::list::{ChunkWalk, stored};
 use crate::schema::{log_chunks, logs};
 use crate::text;
 
@@ -183,7 +183,9 @@ impl LogSearch for PgStore {
     ) -> Result<LogPage, StoreError> {
         self.with_deadline(async move {
             let mut collector = PageCollector::new(search, page);
-            let need = rows_needed(page);
+            // A chunk walk answers the rows from the page's offset on: they are offered to a
+            // collector that skips none.
+            let from_offset = PageCollector::new(search, Page { offset: 0, ..page });
             let groups = signature_groups(search);
             if groups.is_empty() {
                 // Nothing the index can narrow: the chunks that may hold a filtered facet's
@@ -199,9 +201,10 @@ impl LogSearch for PgStore {
                                 row_condition: &|| index_condition(search),
                                 keep: &|row| row.matches(search),
                             },
-                            need,
+                            page,
                         )
                         .await?;
+                    collector = from_offset;
                     collector.offer_all(rows)?;
                 } else {
                     self.walk(workspace, filter, &mut collector, None).await?;
@@ -234,9 +237,10 @@ impl LogSearch for PgStore {
                         row_condition: &|| index_condition(search),
                         keep: &|row| row.matches(search),
                     },
-                    need,
+                    page,
                 )
                 .await?;
+            let mut collector = from_offset;
             collector.offer_all(rows)?;
             Ok(collector.finish())
         })

@@ -97,6 +97,16 @@ impl LogRow {
     }
 }
 
+impl sluice_store::page::KeyedRow for LogRow {
+    type Id = Vec<u8>;
+    fn ts(&self) -> i64 {
+        self.ts
+    }
+    fn id(&self) -> &Vec<u8> {
+        &self.id
+    }
+}
+
 impl SearchableRow for LogRow {
     /// The exact check of a search on this row.
     fn matches(&self, search: &Search) -> bool {

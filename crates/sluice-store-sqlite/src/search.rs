@@ -7,7 +7,7 @@ use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Binary, Nullable, Text};
 use sluice_model::WorkspaceId;
-use sluice_store::page::PageCollector;
+use sluice_store::page::{Newest, PageCollector};
 use sluice_store::{LogFilter, LogPage, LogSearch, Page, Search, StoreError};
 
 use crate::connection::{SqliteStore, backend, from_diesel};
@@ -102,31 +102,6 @@ struct ChunkHit {
 struct Hit {
     #[diesel(sql_type = BigInt)]
     hit: i64,
-}
-
-/// The newest `need` matches seen so far, by `(ts, id)`: all a page of `need` rows can hold,
-/// so a walk keeps no more than that and one step's rows in memory.
-struct Newest {
-    need: usize,
-    rows: Vec<LogRow>,
-}
-
-impl Newest {
-    fn new(need: usize) -> Self {
-        Self { need, rows: Vec::new() }
-    }
-
-    fn extend(&mut self, rows: impl IntoIterator<Item = LogRow>) {
-        self.rows.extend(rows);
-        self.rows.sort_by(|a, b| b.sort_key().cmp(&a.sort_key()));
-        self.rows.truncate(self.need);
-    }
-
-    /// Whether the page is decided once every chunk left ends at `bound` or before: `need`
-    /// matches are newer than anything those chunks hold.
-    fn decided(&self, bound: i64) -> bool {
-        self.rows.len() == self.need && self.rows.last().is_some_and(|row| row.sort_key().0 > bound)
-    }
 }
 
 /// Offers `rows` (newest first, as a statement steps them) to the page of `search` until it
@@ -256,7 +231,7 @@ fn walk_chunks(
     next: &mut NextStep<'_>,
     workspace: &WorkspaceId,
     filter: &LogFilter,
-    newest: &mut Newest,
+    newest: &mut Newest<LogRow>,
 ) -> Result<(), StoreError> {
     let (mut size, mut examined) = (STEP_FIRST, 0);
     while let Some(step) = next(connection, size)? {
@@ -272,8 +247,8 @@ fn walk_chunks(
         // Twice as many chunks, or as many as the matches still wanted took so far when that
         // is fewer: a rare needle finds about one match a chunk, and doubling past what it
         // needs would read up to twice the rows.
-        let found = newest.rows.len();
-        let estimate = (newest.need - found).saturating_mul(examined).div_ceil(found.max(1));
+        let found = newest.len();
+        let estimate = (newest.need() - found).saturating_mul(examined).div_ceil(found.max(1));
         size =
             if found == 0 { size * STEP_GROWTH } else { estimate.min(size * STEP_GROWTH) }.clamp(STEP_FIRST, STEP_MAX);
     }
@@ -343,8 +318,7 @@ impl LogSearch for SqliteStore {
                 return Ok(collect_page(rows, &search, page)?.finish());
             };
             let _scope = SearchScope::enter(&search);
-            let need = usize::try_from(page.offset).unwrap_or(usize::MAX).saturating_add(page.limit as usize + 1);
-            let mut newest = Newest::new(need);
+            let mut newest = Newest::new(page);
             // The unindexed tail (logs past the last chunk; those of every workspace, as few
             // as the background indexes a round) counts as candidates, read whole.
             let indexed = index::indexed_through(connection).map_err(from_diesel)?;
@@ -447,7 +421,24 @@ impl LogSearch for SqliteStore {
                 )?;
             }
             tracing::debug!(took = ?started.elapsed(), "search");
-            Ok(collect_page(newest.rows.into_iter().map(Ok), &search, page)?.finish())
+            // The rows from the page's offset on; those held as keys are read again.
+            let page_rows = newest.into_page();
+            let missing: Vec<Vec<u8>> = page_rows.missing().into_iter().map(|(_, id)| id).collect();
+            let reread: std::collections::HashMap<Vec<u8>, LogRow> = if missing.is_empty() {
+                std::collections::HashMap::new()
+            } else {
+                logs::table
+                    .filter(logs::workspace_id.eq(workspace.as_bytes().to_vec()))
+                    .filter(logs::id.eq_any(missing))
+                    .select(LogRow::as_select())
+                    .load::<LogRow>(connection)
+                    .map_err(from_diesel)?
+                    .into_iter()
+                    .map(|row| (row.sort_key().1.to_vec(), row))
+                    .collect()
+            };
+            let from_offset = Page { offset: 0, ..page };
+            Ok(collect_page(page_rows.fill(reread).into_iter().map(Ok), &search, from_offset)?.finish())
         })
         .await
     }

@@ -54,6 +54,7 @@ macro_rules! conformance_suite {
             search_filters_orders_and_pages,
             search_is_scoped_to_the_workspace,
             search_finds_long_needles_anywhere_and_pages_them_newest_first,
+            search_pages_far_from_the_newest_when_chunks_overlap_in_time,
             level_counts_group_by_hour_and_source_with_filters,
             level_counts_are_scoped_to_the_workspace,
             delete_before_removes_logs_everywhere,

@@ -232,3 +232,39 @@ pub async fn search_finds_long_needles_anywhere_and_pages_them_newest_first(stor
         assert_eq!(got.has_more, (offset + u64::from(limit)) < expected.len() as u64, "offset {offset} limit {limit}");
     }
 }
+
+/// A page far from the newest, when the chunks a search reads overlap in time: every batch
+/// holds logs from all over the span, so a later step of a walk brings logs newer than some it
+/// already skipped. The skipped ones are held by key only (a store holds the page, not the
+/// rows before it), and those pushed onto the page are read again: every page equals the
+/// matches sorted in memory.
+pub async fn search_pages_far_from_the_newest_when_chunks_overlap_in_time(store: &dyn Store) {
+    let workspace = new_workspace(store, "overlap").await;
+    let mut expected = Vec::new();
+    for batch in 0..30_i64 {
+        // Distinct times (a permutation of 0..127), scattered over the span in every batch.
+        let logs: Vec<Log> = (0..4_i64)
+            .map(|i| {
+                let n = batch * 4 + i;
+                let text = if n % 5 == 4 { format!("entry {n}") } else { format!("entry {n} CASE-7781-{n}") };
+                log(&text, T0 + (n * 7_919) % 127 * 10)
+            })
+            .collect();
+        expected.extend(
+            logs.iter()
+                .filter(|log| log.entry.message.contains("CASE"))
+                .map(|log| (log.entry.timestamp, log.entry.message.clone())),
+        );
+        store.insert_logs(workspace, &logs).await.expect("insert");
+    }
+    expected.sort_by_key(|(ts, _)| std::cmp::Reverse(*ts));
+    let expected: Vec<String> = expected.into_iter().map(|(_, message)| message).collect();
+    let query = search("case-7781", &[SearchField::Message]);
+    for (offset, limit) in [(0, 3), (10, 7), (40, 20), (60, 50), (90, 5), (95, 10)] {
+        let page = Page { offset, limit };
+        let got = store.search_logs(workspace, &query, &LogFilter::default(), page).await.expect("search");
+        let want: Vec<String> = expected.iter().skip(offset as usize).take(limit as usize).cloned().collect();
+        assert_eq!(messages(&got.logs), want, "offset {offset} limit {limit}");
+        assert_eq!(got.has_more, (offset + u64::from(limit)) < expected.len() as u64, "offset {offset} limit {limit}");
+    }
+}
