@@ -106,6 +106,33 @@ pub async fn drop_database(name: &str) {
     admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await.expect("drop");
 }
 
+/// A stalled store for overload tests: a connection of its own holds a lock on `logs` that
+/// every insert waits for (reads go on), until [`WriteStall::release`].
+pub struct WriteStall {
+    connection: AsyncPgConnection,
+}
+
+impl WriteStall {
+    /// Takes the lock on the database at `url`.
+    ///
+    /// # Panics
+    /// When the server cannot be reached or refuses the lock.
+    pub async fn take(url: &str) -> WriteStall {
+        let mut connection = AsyncPgConnection::establish(url).await.expect("connect for the stall");
+        // SHARE conflicts with the ROW EXCLUSIVE every insert takes, and with nothing a read takes.
+        connection.batch_execute("BEGIN; LOCK TABLE logs IN SHARE MODE").await.expect("lock the logs");
+        WriteStall { connection }
+    }
+
+    /// Lets the lock go: the waiting inserts go on.
+    ///
+    /// # Panics
+    /// When the server cannot be reached.
+    pub async fn release(mut self) {
+        self.connection.batch_execute("ROLLBACK").await.expect("release the lock");
+    }
+}
+
 static NEXT_DATABASE: AtomicUsize = AtomicUsize::new(0);
 
 /// A test's own database, cloned from the migrated template by [`fresh_database`] under a

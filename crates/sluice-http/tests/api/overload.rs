@@ -1,12 +1,14 @@
-//! docs/API.md, overload: a stalled store (another connection holds SQLite's write lock) and
-//! clients that keep sending. Requests past the write queue's room are refused at once, and
-//! those no writer takes within the queue's wait when it passes, both 503 `Service
-//! unavailable` with `Retry-After`, nothing stored, while the store is still stalled; once it
-//! is free, every request that got a 200 has its logs stored and no refused one has.
+//! docs/API.md, overload: a stalled store and clients that keep sending. Requests past the
+//! write queue's room are refused at once, and those no writer takes within the queue's wait
+//! when it passes, both 503 `Service unavailable` with `Retry-After`, nothing stored, while the
+//! store is still stalled, each within a second; memory stays flat however many are refused;
+//! once the store is free, every request that got a 200 has its logs stored and no refused one
+//! has.
 //!
-//! SQLite only: the stall is an `IMMEDIATE` transaction on the file, from the test. Nothing
-//! here waits on a clock: the refusals are collected before the lock is let go, so none of
-//! them can have waited for the store.
+//! On both stores: the stall is an `IMMEDIATE` transaction on the SQLite file, or a `SHARE`
+//! lock on PostgreSQL's `logs` table, from the test. Nothing here waits on a clock: the
+//! refusals are collected before the lock is let go, so none of them can have waited for the
+//! store.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -19,13 +21,46 @@ use serde_json::json;
 use sluice_store::GroupOptions;
 use sluice_store::group::GroupCommitter;
 
-use crate::common::{Reply, entry, on_sqlite, start_configured};
+use crate::common::{Reply, TestServer, entry, start_configured};
+
+/// What holds the store still: SQLite's write lock, or a lock PostgreSQL's inserts wait for.
+enum Stall {
+    Sqlite(SqliteConnection),
+    Postgres(sluice_store_pg::testing::WriteStall),
+}
+
+impl Stall {
+    async fn take(server: &TestServer) -> Stall {
+        match &server.database {
+            None => {
+                let mut blocker = SqliteConnection::establish(server.path.to_str().expect("utf-8")).expect("connect");
+                blocker.batch_execute("BEGIN IMMEDIATE").expect("take the write lock");
+                Stall::Sqlite(blocker)
+            }
+            Some(database) => Stall::Postgres(sluice_store_pg::testing::WriteStall::take(database.url()).await),
+        }
+    }
+
+    async fn release(self) {
+        match self {
+            Stall::Sqlite(mut blocker) => blocker.batch_execute("ROLLBACK").expect("let the lock go"),
+            Stall::Postgres(stall) => stall.release().await,
+        }
+    }
+}
+
+/// This process's resident memory, in bytes (`VmRSS` of /proc/self/status).
+fn resident_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kib| kib * 1024)
+}
 
 #[actix_web::test]
 async fn a_stalled_store_gets_503_with_retry_after_and_stores_only_what_was_acknowledged() {
-    if !on_sqlite() {
-        return;
-    }
     let server = Arc::new(
         start_configured(&sluice_store_sqlite::SqliteOptions::default(), |state| {
             let options = GroupOptions {
@@ -37,9 +72,8 @@ async fn a_stalled_store_gets_503_with_retry_after_and_stores_only_what_was_ackn
         })
         .await,
     );
-    // The stall: SQLite's write lock, held by another connection until the test lets it go.
-    let mut blocker = SqliteConnection::establish(server.path.to_str().expect("utf-8")).expect("connect");
-    blocker.batch_execute("BEGIN IMMEDIATE").expect("take the write lock");
+    // The stall, held by another connection until the test lets it go.
+    let stall = Stall::take(&server).await;
 
     // Eight requests of 100 logs each, into a queue with room for 250: two at most are let in,
     // so six at least are refused at once.
@@ -63,7 +97,31 @@ async fn a_stalled_store_gets_503_with_retry_after_and_stores_only_what_was_ackn
         assert_eq!(reply.body, json!({"error": "Service unavailable", "retryAfter": 1}), "request {request}");
         assert_eq!(reply.headers.get("Retry-After").and_then(|value| value.to_str().ok()), Some("1"));
     }
-    blocker.batch_execute("ROLLBACK").expect("let the lock go");
+
+    // While it stays stalled, wave after wave is refused, each request within a second, and
+    // memory stays flat: the refused bodies are not kept.
+    let before = resident_bytes();
+    for wave in 0..10 {
+        let mut waves = Vec::new();
+        for request in 0..30 {
+            let server = server.clone();
+            waves.push(actix_web::rt::spawn(async move {
+                let logs: Vec<_> = (0..100).map(|n| entry(&format!("wave {wave} request {request} log {n}"))).collect();
+                let started = std::time::Instant::now();
+                let reply = server.post_json("/v1/logs", &json!({ "logs": logs })).await;
+                (reply.status, started.elapsed())
+            }));
+        }
+        for wave_request in waves {
+            let (status, took) = wave_request.await.expect("request task");
+            assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "wave {wave}");
+            assert!(took < Duration::from_secs(1), "wave {wave}: a refusal took {took:?}");
+        }
+    }
+    let grown = resident_bytes().saturating_sub(before);
+    assert!(grown < 64 * 1024 * 1024, "300 refused requests grew the process by {grown} bytes");
+
+    stall.release().await;
     while let Some(outcome) = answers.recv().await {
         outcomes.push(outcome);
     }
@@ -84,7 +142,7 @@ async fn a_stalled_store_gets_503_with_retry_after_and_stores_only_what_was_ackn
     let requests_stored: BTreeSet<usize> =
         stored.iter().filter_map(|message| message.strip_prefix("request ")?.split(' ').next()?.parse().ok()).collect();
     assert_eq!(requests_stored, acknowledged);
-    assert_eq!(stored.len(), acknowledged.len() * 100);
+    assert_eq!(stored.len(), acknowledged.len() * 100, "and nothing of the refused waves");
     // And the queue has room again.
     assert_eq!(server.post_json("/v1/logs", &entry("after")).await.status, StatusCode::OK);
     drop(answers);
