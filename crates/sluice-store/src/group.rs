@@ -113,6 +113,11 @@ impl GroupCommitter {
         }
     }
 
+    /// The logs queued or being written now (what [`GroupOptions::max_queued_logs`] bounds).
+    pub fn queued_logs(&self) -> usize {
+        self.max_queued_logs.saturating_sub(self.room.available_permits())
+    }
+
     /// Writes every batch queued so far, then stops the writers and waits for them, so the
     /// store they hold is released while the runtime still runs (a server calls this after
     /// its last request). Batches queued afterwards are refused as unavailable.

@@ -4,6 +4,7 @@
 //! closure that builds a fresh, empty store (its own file or database); each behaviour below
 //! becomes one `#[tokio::test]`. Nothing here knows which backend it runs against.
 
+pub mod committer;
 mod counts;
 mod logs;
 mod quota;
