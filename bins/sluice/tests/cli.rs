@@ -274,10 +274,19 @@ fn admin_commands_print_what_decisions_show_and_reach_a_running_server() {
     // The server sees keys made by another process, and their revocation within 5 seconds.
     let server = Server::start(dir.path());
     assert_eq!(server.http("GET", "/v1/logs", Some(&api_key), "").0, 200);
-    // Expiry is checked on every request: the 1-second key stops working at once.
-    std::thread::sleep(Duration::from_millis(1100));
-    let (status, body) = server.http("GET", "/v1/logs", read_only["apiKey"].as_str(), "");
-    assert_eq!((status, &body["error"]), (401, &json!("API key has expired")));
+    // Expiry is checked on every request: the 1-second key stops working once its second is
+    // over, whatever the cache holds (waited for by asking, within 5 seconds).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (status, body) = server.http("GET", "/v1/logs", read_only["apiKey"].as_str(), "");
+        if status == 401 {
+            assert_eq!(body["error"], json!("API key has expired"));
+            break;
+        }
+        assert_eq!(status, 200, "before it expires the key works: {body}");
+        assert!(Instant::now() < deadline, "expiry not seen");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 
     let revoked = admin(dir.path(), &["key", "revoke", &key_id]);
     assert_eq!(revoked["state"], json!("revoked"));
@@ -316,16 +325,26 @@ fn sigterm_lets_the_request_in_flight_finish() {
     let body = entry("in flight");
     let (head, tail) = body.split_at(body.len() / 2);
     let mut stream = TcpStream::connect(("127.0.0.1", server.port)).expect("connect");
+    // `Expect: 100-continue`: the server answers `100 Continue` once the request is in its
+    // handler, so the signal below cannot come before the server has the request.
     write!(
         stream,
-        "POST /v1/logs HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{head}",
+        "POST /v1/logs HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n",
         body.len()
     )
     .expect("send head");
     stream.flush().expect("flush");
-    std::thread::sleep(Duration::from_millis(300));
+    let mut interim = [0_u8; 25];
+    stream.read_exact(&mut interim).expect("100 Continue");
+    assert_eq!(&interim, b"HTTP/1.1 100 Continue\r\n\r\n");
+    stream.write_all(head.as_bytes()).expect("send half the body");
     server.terminate();
-    std::thread::sleep(Duration::from_millis(300));
+    // The server has the signal once it takes no new connection; the request in flight goes on.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(("127.0.0.1", server.port)).is_ok() {
+        assert!(Instant::now() < deadline, "the server still accepts connections after SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     stream.write_all(tail.as_bytes()).expect("send tail");
     let (status, reply) = read_response(&mut stream);
     assert_eq!((status, &reply["count"]), (200, &json!(1)), "{reply}");
@@ -521,12 +540,14 @@ fn a_server_killed_under_load_keeps_every_acknowledged_log() {
     let key = server.first_start_key();
     let port = server.port;
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let answered = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     // Each sender posts numbered batches one after another until the server is gone, and
     // keeps the numbers of those answered 200.
     let senders: Vec<_> = (0..SENDERS)
         .map(|sender| {
             let key = key.clone();
             let stop = stop.clone();
+            let answered = answered.clone();
             std::thread::spawn(move || {
                 let client = Server::client(port);
                 let mut acknowledged = Vec::new();
@@ -538,7 +559,10 @@ fn a_server_killed_under_load_keeps_every_acknowledged_log() {
                         (0..PER_BATCH).map(|index| entry(&format!("kill {sender}-{batch}-{index}"))).collect();
                     let body = format!("{{\"logs\": [{}]}}", entries.join(","));
                     match client.http("POST", "/v1/logs", Some(&key), &body).0 {
-                        200 => acknowledged.push(batch),
+                        200 => {
+                            acknowledged.push(batch);
+                            answered.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        }
                         0 => break,
                         other => panic!("sender {sender}: status {other}"),
                     }
@@ -547,8 +571,13 @@ fn a_server_killed_under_load_keeps_every_acknowledged_log() {
             })
         })
         .collect();
-    // Let acknowledged batches pile up, then kill the server mid-stream: no shutdown, no flush.
-    std::thread::sleep(Duration::from_millis(1500));
+    // Let acknowledged batches pile up (40 answered, counted as they come), then kill the
+    // server mid-stream: no shutdown, no flush.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while answered.load(std::sync::atomic::Ordering::SeqCst) < 40 {
+        assert!(Instant::now() < deadline, "the senders got too few answers");
+        std::thread::sleep(Duration::from_millis(10));
+    }
     server.kill();
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     let acknowledged: Vec<Vec<usize>> =

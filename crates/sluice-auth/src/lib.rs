@@ -150,7 +150,10 @@ type Verified = Option<Arc<Principal>>;
 #[derive(Clone)]
 pub struct Authenticator {
     store: Arc<dyn Store>,
-    keys: Cache<[u8; 32], Verified>,
+    /// What the store answered for a key hash, and when (the request clock's Unix ms).
+    keys: Cache<[u8; 32], (Verified, i64)>,
+    /// How long an answer is trusted, in ms of the request clock.
+    ttl_ms: i64,
 }
 
 impl std::fmt::Debug for Authenticator {
@@ -160,10 +163,12 @@ impl std::fmt::Debug for Authenticator {
 }
 
 impl Authenticator {
-    /// An authenticator over `store` whose cache trusts an answer for `ttl`.
+    /// An authenticator over `store` whose cache trusts an answer for `ttl`, measured on the
+    /// clock requests are checked with (`now_ms`); the cache also lets entries go after `ttl`
+    /// of wall time, so it holds no more than the keys of that long.
     pub fn new(store: Arc<dyn Store>, ttl: Duration) -> Self {
         let keys = Cache::builder().max_capacity(100_000).time_to_live(ttl).build();
-        Self { store, keys }
+        Self { store, keys, ttl_ms: i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX) }
     }
 
     /// Checks a request: `key` as [`key_from_headers`] found it, `target` the raw
@@ -180,12 +185,15 @@ impl Authenticator {
             return Err(AuthError::Invalid);
         }
         let hash = hash_key(key);
+        // An answer older than the time to live on the request clock (or from its future,
+        // should the clock step back) is asked again.
+        let fresh = |cached_at: i64| (0..self.ttl_ms).contains(&now_ms.saturating_sub(cached_at));
         let verified = match self.keys.get(&hash) {
-            Some(verified) => verified,
-            None => {
+            Some((verified, cached_at)) if fresh(cached_at) => verified,
+            _ => {
                 let found = self.store.find_key(&hash).await?;
                 let verified = found.map(|(key, workspace)| Arc::new(Principal { key, workspace }));
-                self.keys.insert(hash, verified.clone());
+                self.keys.insert(hash, (verified.clone(), now_ms));
                 verified
             }
         };

@@ -100,24 +100,27 @@ async fn every_failure_has_its_message() {
 #[tokio::test]
 async fn revocation_is_seen_once_the_cache_entry_lapses() {
     let world = world().await;
-    let auth = Authenticator::new(world.store.clone(), Duration::from_millis(300));
+    // The time to live is counted on the request clock (injected here), not by sleeping.
+    let auth = Authenticator::new(world.store.clone(), Duration::from_secs(60));
     let (text, id) = key(&world, Scopes::ALL, None).await;
     assert!(auth.authenticate(Some(&text), None, Scope::Read, NOW).await.is_ok());
     world.store.revoke_key(id, NOW).await.expect("revoke");
-    // Within the time to live the cached verdict may still stand; after it, never.
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    assert_eq!(message(auth.authenticate(Some(&text), None, Scope::Read, NOW).await), "API key has been revoked");
+    // Within the time to live the cached verdict stands; after it, never.
+    assert!(auth.authenticate(Some(&text), None, Scope::Read, NOW + 59_999).await.is_ok(), "cached");
+    let revoked = auth.authenticate(Some(&text), None, Scope::Read, NOW + 60_000).await;
+    assert_eq!(message(revoked), "API key has been revoked");
 }
 
 #[tokio::test]
 async fn plan_changes_reach_the_principal_after_the_ttl() {
     let world = world().await;
-    let auth = Authenticator::new(world.store.clone(), Duration::from_millis(300));
+    let auth = Authenticator::new(world.store.clone(), Duration::from_secs(60));
     let (text, _) = key(&world, Scopes::ALL, None).await;
     let before = auth.authenticate(Some(&text), None, Scope::Read, NOW).await.expect("auth");
     assert_eq!(before.workspace.plan, Plan::Pro);
     world.store.set_plan(world.workspace.id, Plan::Enterprise, Plan::Enterprise.limits()).await.expect("plan");
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    let after = auth.authenticate(Some(&text), None, Scope::Read, NOW).await.expect("auth");
+    let cached = auth.authenticate(Some(&text), None, Scope::Read, NOW + 1_000).await.expect("auth");
+    assert_eq!(cached.workspace.plan, Plan::Pro, "within the time to live");
+    let after = auth.authenticate(Some(&text), None, Scope::Read, NOW + 60_000).await.expect("auth");
     assert_eq!(after.workspace.plan, Plan::Enterprise);
 }

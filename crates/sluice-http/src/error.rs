@@ -228,6 +228,6 @@ mod tests {
         assert!(matches!(ApiError::from_search(timeout()), ApiError::SearchFailed));
         assert!(matches!(ApiError::from_search(unreachable()), ApiError::Unavailable));
         assert!(matches!(ApiError::from_search(StoreError::Backend("x".into())), ApiError::SearchFailed));
-        assert_eq!(ApiError::from_search(timeout()).status_code(), actix_web::http::StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(ApiError::from_search(timeout()).status_code(), StatusCode::INTERNAL_SERVER_ERROR);
     }
 }

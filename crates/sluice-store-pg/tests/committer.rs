@@ -15,6 +15,7 @@ async fn stalled() -> (Arc<dyn Store>, Stall, TestDatabase) {
     let store =
         PgStore::connect(database.url(), &PgOptions { pool_size: 4, ..PgOptions::default() }).await.expect("connect");
     let url = database.url().to_owned();
+    #[expect(clippy::async_yields_async, reason = "a stall gives the future that releases it, by design")]
     let stall: Stall = Box::new(move || {
         Box::pin(async move {
             let stall = WriteStall::take(&url).await;

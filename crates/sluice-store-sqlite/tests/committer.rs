@@ -17,6 +17,7 @@ fn stalled() -> (Arc<dyn Store>, Stall, tempfile::TempDir) {
     // The writer waits for the lock as long as the test holds it.
     let options = SqliteOptions { busy_timeout: Duration::from_secs(60), ..SqliteOptions::default() };
     let store = SqliteStore::open_with(&path, &options).expect("open store");
+    #[expect(clippy::async_yields_async, reason = "a stall gives the future that releases it, by design")]
     let stall: Stall = Box::new(move || {
         Box::pin(async move {
             let mut blocker = SqliteConnection::establish(path.to_str().expect("utf-8")).expect("connect");

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use awc::http::StatusCode;
@@ -27,8 +27,24 @@ struct Outcome {
     took: Duration,
 }
 
-/// Posts one-entry batches until `stop`, each with a message of its own.
-async fn traffic(server: Arc<TestServer>, client: usize, stop: Arc<AtomicBool>) -> Vec<Outcome> {
+/// What the clients have seen so far: the test's phases wait on these, not on a clock.
+#[derive(Default)]
+struct Seen {
+    ok: AtomicUsize,
+    unavailable: AtomicUsize,
+}
+
+impl Seen {
+    /// Waits until `count(self)` reaches `at_least`.
+    async fn until(&self, count: impl Fn(&Seen) -> usize, at_least: usize) {
+        while count(self) < at_least {
+            actix_web::rt::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+/// Posts one-entry batches until `stop`, each with a message of its own, counting the answers.
+async fn traffic(server: Arc<TestServer>, client: usize, stop: Arc<AtomicBool>, seen: Arc<Seen>) -> Vec<Outcome> {
     let mut outcomes = Vec::new();
     let mut sequence = 0;
     while !stop.load(Ordering::SeqCst) {
@@ -36,6 +52,11 @@ async fn traffic(server: Arc<TestServer>, client: usize, stop: Arc<AtomicBool>) 
         sequence += 1;
         let started = Instant::now();
         let reply = server.post_json("/v1/logs", &entry(&message)).await;
+        match reply.status {
+            StatusCode::OK => seen.ok.fetch_add(1, Ordering::SeqCst),
+            StatusCode::SERVICE_UNAVAILABLE => seen.unavailable.fetch_add(1, Ordering::SeqCst),
+            _ => 0,
+        };
         outcomes.push(Outcome { message, status: reply.status, body: reply.body, took: started.elapsed() });
         actix_web::rt::time::sleep(Duration::from_millis(20)).await;
     }
@@ -88,9 +109,12 @@ async fn a_restart_under_traffic_answers_503_and_loses_nothing_acknowledged() {
     server.ingest(vec![entry("before the outage")]).await;
 
     let stop = Arc::new(AtomicBool::new(false));
-    let clients: Vec<_> =
-        (0..3).map(|client| actix_web::rt::spawn(traffic(server.clone(), client, stop.clone()))).collect();
-    actix_web::rt::time::sleep(Duration::from_millis(500)).await;
+    let seen = Arc::new(Seen::default());
+    let clients: Vec<_> = (0..3)
+        .map(|client| actix_web::rt::spawn(traffic(server.clone(), client, stop.clone(), seen.clone())))
+        .collect();
+    // Traffic flows before the outage: some requests acknowledged.
+    seen.until(|seen| seen.ok.load(Ordering::SeqCst), 10).await;
 
     off_thread(&cluster, Cluster::stop).await;
     ready_becomes(&server, StatusCode::SERVICE_UNAVAILABLE, Duration::from_secs(10)).await;
@@ -98,11 +122,14 @@ async fn a_restart_under_traffic_answers_503_and_loses_nothing_acknowledged() {
     assert_eq!(reply.body, json!({"error": "Service unavailable"}));
     let reply = server.get("/v1/logs").await;
     assert_eq!((reply.status, reply.body), (StatusCode::SERVICE_UNAVAILABLE, json!({"error": "Service unavailable"})));
-    actix_web::rt::time::sleep(Duration::from_secs(1)).await;
+    // The clients meet the outage: some of their requests refused.
+    seen.until(|seen| seen.unavailable.load(Ordering::SeqCst), 3).await;
 
     off_thread(&cluster, Cluster::resume).await;
     ready_becomes(&server, StatusCode::OK, Duration::from_secs(30)).await;
-    actix_web::rt::time::sleep(Duration::from_millis(500)).await;
+    // Traffic flows again: more requests acknowledged after the restart.
+    let acknowledged_before = seen.ok.load(Ordering::SeqCst);
+    seen.until(|seen| seen.ok.load(Ordering::SeqCst), acknowledged_before + 10).await;
     stop.store(true, Ordering::SeqCst);
     let mut outcomes = Vec::new();
     for client in clients {

@@ -26,7 +26,7 @@ use crate::common::{Reply, TestServer, entry, start_configured};
 /// What holds the store still: SQLite's write lock, or a lock PostgreSQL's inserts wait for.
 enum Stall {
     Sqlite(SqliteConnection),
-    Postgres(sluice_store_pg::testing::WriteStall),
+    Postgres(Box<sluice_store_pg::testing::WriteStall>),
 }
 
 impl Stall {
@@ -37,7 +37,9 @@ impl Stall {
                 blocker.batch_execute("BEGIN IMMEDIATE").expect("take the write lock");
                 Stall::Sqlite(blocker)
             }
-            Some(database) => Stall::Postgres(sluice_store_pg::testing::WriteStall::take(database.url()).await),
+            Some(database) => {
+                Stall::Postgres(Box::new(sluice_store_pg::testing::WriteStall::take(database.url()).await))
+            }
         }
     }
 
