@@ -15,6 +15,12 @@ use crate::{ApiError, AppState};
 #[derive(Debug, Clone)]
 pub struct Authed(pub Principal);
 
+/// The scope a key needs for `method`: `ingest` to `POST`, `read` for everything else (the
+/// route table's [`crate::Route::scope`] says the same).
+pub(crate) fn scope_for(method: &Method) -> Scope {
+    if method == Method::POST { Scope::Ingest } else { Scope::Read }
+}
+
 fn header(request: &HttpRequest, name: &str) -> Option<String> {
     request.headers().get(name).map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
 }
@@ -28,7 +34,7 @@ impl FromRequest for Authed {
         let authorization = header(request, "authorization");
         let x_api_key = header(request, "x-api-key");
         let target = header(request, "x-workspace-id");
-        let scope = if request.method() == Method::POST { Scope::Ingest } else { Scope::Read };
+        let scope = scope_for(request.method());
         Box::pin(async move {
             let state = state.ok_or(ApiError::Internal)?;
             let key = key_from_headers(authorization.as_deref(), x_api_key.as_deref());

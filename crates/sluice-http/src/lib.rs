@@ -1,10 +1,10 @@
 //! The HTTP API of sluice on actix-web.
 //!
-//! Routes are wired in one place ([`configure`]); each resource has its own module of small
-//! handlers. Authentication and the target workspace reach a handler through the [`Authed`]
-//! extractor, every failure leaves through [`ApiError`] in the error envelope of docs/API.md
-//! (Errors), and every body is read through one capped, decompressing helper
-//! ([`body::read_capped`]).
+//! Routes are listed in one table ([`ROUTES`]) that [`configure`] registers; each resource has
+//! its own module of small handlers. Authentication and the target workspace reach a handler
+//! through the [`Authed`] extractor, every failure leaves through [`ApiError`] in the error
+//! envelope of docs/API.md (Errors), and every body is read through one capped, decompressing
+//! helper ([`body::read_capped`]).
 //!
 //! Architecture invariant: this crate knows HTTP and the store traits, never SQL or a backend.
 
@@ -20,6 +20,7 @@ mod state;
 pub use error::ApiError;
 pub use extract::Authed;
 pub use origin::{Origin, OriginResolver};
+pub use routes::{ROUTES, Route};
 pub use sluice_store::{Clock, system_clock, unix_now_ms};
 pub use state::{AppState, DEFAULT_BODY_TIMEOUT};
 
@@ -44,49 +45,23 @@ pub fn app(
     actix_web::App::new().wrap(actix_web::middleware::from_fn(limits::limit_headers)).configure(configure(state))
 }
 
-/// Registers every route and the JSON 404 for unknown paths on an actix `App` (without the
-/// limits [`app`] adds): `App::new().configure(sluice_http::configure(state))`.
+/// Registers every route of [`ROUTES`] (one resource per path, answering its other methods
+/// with 405) and the JSON 404 for unknown paths on an actix `App` (without the limits [`app`]
+/// adds): `App::new().configure(sluice_http::configure(state))`.
 pub fn configure(state: AppState) -> impl FnOnce(&mut web::ServiceConfig) {
     move |config| {
-        config
-            .app_data(web::Data::new(state))
-            .service(
-                web::resource("/healthz")
-                    .route(web::get().to(routes::health::healthz))
-                    .default_service(web::to(routes::method_not_allowed)),
-            )
-            .service(
-                web::resource("/readyz")
-                    .route(web::get().to(routes::health::readyz))
-                    .default_service(web::to(routes::method_not_allowed)),
-            )
-            .service(
-                web::resource("/v1/logs")
-                    .route(web::get().to(routes::logs::list))
-                    .route(web::post().to(routes::logs::ingest))
-                    .default_service(web::to(routes::method_not_allowed)),
-            )
-            // Before `/v1/logs/{id}`, which would otherwise take `search` for an id.
-            .service(
-                web::resource("/v1/logs/search")
-                    .route(web::get().to(routes::logs::search))
-                    .default_service(web::to(routes::method_not_allowed)),
-            )
-            .service(
-                web::resource("/v1/stats")
-                    .route(web::get().to(routes::stats::stats))
-                    .default_service(web::to(routes::method_not_allowed)),
-            )
-            .service(
-                web::resource("/v1/stats/summary")
-                    .route(web::get().to(routes::stats::summary_today))
-                    .default_service(web::to(routes::method_not_allowed)),
-            )
-            .service(
-                web::resource("/v1/logs/{id}")
-                    .route(web::get().to(routes::logs::get))
-                    .default_service(web::to(routes::method_not_allowed)),
-            )
-            .default_service(web::to(routes::not_found));
+        config.app_data(web::Data::new(state));
+        for (index, route) in ROUTES.iter().enumerate() {
+            // A path's resource is made at its first route, with every route of that path.
+            if ROUTES[..index].iter().any(|earlier| earlier.path == route.path) {
+                continue;
+            }
+            let resource = ROUTES
+                .iter()
+                .filter(|other| other.path == route.path)
+                .fold(web::resource(route.path), |resource, other| resource.route(other.to_actix()));
+            config.service(resource.default_service(web::to(routes::method_not_allowed)));
+        }
+        config.default_service(web::to(routes::not_found));
     }
 }

@@ -3,16 +3,21 @@
 
 use crate::{Format, ParseError};
 
-/// The non-blank lines of `body` with their 1-based numbers (blank lines count), `\r` of
-/// CRLF removed. Invalid UTF-8 is a parse error naming the line it is on.
-pub(crate) fn lines(body: &[u8], format: Format) -> Result<impl Iterator<Item = (usize, &str)>, ParseError> {
-    let text = std::str::from_utf8(body).map_err(|error| {
+/// `body` as text; invalid UTF-8 is a parse error naming the line and column it is at.
+pub(crate) fn utf8(body: &[u8], format: Format) -> Result<&str, ParseError> {
+    std::str::from_utf8(body).map_err(|error| {
         let valid = &body[..error.valid_up_to()];
         let line = count_lines(valid);
         let line_start = valid.iter().rposition(|byte| *byte == b'\n').map_or(0, |position| position + 1);
         let column = String::from_utf8_lossy(&valid[line_start..]).chars().count() + 1;
         ParseError { format, line: Some(line), column: Some(column), reason: "invalid UTF-8".to_owned() }
-    })?;
+    })
+}
+
+/// The non-blank lines of `body` with their 1-based numbers (blank lines count), `\r` of
+/// CRLF removed. Invalid UTF-8 is a parse error naming the line it is on.
+pub(crate) fn lines(body: &[u8], format: Format) -> Result<impl Iterator<Item = (usize, &str)>, ParseError> {
+    let text = utf8(body, format)?;
     Ok(text
         .split('\n')
         .enumerate()

@@ -259,7 +259,7 @@ fn is_null(raw: &&RawValue) -> bool {
 /// assert_eq!(entry.data.as_ref().unwrap().get("board_id"), Some("home".into()));
 /// ```
 pub fn parse_obl(body: &[u8], options: &Options) -> Result<Batch, IngestError> {
-    let text_body = std::str::from_utf8(body).map_err(|_| parse_error("invalid UTF-8", None, None))?;
+    let text_body = crate::frame::utf8(body, Format::Obl)?;
     let (json, comment_lines) = strip_comment(text_body)?;
     let budget = EventBudget::enter(options.max_entries.saturating_add(1));
     let root: Root<'_> = serde_json::from_str(json)

@@ -26,6 +26,40 @@ use serde_json::{Map, Value};
 #[derive(Clone)]
 pub struct JsonObject(String);
 
+/// How deeply arrays and objects nest in JSON text: `1` is `1`, `{}` and `[1]` are 1,
+/// `{"a":[1]}` is 2; brackets inside strings do not count. One pass over the bytes, no
+/// recursion, so any depth is measured in bounded stack.
+///
+/// ```
+/// use sluice_model::nesting_depth;
+/// assert_eq!(nesting_depth(r#"{"a":[1,{"b":"[[["}]}"#), 3);
+/// assert_eq!(nesting_depth(r#""\"[""#), 0);
+/// ```
+pub fn nesting_depth(text: &str) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0_usize, 0_usize, false, false);
+    for byte in text.bytes() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
 /// Text that is not one JSON object.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("expected a JSON object")]

@@ -19,7 +19,7 @@ pub use draft::{Draft, DraftVisitor, Field, Key, Sent, timestamp_text};
 pub use entry::{Defaults, ENTRY_FIELDS, Log, LogEntry, ResolvedDefaults};
 pub use ids::{IdParseError, KeyId, LogId, WorkspaceId};
 pub use issue::{Issue, PathSegment};
-pub use json_object::{EscapeFree, JsonKey, JsonObject, Member, NotAnObject, ObjectWriter};
+pub use json_object::{EscapeFree, JsonKey, JsonObject, Member, NotAnObject, ObjectWriter, nesting_depth};
 pub use rules::{entry_from_json, json_type_name};
 /// The inline-when-short string of an entry's `source` and `dataset` (re-exported so users of
 /// these types need no dependency of their own).
@@ -45,4 +45,7 @@ pub mod limits {
     pub const MIN_TIMESTAMP_MS: i64 = 946_684_800_000;
     /// How far past the server's clock an entry's timestamp may be, in ms (24 hours).
     pub const MAX_TIMESTAMP_AHEAD_MS: i64 = 86_400_000;
+    /// How deeply arrays and objects may nest in `data` (`data` itself is the first level),
+    /// so that any JSON reader can read back the logs it is in (serde_json stops at 128).
+    pub const MAX_DATA_DEPTH: usize = 64;
 }

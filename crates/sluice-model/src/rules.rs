@@ -15,10 +15,10 @@ use validator::{Validate, ValidationErrorsKind};
 
 use crate::draft::{Draft, Sent};
 use crate::limits::{
-    MAX_MESSAGE_CHARS, MAX_SOURCE_CHARS, MAX_STEP_INDEX, MAX_TAG_CHARS, MAX_TAGS, MAX_TIMESTAMP_AHEAD_MS,
-    MIN_TIMESTAMP_MS,
+    MAX_DATA_DEPTH, MAX_MESSAGE_CHARS, MAX_SOURCE_CHARS, MAX_STEP_INDEX, MAX_TAG_CHARS, MAX_TAGS,
+    MAX_TIMESTAMP_AHEAD_MS, MIN_TIMESTAMP_MS,
 };
-use crate::{Issue, JsonObject, Member, PathSegment};
+use crate::{Issue, JsonObject, Member, PathSegment, nesting_depth};
 
 use crate::entry::{Defaults, ENTRY_FIELDS, LogEntry, ResolvedDefaults};
 
@@ -187,6 +187,17 @@ impl Draft {
         let session_id = optional(&mut issues, "sessionId", self.session_id);
         let request_id = optional(&mut issues, "requestId", self.request_id);
         let data = optional(&mut issues, "data", self.data);
+        // Nested past what JSON readers read back (docs/API.md, entry rules): refused, with the
+        // unknown fields that would be merged into `data` one level down.
+        let too_deep = format!("Nested deeper than {MAX_DATA_DEPTH} levels");
+        if data.as_ref().is_some_and(|data| nesting_depth(data.as_str()) > MAX_DATA_DEPTH) {
+            issues.push(Issue::at("data", too_deep.clone()));
+        }
+        for (name, raw) in &self.unknown {
+            if nesting_depth(raw.get()) >= MAX_DATA_DEPTH {
+                issues.push(Issue::at(name, too_deep.clone()));
+            }
+        }
         let error_name = optional(&mut issues, "errorName", self.error_name);
         let error_stack = optional(&mut issues, "errorStack", self.error_stack);
         let tags = optional(&mut issues, "tags", self.tags).map(|items| tags(&mut issues, items));
@@ -414,6 +425,29 @@ mod tests {
                 (r#"["tags",2]"#.into(), "Expected string, received number".into()),
             ]
         );
+    }
+
+    /// docs/API.md: `data` nests at most 64 levels (itself the first), an unknown field at
+    /// most 63 (it sits inside `data`); deeper is an issue at the field, whatever the depth.
+    #[test]
+    fn data_nested_past_the_limit_is_an_issue() {
+        let nested = |levels: usize| -> Value {
+            let text = format!("{}1{}", "[".repeat(levels), "]".repeat(levels));
+            serde_json::from_str::<Value>(&text).unwrap_or(Value::Null)
+        };
+        let mut value = valid();
+        value["data"] = json!({"a": nested(63)});
+        assert!(check(value.clone()).is_ok(), "64 levels");
+        value["data"] = json!({"a": nested(64)});
+        let deep = Err(vec![Issue::at("data", "Nested deeper than 64 levels")]);
+        assert_eq!(check(value.clone()).map(|_| ()), deep);
+        let mut value = valid();
+        value["extra"] = nested(63);
+        assert!(check(value.clone()).is_ok(), "63 levels inside data");
+        value["extra"] = nested(64);
+        assert_eq!(check(value).map(|_| ()), Err(vec![Issue::at("extra", "Nested deeper than 64 levels")]));
+        let hundred_thousand = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert_eq!(nesting_depth(&hundred_thousand), 100_000);
     }
 
     #[test]

@@ -77,6 +77,14 @@ impl Reply {
     }
 }
 
+/// An answer as it came over the wire, and how long it took.
+pub struct RawReply {
+    pub status: StatusCode,
+    pub headers: awc::http::header::HeaderMap,
+    pub bytes: actix_web::web::Bytes,
+    pub elapsed: std::time::Duration,
+}
+
 pub async fn start() -> TestServer {
     start_with(&SqliteOptions::default()).await
 }
@@ -192,20 +200,28 @@ impl TestServer {
 
 impl TestServer {
     pub async fn request(&self, method: &str, path: &str, headers: &[(&str, &str)], body: Vec<u8>) -> Reply {
+        let raw = self.request_raw(method, path, headers, body).await;
+        let body = if raw.bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&raw.bytes).expect("every response is JSON")
+        };
+        Reply { status: raw.status, body, headers: raw.headers }
+    }
+
+    /// A request on a connection of its own, its answer as the bytes that came (up to 64 MiB),
+    /// and the time from sending it to the answer's last byte.
+    pub async fn request_raw(&self, method: &str, path: &str, headers: &[(&str, &str)], body: Vec<u8>) -> RawReply {
         let client = awc::Client::builder().timeout(std::time::Duration::from_secs(30)).finish();
         let method = awc::http::Method::from_bytes(method.as_bytes()).expect("method");
         let mut request = client.request(method, format!("{}{path}", self.base));
         for (name, value) in headers {
             request = request.insert_header((*name, *value));
         }
+        let started = std::time::Instant::now();
         let mut response = request.send_body(body).await.expect("request");
         let bytes = response.body().limit(64 * 1024 * 1024).await.expect("response body");
-        let body = if bytes.is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_slice(&bytes).expect("every response is JSON")
-        };
-        Reply { status: response.status(), body, headers: response.headers().clone() }
+        RawReply { status: response.status(), headers: response.headers().clone(), bytes, elapsed: started.elapsed() }
     }
 
     /// GET with the main key.

@@ -1,6 +1,7 @@
 //! The HTTP API end to end: a real server on loopback, a real SQLite file, a real client.
 //! One test binary with a module per concern, so the suite links once.
 
+mod adversarial;
 mod auth;
 mod common;
 mod ingest;
@@ -12,3 +13,4 @@ mod read;
 mod routes;
 mod search;
 mod stats;
+mod tenants;
