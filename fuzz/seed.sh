@@ -4,7 +4,7 @@
 set -euo pipefail
 shared="$(dirname "$0")/../../shared/corpus"
 corpus="$(dirname "$0")/corpus"
-mkdir -p "$corpus"/{json,jsonl,syslog,text,csv,obl}
+mkdir -p "$corpus"/{json,jsonl,syslog,text,csv,obl,search,params}
 cp "$shared"/syslog/*.txt "$corpus/syslog/"
 for f in "$shared"/loghub/*_2k.log; do head -c 20000 "$f" > "$corpus/text/$(basename "$f")"; done
 for f in "$shared"/loghub/csv/*.csv; do head -c 20000 "$f" > "$corpus/csv/$(basename "$f")"; done
@@ -12,3 +12,8 @@ cp "$shared"/obl/*.obl* "$corpus/obl/"
 echo '{"logs":[{"level":"info","message":"m","source":"s","environment":"staging","tags":["a"],"data":{"k":1}}]}' > "$corpus/json/wrapped.json"
 echo '[{"level":"warn","message":"m","timestamp":"2024-03-01T12:00:00Z","stepIndex":3}]' > "$corpus/json/bare.json"
 printf '%s\n%s\n' '{"level":"info","message":"a"}' '{"level":"error","message":"b","errorStack":"at x"}' > "$corpus/jsonl/two.jsonl"
+printf '%s' 'payment "card declined" -test' > "$corpus/search/phrase"
+printf '%s' 'ORD-4821937 OR 8f3a2b1c9d0e4f57 -"dry run"' > "$corpus/search/or"
+printf '%s' 'level=error&source=billing&limit=50&offset=0&from=1700000000000&to=1700086400000' > "$corpus/params/list"
+printf '%s' 'q=payment&fields=message,data&limit=500&environment=production' > "$corpus/params/search"
+printf '%s' 'from=2026-11-01&to=2026-11-22&groupBy=source&dataset=audit' > "$corpus/params/stats"

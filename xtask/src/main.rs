@@ -12,6 +12,9 @@
 //!   benchmark over HTTP (`ingest.rs`), which `bench ingest [--quick]` runs alone. `bench search
 //!   [--logs N] [--store sqlite|postgres] [--quick]` runs the search benchmark over HTTP alone (`search.rs`; not part of
 //!   `bench`: it builds 10M logs on each store).
+//! - `fuzz [--seconds N]`: every cargo-fuzz target of `fuzz/`, built on the stable toolchain
+//!   with libFuzzer's coverage flags and run N seconds each (`ci` runs them too, briefly;
+//!   `fuzz.rs`).
 //! - `with-pg <command...>`: runs one command with `SLUICE_TEST_PG` and `SLUICE_TEST_REDIS`
 //!   set to throwaway servers (e.g. `cargo xtask with-pg cargo test -p <crate>`), removed
 //!   afterwards.
@@ -25,6 +28,7 @@ use anyhow::{Context, bail};
 use sluice_testkit::cluster as postgres;
 use sluice_testkit::redis;
 
+mod fuzz;
 mod ingest;
 mod schema;
 mod search;
@@ -60,11 +64,18 @@ fn main() -> anyhow::Result<()> {
             bench(&args[1..])?;
             ingest::bench(&root, args.iter().any(|arg| arg == "--quick"))
         }
+        Some("fuzz") => {
+            let seconds = match args.iter().position(|arg| arg == "--seconds") {
+                Some(at) => args.get(at + 1).context("--seconds needs a number")?.parse().context("--seconds")?,
+                None => fuzz::CI_SECONDS,
+            };
+            fuzz::run_all(&root, seconds)
+        }
         Some("with-pg") => with_pg(&args[1..]),
         Some("pg-schema") => pg_schema(&root),
         _ => {
             eprintln!(
-                "usage: cargo xtask ci | cargo xtask bench [ingest | search [--logs N] [--store sqlite|postgres]] [--quick] | cargo xtask with-pg <command...> | cargo xtask pg-schema"
+                "usage: cargo xtask ci | cargo xtask bench [ingest | search [--logs N] [--store sqlite|postgres]] [--quick] | cargo xtask fuzz [--seconds N] | cargo xtask with-pg <command...> | cargo xtask pg-schema"
             );
             bail!("unknown task {:?}", args.first())
         }
@@ -152,6 +163,7 @@ fn ci(root: &Path) -> anyhow::Result<()> {
     schema::check(root, &pg_url)?;
     drop(cluster);
     drop(redis);
+    fuzz::run_all(root, fuzz::CI_SECONDS)?;
     deny()?;
     eprintln!("\nci: every check passed");
     Ok(())

@@ -1,7 +1,7 @@
 //! What `cargo xtask ci` needs from the system, made present before anything runs: the
 //! PostgreSQL server binaries and `redis-server` for the throwaway test servers (unless
-//! `SLUICE_TEST_PG` / `SLUICE_TEST_REDIS` name servers), and libpq's headers for diesel's
-//! CLI (the schema check). Run as root, xtask installs what is missing with `apt-get` and says
+//! `SLUICE_TEST_PG` / `SLUICE_TEST_REDIS` name servers), libpq's headers for diesel's
+//! CLI (the schema check), and a C++ compiler for libFuzzer (the fuzz targets). Run as root, xtask installs what is missing with `apt-get` and says
 //! so in one line; otherwise it prints the exact command and stops.
 
 use std::path::Path;
@@ -30,7 +30,7 @@ fn named(variable: &str) -> bool {
     std::env::var(variable).is_ok_and(|value| !value.is_empty())
 }
 
-const NEEDS: [Need; 3] = [
+const NEEDS: [Need; 4] = [
     Need {
         what: "PostgreSQL's initdb and pg_ctl, for the throwaway test cluster (or set SLUICE_TEST_PG)",
         package: "postgresql",
@@ -45,6 +45,11 @@ const NEEDS: [Need; 3] = [
         what: "libpq's headers, for diesel's CLI (built once for the schema check)",
         package: "libpq-dev",
         present: || Path::new("/usr/include/postgresql/libpq-fe.h").is_file(),
+    },
+    Need {
+        what: "a C++ compiler, for libFuzzer (the fuzz targets `cargo xtask ci` runs)",
+        package: "g++",
+        present: || on_path("c++") || on_path("g++"),
     },
 ];
 

@@ -23,6 +23,7 @@
 //! ```
 
 mod grammar;
+pub mod params;
 pub mod stats;
 
 use serde::Serialize;
