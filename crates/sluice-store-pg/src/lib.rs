@@ -25,6 +25,7 @@
 
 mod chunks;
 mod connection;
+mod consolidate;
 mod error;
 mod insert;
 mod list;
@@ -47,4 +48,4 @@ pub mod testing;
 
 pub use crate::connection::PgStore;
 pub use crate::connection::{MIGRATIONS, PgOptions, migrate};
-pub use crate::partitions::{COARSE_DAYS, DAILY_AHEAD, DAILY_BEHIND};
+pub use crate::partitions::{COARSE_DAYS, DAILY_AHEAD, DAILY_BEHIND, MAX_PARTITIONS, OLD_AFTER_DAYS, OLD_DAYS};

@@ -3,10 +3,18 @@
 //! `logs` is range-partitioned by `ts` with no default partition, so every timestamp needs a
 //! partition before its row can be written. Days near the present (from [`DAILY_BEHIND`]
 //! days ago to [`DAILY_AHEAD`] days ahead) get one partition each: retention then drops a day
-//! at a time, and a newest-first read walks the days in order. Timestamps far from the
-//! present (docs/API.md accepts any) share coarse partitions of [`COARSE_DAYS`] days, so a
-//! client sending scattered dates cannot make thousands of tables. A new partition never
-//! overlaps an existing one: it is cut short at its neighbours.
+//! at a time, and a newest-first read walks the days in order. Older timestamps (docs/API.md
+//! accepts them from 2000 on) share coarse partitions: blocks of [`COARSE_DAYS`] days up to
+//! [`OLD_AFTER_DAYS`] back, of [`OLD_DAYS`] before that, all aligned on day 0 so the smaller
+//! nest in the larger. A new partition never overlaps an existing one: it is cut short at its
+//! neighbours.
+//!
+//! As days pass, partitions age into a coarser tier: housekeeping
+//! ([`PgStore::consolidate_partitions`]) merges the partitions of every block that has aged
+//! past its tier's start into one partition covering the block, and drops those retention
+//! emptied. So however timestamps arrive and however long the store runs, `logs` has about
+//! 128 daily partitions, 31 more of a block not yet merged, 22 of 32 days and one per 256 days
+//! since 2000 (37 in 2026): under [`MAX_PARTITIONS`].
 //!
 //! Everything here is in whole UTC days (day 0 = 1970-01-01); bounds are day-aligned.
 //!
@@ -32,8 +40,14 @@ pub const DAILY_BEHIND: i64 = 120;
 /// Days after today that get a partition of their own (also how far ahead the server creates
 /// them, so the present never waits for DDL).
 pub const DAILY_AHEAD: i64 = 7;
-/// Width of a partition for timestamps outside the daily window.
+/// Width of a partition for timestamps outside the daily window, up to [`OLD_AFTER_DAYS`] back.
 pub const COARSE_DAYS: i64 = 32;
+/// Days before today past which partitions span [`OLD_DAYS`].
+pub const OLD_AFTER_DAYS: i64 = 730;
+/// Width of a partition older than [`OLD_AFTER_DAYS`] (eight blocks of [`COARSE_DAYS`]).
+pub const OLD_DAYS: i64 = 256;
+/// The most partitions `logs` may hold (issue 25); the tiers above keep well under it.
+pub const MAX_PARTITIONS: usize = 400;
 
 /// The UTC day of a timestamp.
 pub fn day_of(timestamp_ms: i64) -> i64 {
@@ -130,12 +144,13 @@ impl Partitions {
             return None;
         }
         let daily = (today.saturating_sub(DAILY_BEHIND)..=today.saturating_add(DAILY_AHEAD)).contains(&day);
-        let (mut first, mut end) = if daily {
-            (day, day + 1)
-        } else {
-            let start = day.div_euclid(COARSE_DAYS) * COARSE_DAYS;
-            (start, start + COARSE_DAYS)
+        let width = match day {
+            _ if daily => 1,
+            _ if day < today.saturating_sub(OLD_AFTER_DAYS) => OLD_DAYS,
+            _ => COARSE_DAYS,
         };
+        let start = day.div_euclid(width) * width;
+        let (mut first, mut end) = (start, start.saturating_add(width));
         // Cut short at the neighbours: the partition ending before `day` and the one after.
         if let Some((_, &before_end)) = self.ranges.range(..day).next_back() {
             first = first.max(before_end);
@@ -144,6 +159,39 @@ impl Partitions {
             end = end.min(after_first);
         }
         Some(DayRange { first, end })
+    }
+
+    /// The merges aging calls for: for each block whose tier it has aged into (a block of
+    /// [`OLD_DAYS`] wholly older than [`OLD_AFTER_DAYS`], then one of [`COARSE_DAYS`] wholly
+    /// older than the daily window) and that holds two partitions or more, the partitions inside
+    /// it and the one to make of them: the whole block, cut short at the partitions around it.
+    pub fn merges(&self, today: i64) -> Vec<(DayRange, Vec<DayRange>)> {
+        let mut merges = Vec::new();
+        let mut taken = BTreeSet::new();
+        for (width, settled_before) in
+            [(OLD_DAYS, today.saturating_sub(OLD_AFTER_DAYS)), (COARSE_DAYS, today.saturating_sub(DAILY_BEHIND))]
+        {
+            let mut blocks: BTreeMap<i64, Vec<DayRange>> = BTreeMap::new();
+            for range in self.iter().filter(|range| !taken.contains(&range.first)) {
+                let start = range.first.div_euclid(width) * width;
+                let end = start.saturating_add(width);
+                if range.end <= end && end <= settled_before {
+                    blocks.entry(start).or_default().push(range);
+                }
+            }
+            for (start, parts) in blocks.into_iter().filter(|(_, parts)| parts.len() > 1) {
+                let (Some(first_part), Some(last_part)) = (<[DayRange]>::first(&parts), <[DayRange]>::last(&parts))
+                else {
+                    continue;
+                };
+                let before = self.ranges.range(..first_part.first).next_back().map_or(i64::MIN, |(_, &end)| end);
+                let after = self.ranges.range(last_part.end..).next().map_or(i64::MAX, |(&first, _)| first);
+                let target = DayRange { first: start.max(before), end: start.saturating_add(width).min(after) };
+                taken.extend(parts.iter().map(|part| part.first));
+                merges.push((target, parts));
+            }
+        }
+        merges
     }
 
     /// The partitions whose every timestamp is before `cutoff_ms`.
@@ -286,11 +334,12 @@ mod tests {
     #[test]
     fn far_days_share_coarse_partitions_cut_at_their_neighbours() {
         let mut partitions = Partitions::default();
-        let far = 100;
+        let far = TODAY - 300;
         let coarse = partitions.needed(far, TODAY).expect("needed");
-        assert_eq!(coarse, DayRange { first: 96, end: 128 });
+        let start = far.div_euclid(COARSE_DAYS) * COARSE_DAYS;
+        assert_eq!(coarse, DayRange { first: start, end: start + COARSE_DAYS });
         partitions.insert(coarse);
-        assert_eq!(partitions.needed(127, TODAY), None);
+        assert_eq!(partitions.needed(start + COARSE_DAYS - 1, TODAY), None);
         // A coarse block reaching into the daily window stops at the daily partitions there.
         let edge = TODAY - DAILY_BEHIND;
         partitions.insert(DayRange { first: edge, end: edge + 1 });
@@ -332,6 +381,46 @@ mod tests {
             assert!(low == "MINVALUE" || low.parse::<i64>().is_ok_and(|ms| ms <= timestamp), "{low}");
             assert!(high == "MAXVALUE" || high.parse::<i64>().is_ok_and(|ms| ms > timestamp), "{high}");
         }
+    }
+
+    #[test]
+    fn days_long_past_share_blocks_of_256_days() {
+        let partitions = Partitions::default();
+        let old = TODAY - OLD_AFTER_DAYS - 1;
+        let range = partitions.needed(old, TODAY).expect("needed");
+        assert_eq!((range.end - range.first, range.first % OLD_DAYS), (OLD_DAYS, 0), "{range:?}");
+        let mid = TODAY - DAILY_BEHIND - 1;
+        let range = partitions.needed(mid, TODAY).expect("needed");
+        let start = mid.div_euclid(COARSE_DAYS) * COARSE_DAYS;
+        assert_eq!(range, DayRange { first: start, end: start + COARSE_DAYS });
+    }
+
+    /// Daily partitions made over 400 days, then seen 800 days later: every block that aged
+    /// past its tier's start merges into one partition covering it, none overlap, every day
+    /// stays covered, and fewer than 40 are left.
+    #[test]
+    fn aged_partitions_merge_by_block_and_keep_every_day_covered() {
+        let mut partitions = Partitions::default();
+        for day in TODAY - 400..=TODAY {
+            if let Some(range) = partitions.needed(day, day) {
+                partitions.insert(range);
+            }
+        }
+        assert!(partitions.iter().count() > 128);
+        let later = TODAY + 800;
+        let merges = partitions.merges(later);
+        for (target, parts) in &merges {
+            assert!(parts.len() > 1 && parts.iter().all(|part| target.first <= part.first && part.end <= target.end));
+            for part in parts {
+                partitions.remove(*part);
+            }
+            partitions.insert(*target);
+        }
+        let ranges: Vec<DayRange> = partitions.iter().collect();
+        assert!(ranges.windows(2).all(|pair| pair[0].end <= pair[1].first), "overlap: {ranges:?}");
+        assert!((TODAY - 400..=TODAY).all(|day| partitions.covers(day)));
+        assert!(ranges.len() < 40, "{} partitions: {ranges:?}", ranges.len());
+        assert!(partitions.merges(later).is_empty(), "merging is done in one pass");
     }
 
     #[test]

@@ -193,6 +193,8 @@ impl LogRetention for PgStore {
         for (workspace, cutoff) in cutoffs {
             deleted += self.delete_logs_before(*workspace, *cutoff).await?;
         }
+        // The partitions this emptied go, and those that aged merge (`consolidate`).
+        self.consolidate_partitions().await?;
         self.create_partitions_ahead().await?;
         Ok(deleted)
     }
