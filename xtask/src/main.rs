@@ -15,6 +15,8 @@
 //! - `fuzz [--seconds N]`: every cargo-fuzz target of `fuzz/`, built on the stable toolchain
 //!   with libFuzzer's coverage flags and run N seconds each (`ci` runs them too, briefly;
 //!   `fuzz.rs`).
+//! - `bench soak [--minutes N] [--store sqlite|postgres]`: the soak benchmark (`soak.rs`): half
+//!   the most ingest each store takes for N minutes (10) while readers run; not part of `bench`.
 //! - `with-pg <command...>`: runs one command with `SLUICE_TEST_PG` and `SLUICE_TEST_REDIS`
 //!   set to throwaway servers (e.g. `cargo xtask with-pg cargo test -p <crate>`), removed
 //!   afterwards.
@@ -33,6 +35,7 @@ mod ingest;
 mod schema;
 mod search;
 mod setup;
+mod soak;
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -43,6 +46,13 @@ fn main() -> anyhow::Result<()> {
         Some("bench") if args.get(1).is_some_and(|arg| arg == "ingest") => {
             ingest::bench(&root, args.iter().any(|arg| arg == "--quick"))
         }
+        Some("bench") if args.get(1).is_some_and(|arg| arg == "soak") => {
+            let minutes = match args.iter().position(|arg| arg == "--minutes") {
+                Some(at) => args.get(at + 1).context("--minutes needs a number")?.parse().context("--minutes")?,
+                None => 10,
+            };
+            soak::bench(&root, minutes, &stores(&args)?)
+        }
         Some("bench") if args.get(1).is_some_and(|arg| arg == "search") => {
             let quick = args.iter().any(|arg| arg == "--quick");
             let logs = match args.iter().position(|arg| arg == "--logs") {
@@ -50,15 +60,7 @@ fn main() -> anyhow::Result<()> {
                 None if quick => 1_000_000,
                 None => 10_000_000,
             };
-            let stores = match args.iter().position(|arg| arg == "--store") {
-                Some(at) => match args.get(at + 1).map(String::as_str) {
-                    Some("sqlite") => vec![true],
-                    Some("postgres") => vec![false],
-                    _ => anyhow::bail!("--store takes sqlite or postgres"),
-                },
-                None => vec![true, false],
-            };
-            search::bench(&root, logs, &stores)
+            search::bench(&root, logs, &stores(&args)?)
         }
         Some("bench") => {
             bench(&args[1..])?;
@@ -75,10 +77,22 @@ fn main() -> anyhow::Result<()> {
         Some("pg-schema") => pg_schema(&root),
         _ => {
             eprintln!(
-                "usage: cargo xtask ci | cargo xtask bench [ingest | search [--logs N] [--store sqlite|postgres]] [--quick] | cargo xtask fuzz [--seconds N] | cargo xtask with-pg <command...> | cargo xtask pg-schema"
+                "usage: cargo xtask ci | cargo xtask bench [ingest | search [--logs N] [--store sqlite|postgres] | soak [--minutes N] [--store sqlite|postgres]] [--quick] | cargo xtask fuzz [--seconds N] | cargo xtask with-pg <command...> | cargo xtask pg-schema"
             );
             bail!("unknown task {:?}", args.first())
         }
+    }
+}
+
+/// The stores `--store sqlite|postgres` names (true: SQLite), both when it is absent.
+fn stores(args: &[String]) -> anyhow::Result<Vec<bool>> {
+    match args.iter().position(|arg| arg == "--store") {
+        Some(at) => match args.get(at + 1).map(String::as_str) {
+            Some("sqlite") => Ok(vec![true]),
+            Some("postgres") => Ok(vec![false]),
+            _ => anyhow::bail!("--store takes sqlite or postgres"),
+        },
+        None => Ok(vec![true, false]),
     }
 }
 

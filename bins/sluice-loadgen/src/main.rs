@@ -8,7 +8,8 @@
 //! `--db-pid`, a PostgreSQL postmaster whose children are counted with it) it reads the CPU
 //! time those processes used in the window and the server's peak RSS from `/proc`.
 //!
-//! `search-ingest` and `search-queries` are the search benchmark's workload (`search.rs`).
+//! `search-ingest` and `search-queries` are the search benchmark's workload (`search.rs`);
+//! `reads`, the soak benchmark's readers (`reads.rs`).
 //!
 //! Prints a summary on stderr and, last on stdout, one Markdown table row:
 //! `| label | format | load | logs/s | MB/s | p50 ms | p99 ms | server CPU | database CPU | server peak RSS | refused |`.
@@ -27,6 +28,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use serde_json::json;
 
+mod reads;
 mod search;
 
 /// Entries per request, as a shipper's batch.
@@ -61,7 +63,8 @@ const USAGE: &str = "usage: sluice-loadgen --url http://HOST:PORT --key KEY [--f
 [--corpus DIR] [--connections N] [--seconds N] [--warmup N] [--server-pid PID] [--db-pid PID] [--label TEXT] [--rate LOGS_PER_SECOND]
    or: sluice-loadgen --copy-csv FILE [--copy-rows N] [--corpus DIR]
    or: sluice-loadgen search-ingest --url URL --key KEY --logs N [--corpus DIR] [--connections N]
-   or: sluice-loadgen search-queries --url URL --key KEY --logs N [--corpus DIR] [--repeat N]";
+   or: sluice-loadgen search-queries --url URL --key KEY --logs N [--corpus DIR] [--repeat N]
+   or: sluice-loadgen reads --url URL --key KEY [--seconds N] [--connections N]";
 
 impl Args {
     fn parse() -> anyhow::Result<Args> {
@@ -382,6 +385,9 @@ fn quantile_ms(sorted: &[u64], q: f64) -> f64 {
 async fn main() -> anyhow::Result<()> {
     if let Some(mode) = std::env::args().nth(1).filter(|mode| mode.starts_with("search-")) {
         return search::run(&mode).await;
+    }
+    if std::env::args().nth(1).is_some_and(|mode| mode == "reads") {
+        return reads::run().await;
     }
     let args = Args::parse()?;
     let lines = corpus_lines(&args.corpus)?;

@@ -1,0 +1,83 @@
+//! `sluice-loadgen reads`: the soak benchmark's readers (`cargo xtask bench soak`). For
+//! `--seconds`, `--connections` loops each send the next of a fixed round of reads a person's
+//! dashboard makes (the newest page, a level filter, two searches, the day's summary) as soon
+//! as the last is answered, and the latencies of those answered 200 are kept.
+//!
+//! Prints a summary on stderr and, last on stdout, one line: `reads COUNT P50_MS P99_MS FAILED`.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+/// The round of reads, in turn.
+const READS: [&str; 5] = [
+    "/v1/logs?limit=100",
+    "/v1/logs?level=error&limit=50",
+    "/v1/logs/search?q=connection&limit=50",
+    "/v1/logs/search?q=%22received%20block%22%20-exception&limit=20",
+    "/v1/stats/summary",
+];
+
+/// Runs the readers as the command line says.
+pub(crate) async fn run() -> anyhow::Result<()> {
+    let mut url = None;
+    let mut key = None;
+    let (mut seconds, mut connections) = (60_u64, 2_usize);
+    let mut args = std::env::args().skip(2);
+    while let Some(flag) = args.next() {
+        let value = args.next().with_context(|| format!("{flag} needs a value"))?;
+        match flag.as_str() {
+            "--url" => url = Some(value),
+            "--key" => key = Some(value),
+            "--seconds" => seconds = value.parse()?,
+            "--connections" => connections = value.parse()?,
+            other => anyhow::bail!("unknown flag {other}"),
+        }
+    }
+    let base = url.context("reads needs --url")?.trim_end_matches('/').to_owned();
+    let auth = format!("Bearer {}", key.context("reads needs --key")?);
+    let client = awc::Client::builder().timeout(Duration::from_secs(30)).finish();
+    let until = Instant::now() + Duration::from_secs(seconds);
+    let latencies: Rc<RefCell<Vec<u64>>> = Rc::default();
+    let failed: Rc<RefCell<u64>> = Rc::default();
+    let workers: Vec<_> = (0..connections)
+        .map(|worker| {
+            let (client, base, auth) = (client.clone(), base.clone(), auth.clone());
+            let (latencies, failed) = (latencies.clone(), failed.clone());
+            actix_rt::spawn(async move {
+                let mut turn = worker;
+                while Instant::now() < until {
+                    let path = READS[turn % READS.len()];
+                    turn += 1;
+                    let sent = Instant::now();
+                    let answer = client
+                        .get(format!("{base}{path}"))
+                        .insert_header(("Authorization", auth.as_str()))
+                        .send()
+                        .await;
+                    let ok = match answer {
+                        Ok(mut response) => response.body().limit(16 << 20).await.is_ok() && response.status() == 200,
+                        Err(_) => false,
+                    };
+                    if ok {
+                        latencies.borrow_mut().push(u64::try_from(sent.elapsed().as_micros()).unwrap_or(u64::MAX));
+                    } else {
+                        *failed.borrow_mut() += 1;
+                    }
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        let _ = worker.await;
+    }
+    let mut latencies = latencies.take();
+    latencies.sort_unstable();
+    let (p50, p99) = (crate::quantile_ms(&latencies, 0.50), crate::quantile_ms(&latencies, 0.99));
+    let failed = failed.take();
+    eprintln!("reads: {} answered, p50 {p50:.1} ms, p99 {p99:.1} ms, {failed} failed", latencies.len());
+    println!("reads {} {p50:.1} {p99:.1} {failed}", latencies.len());
+    Ok(())
+}

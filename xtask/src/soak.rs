@@ -1,0 +1,145 @@
+//! `cargo xtask bench soak [--minutes N] [--store sqlite|postgres]`: the soak benchmark.
+//!
+//! For each store (SQLite in a fresh file; PostgreSQL in a fresh database of the durable bench
+//! cluster) it starts the release `sluice serve`, measures the most JSON ingest it takes (10 s
+//! as fast as answered, 32 connections), then for N minutes (10 by default) offers half of that
+//! while two readers make a dashboard's reads the whole time (`sluice-loadgen reads`). Each
+//! minute is a row: ingest logs/s and p99, reads' p99, the server's resident memory at the
+//! minute's end, refusals. The first and last minutes are compared: flat is within 10 %. Writes
+//! the table to docs/PERFORMANCE.md between the `soak-bench` markers.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, bail};
+use sluice_testkit::cluster as postgres;
+
+use crate::ingest::{Server, fresh, settle, utc_now, write_between_markers};
+
+/// One minute of the soak.
+struct Minute {
+    logs_per_second: f64,
+    ingest_p99: f64,
+    refused: String,
+    read_p99: f64,
+    reads: u64,
+    rss_mb: f64,
+}
+
+/// The server's resident memory now, in MB (`VmRSS`).
+fn rss_mb(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kib| kib / 1024.0)
+}
+
+/// Runs the load generator with `args` against `server`; returns its last stdout line.
+fn loadgen(root: &Path, server: &Server, args: &[&str]) -> anyhow::Result<std::process::Child> {
+    Command::new(root.join("target/release/sluice-loadgen"))
+        .args(args)
+        .args(["--url", &format!("http://127.0.0.1:{}", server.port), "--key", &server.key])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("cannot run sluice-loadgen")
+}
+
+/// The last line a finished load generator printed.
+fn last_line(child: std::process::Child) -> anyhow::Result<String> {
+    let output = child.wait_with_output()?;
+    if !output.status.success() {
+        bail!("sluice-loadgen failed ({})", output.status);
+    }
+    String::from_utf8_lossy(&output.stdout).lines().last().map(str::to_owned).context("no output")
+}
+
+/// The cells of an ingest row (`| label | format | load | logs/s | MB/s | p50 | p99 | ... | refused |`).
+fn cells(row: &str) -> Vec<String> {
+    row.trim().trim_matches('|').split('|').map(|cell| cell.trim().to_owned()).collect()
+}
+
+pub(crate) fn bench(root: &Path, minutes: u32, stores: &[bool]) -> anyhow::Result<()> {
+    crate::run("cargo", &["build", "--release", "--locked", "-p", "sluice", "-p", "sluice-loadgen"])?;
+    let corpus = root.join("../shared/corpus").display().to_string();
+    let cluster = postgres::Cluster::kept_at(&root.join("target/bench-data/postgres")).map_err(anyhow::Error::msg)?;
+    let mut sections = Vec::new();
+    for &sqlite in stores {
+        let name = if sqlite { "SQLite" } else { "PostgreSQL" };
+        let url = fresh(root, (!sqlite).then_some(&cluster), "sluice_soak_bench")?;
+        let server = Server::start(root, &url, &[])?;
+        let pid = server.pid();
+        settle();
+        let most = loadgen(root, &server, &["--corpus", &corpus, "--seconds", "10", "--warmup", "2"])?;
+        let most: f64 = cells(&last_line(most)?).get(3).and_then(|cell| cell.parse().ok()).context("max rate")?;
+        let rate = (most / 2.0).round();
+        eprintln!("soak, {name}: {most:.0} logs/s as fast as answered; offering {rate:.0} for {minutes} min");
+        let mut rows = Vec::new();
+        for minute in 1..=minutes {
+            let rate = format!("{rate}");
+            let ingest = ["--corpus", &corpus, "--seconds", "60", "--warmup", "0", "--rate", &rate];
+            let (ingest, reads) = (
+                loadgen(root, &server, &ingest)?,
+                loadgen(root, &server, &["reads", "--seconds", "60", "--connections", "2"])?,
+            );
+            let (ingest, reads) = (cells(&last_line(ingest)?), last_line(reads)?);
+            let reads: Vec<&str> = reads.split_whitespace().collect();
+            let row = Minute {
+                logs_per_second: ingest.get(3).and_then(|cell| cell.parse().ok()).unwrap_or(0.0),
+                ingest_p99: ingest.get(6).and_then(|cell| cell.parse().ok()).unwrap_or(0.0),
+                refused: ingest.get(10).cloned().unwrap_or_default(),
+                reads: reads.get(1).and_then(|cell| cell.parse().ok()).unwrap_or(0),
+                read_p99: reads.get(3).and_then(|cell| cell.parse().ok()).unwrap_or(0.0),
+                rss_mb: rss_mb(pid),
+            };
+            eprintln!(
+                "soak, {name}, minute {minute}: {:.0} logs/s, p99 {:.1} ms, reads p99 {:.1} ms ({}), RSS {:.0} MB",
+                row.logs_per_second, row.ingest_p99, row.read_p99, row.reads, row.rss_mb
+            );
+            rows.push(row);
+        }
+        drop(server);
+        let (Some(first), Some(last)) = (rows.first(), rows.last()) else { continue };
+        let change = |from: f64, to: f64| if from > 0.0 { (to - from) / from * 100.0 } else { 0.0 };
+        let table: Vec<String> = rows
+            .iter()
+            .enumerate()
+            .map(|(minute, row)| {
+                format!(
+                    "| {} | {:.0} | {:.1} | {:.1} | {} | {:.0} | {} |",
+                    minute + 1,
+                    row.logs_per_second,
+                    row.ingest_p99,
+                    row.read_p99,
+                    row.reads,
+                    row.rss_mb,
+                    row.refused
+                )
+            })
+            .collect();
+        sections.push(format!(
+            "**{name}**: {most:.0} logs/s as fast as answered, so {rate:.0} offered. First minute to last: \
+             throughput {:+.1} %, ingest p99 {:+.1} %, reads p99 {:+.1} %, RSS {:+.1} %.\n\n\
+             | minute | ingest logs/s | ingest p99 ms | reads p99 ms | reads | server RSS MB | refused |\n\
+             |---|---|---|---|---|---|---|\n{}\n",
+            change(first.logs_per_second, last.logs_per_second),
+            change(first.ingest_p99, last.ingest_p99),
+            change(first.read_p99, last.read_p99),
+            change(first.rss_mb, last.rss_mb),
+            table.join("\n")
+        ));
+    }
+    drop(cluster);
+    let _ = std::fs::remove_dir_all(root.join("target/bench-data/sluice_soak_bench"));
+    let text = format!(
+        "Measured {} by `cargo xtask bench soak --minutes {minutes}`: JSON ingest offered at half the most \
+         the store took (100-entry batches, 32 connections, requests due at fixed times) while two \
+         readers loop over the newest page, a level filter, two searches and the summary.\n\n{}",
+        utc_now(),
+        sections.join("\n")
+    );
+    println!("\n{text}");
+    write_between_markers(root, "soak-bench", &text)
+}
