@@ -15,7 +15,7 @@
 //! - `fuzz [--seconds N]`: every cargo-fuzz target of `fuzz/`, built on the stable toolchain
 //!   with libFuzzer's coverage flags and run N seconds each (`ci` runs them too, briefly;
 //!   `fuzz.rs`).
-//! - `bench soak [--minutes N] [--store sqlite|postgres]`: the soak benchmark (`soak.rs`): half
+//! - `bench soak [--minutes N] [--reads-per-second N] [--store sqlite|postgres]`: the soak benchmark (`soak.rs`): half
 //!   the most ingest each store takes for N minutes (10) while readers run; not part of `bench`.
 //! - `with-pg <command...>`: runs one command with `SLUICE_TEST_PG` and `SLUICE_TEST_REDIS`
 //!   set to throwaway servers (e.g. `cargo xtask with-pg cargo test -p <crate>`), removed
@@ -51,7 +51,15 @@ fn main() -> anyhow::Result<()> {
                 Some(at) => args.get(at + 1).context("--minutes needs a number")?.parse().context("--minutes")?,
                 None => 10,
             };
-            soak::bench(&root, minutes, &stores(&args)?)
+            let reads = match args.iter().position(|arg| arg == "--reads-per-second") {
+                Some(at) => args
+                    .get(at + 1)
+                    .context("--reads-per-second needs a number")?
+                    .parse()
+                    .context("--reads-per-second")?,
+                None => soak::READS_PER_SECOND,
+            };
+            soak::bench(&root, minutes, reads, &stores(&args)?)
         }
         Some("bench") if args.get(1).is_some_and(|arg| arg == "search") => {
             let quick = args.iter().any(|arg| arg == "--quick");
@@ -77,7 +85,7 @@ fn main() -> anyhow::Result<()> {
         Some("pg-schema") => pg_schema(&root),
         _ => {
             eprintln!(
-                "usage: cargo xtask ci | cargo xtask bench [ingest | search [--logs N] [--store sqlite|postgres] | soak [--minutes N] [--store sqlite|postgres]] [--quick] | cargo xtask fuzz [--seconds N] | cargo xtask with-pg <command...> | cargo xtask pg-schema"
+                "usage: cargo xtask ci | cargo xtask bench [ingest | search [--logs N] [--store sqlite|postgres] | soak [--minutes N] [--reads-per-second N] [--store sqlite|postgres]] [--quick] | cargo xtask fuzz [--seconds N] | cargo xtask with-pg <command...> | cargo xtask pg-schema"
             );
             bail!("unknown task {:?}", args.first())
         }

@@ -3,7 +3,8 @@
 //! For each store (SQLite in a fresh file; PostgreSQL in a fresh database of the durable bench
 //! cluster) it starts the release `sluice serve`, measures the most JSON ingest it takes (10 s
 //! as fast as answered, 32 connections), then for N minutes (10 by default) offers half of that
-//! while two readers make a dashboard's reads the whole time (`sluice-loadgen reads`). Each
+//! while two readers make a dashboard's reads the whole time (`sluice-loadgen reads`), 20 a
+//! second in all ([`READS_PER_SECOND`]; `--reads-per-second 0`: as fast as answered). Each
 //! minute is a row: ingest logs/s and p99, reads' p99, the server's resident memory at the
 //! minute's end, refusals. The first and last minutes are compared: flat is within 10 %. Writes
 //! the table to docs/PERFORMANCE.md between the `soak-bench` markers.
@@ -15,6 +16,9 @@ use anyhow::{Context, bail};
 use sluice_testkit::cluster as postgres;
 
 use crate::ingest::{Server, fresh, settle, utc_now, write_between_markers};
+
+/// The readers' pace by default: a few dashboards refreshing, not a load test of reads.
+pub(crate) const READS_PER_SECOND: u32 = 20;
 
 /// One minute of the soak.
 struct Minute {
@@ -61,7 +65,7 @@ fn cells(row: &str) -> Vec<String> {
     row.trim().trim_matches('|').split('|').map(|cell| cell.trim().to_owned()).collect()
 }
 
-pub(crate) fn bench(root: &Path, minutes: u32, stores: &[bool]) -> anyhow::Result<()> {
+pub(crate) fn bench(root: &Path, minutes: u32, reads_per_second: u32, stores: &[bool]) -> anyhow::Result<()> {
     crate::run("cargo", &["build", "--release", "--locked", "-p", "sluice", "-p", "sluice-loadgen"])?;
     let corpus = root.join("../shared/corpus").display().to_string();
     let cluster = postgres::Cluster::kept_at(&root.join("target/bench-data/postgres")).map_err(anyhow::Error::msg)?;
@@ -80,10 +84,12 @@ pub(crate) fn bench(root: &Path, minutes: u32, stores: &[bool]) -> anyhow::Resul
         for minute in 1..=minutes {
             let rate = format!("{rate}");
             let ingest = ["--corpus", &corpus, "--seconds", "60", "--warmup", "0", "--rate", &rate];
-            let (ingest, reads) = (
-                loadgen(root, &server, &ingest)?,
-                loadgen(root, &server, &["reads", "--seconds", "60", "--connections", "2"])?,
-            );
+            let pace = reads_per_second.to_string();
+            let mut reads = vec!["reads", "--seconds", "60", "--connections", "2"];
+            if reads_per_second > 0 {
+                reads.extend(["--rate", &pace]);
+            }
+            let (ingest, reads) = (loadgen(root, &server, &ingest)?, loadgen(root, &server, &reads)?);
             let (ingest, reads) = (cells(&last_line(ingest)?), last_line(reads)?);
             let reads: Vec<&str> = reads.split_whitespace().collect();
             let row = Minute {
@@ -134,10 +140,16 @@ pub(crate) fn bench(root: &Path, minutes: u32, stores: &[bool]) -> anyhow::Resul
     drop(cluster);
     let _ = std::fs::remove_dir_all(root.join("target/bench-data/sluice_soak_bench"));
     let text = format!(
-        "Measured {} by `cargo xtask bench soak --minutes {minutes}`: JSON ingest offered at half the most \
-         the store took (100-entry batches, 32 connections, requests due at fixed times) while two \
-         readers loop over the newest page, a level filter, two searches and the summary.\n\n{}",
+        "Measured {} by `cargo xtask bench soak --minutes {minutes} --reads-per-second {reads_per_second}`: \
+         JSON ingest offered at half the most the store took (100-entry batches, 32 connections, \
+         requests due at fixed times) while two readers loop over the newest page, a level filter, \
+         two searches and the summary ({}).\n\n{}",
         utc_now(),
+        if reads_per_second > 0 {
+            format!("{reads_per_second} reads a second in all")
+        } else {
+            "as fast as answered".to_owned()
+        },
         sections.join("\n")
     );
     println!("\n{text}");

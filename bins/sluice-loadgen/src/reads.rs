@@ -1,7 +1,9 @@
 //! `sluice-loadgen reads`: the soak benchmark's readers (`cargo xtask bench soak`). For
 //! `--seconds`, `--connections` loops each send the next of a fixed round of reads a person's
-//! dashboard makes (the newest page, a level filter, two searches, the day's summary) as soon
-//! as the last is answered, and the latencies of those answered 200 are kept.
+//! dashboard makes (the newest page, a level filter, two searches, the day's summary): with
+//! `--rate READS_PER_SECOND` (all loops together) at fixed times, latency counted from when a
+//! read was due; without it as soon as the last is answered. The latencies of those answered
+//! 200 are kept.
 //!
 //! Prints a summary on stderr and, last on stdout, one line: `reads COUNT P50_MS P99_MS FAILED`.
 
@@ -25,6 +27,7 @@ pub(crate) async fn run() -> anyhow::Result<()> {
     let mut url = None;
     let mut key = None;
     let (mut seconds, mut connections) = (60_u64, 2_usize);
+    let mut rate: Option<f64> = None;
     let mut args = std::env::args().skip(2);
     while let Some(flag) = args.next() {
         let value = args.next().with_context(|| format!("{flag} needs a value"))?;
@@ -33,6 +36,7 @@ pub(crate) async fn run() -> anyhow::Result<()> {
             "--key" => key = Some(value),
             "--seconds" => seconds = value.parse()?,
             "--connections" => connections = value.parse()?,
+            "--rate" => rate = Some(value.parse()?),
             other => anyhow::bail!("unknown flag {other}"),
         }
     }
@@ -42,16 +46,27 @@ pub(crate) async fn run() -> anyhow::Result<()> {
     let until = Instant::now() + Duration::from_secs(seconds);
     let latencies: Rc<RefCell<Vec<u64>>> = Rc::default();
     let failed: Rc<RefCell<u64>> = Rc::default();
+    // Paced: each loop sends one read every `interval`, the loops staggered across it.
+    let interval = rate.map(|rate| Duration::from_secs_f64(connections as f64 / rate.max(0.001)));
+    let started = Instant::now();
     let workers: Vec<_> = (0..connections)
         .map(|worker| {
             let (client, base, auth) = (client.clone(), base.clone(), auth.clone());
             let (latencies, failed) = (latencies.clone(), failed.clone());
+            let mut due = interval.map(|interval| started + interval.mul_f64(worker as f64 / connections as f64));
             actix_rt::spawn(async move {
                 let mut turn = worker;
                 while Instant::now() < until {
                     let path = READS[turn % READS.len()];
                     turn += 1;
-                    let sent = Instant::now();
+                    let sent = match (due, interval) {
+                        (Some(at), Some(interval)) => {
+                            actix_rt::time::sleep_until(at.into()).await;
+                            due = Some(at + interval);
+                            at
+                        }
+                        _ => Instant::now(),
+                    };
                     let answer = client
                         .get(format!("{base}{path}"))
                         .insert_header(("Authorization", auth.as_str()))

@@ -224,9 +224,21 @@ pub async fn search_finds_long_needles_anywhere_and_pages_them_newest_first(stor
     let all = store.search_logs(other, &query, &LogFilter::default(), EVERYTHING).await.expect("search");
     assert_eq!(messages(&all.logs), expected);
     assert!(!all.has_more);
-    for (offset, limit) in [(0, 5), (5, 5), (15, 5), (18, 2), (19, 5)] {
+    assert_pages(store, other, &query, &expected, &[(0, 5), (5, 5), (15, 5), (18, 2), (19, 5)]).await;
+}
+
+/// Each page `(offset, limit)` of `query` holds those of `expected` (every match, newest
+/// first) and says whether more follow.
+async fn assert_pages(
+    store: &dyn Store,
+    workspace: WorkspaceId,
+    query: &Search,
+    expected: &[String],
+    pages: &[(u64, u32)],
+) {
+    for &(offset, limit) in pages {
         let page = Page { offset, limit };
-        let got = store.search_logs(other, &query, &LogFilter::default(), page).await.expect("search");
+        let got = store.search_logs(workspace, query, &LogFilter::default(), page).await.expect("search");
         let want: Vec<String> = expected.iter().skip(offset as usize).take(limit as usize).cloned().collect();
         assert_eq!(messages(&got.logs), want, "offset {offset} limit {limit}");
         assert_eq!(got.has_more, (offset + u64::from(limit)) < expected.len() as u64, "offset {offset} limit {limit}");
@@ -260,11 +272,5 @@ pub async fn search_pages_far_from_the_newest_when_chunks_overlap_in_time(store:
     expected.sort_by_key(|(ts, _)| std::cmp::Reverse(*ts));
     let expected: Vec<String> = expected.into_iter().map(|(_, message)| message).collect();
     let query = search("case-7781", &[SearchField::Message]);
-    for (offset, limit) in [(0, 3), (10, 7), (40, 20), (60, 50), (90, 5), (95, 10)] {
-        let page = Page { offset, limit };
-        let got = store.search_logs(workspace, &query, &LogFilter::default(), page).await.expect("search");
-        let want: Vec<String> = expected.iter().skip(offset as usize).take(limit as usize).cloned().collect();
-        assert_eq!(messages(&got.logs), want, "offset {offset} limit {limit}");
-        assert_eq!(got.has_more, (offset + u64::from(limit)) < expected.len() as u64, "offset {offset} limit {limit}");
-    }
+    assert_pages(store, workspace, &query, &expected, &[(0, 3), (10, 7), (40, 20), (60, 50), (90, 5), (95, 10)]).await;
 }
