@@ -335,14 +335,7 @@ async fn drive(shared: Rc<Shared>, worker: usize, pace: Option<(Duration, Durati
     while Instant::now() < until {
         let body = workload.bodies[turn % workload.bodies.len()];
         turn += 1;
-        let sent = match (due, interval) {
-            (Some(at), Some(interval)) => {
-                actix_rt::time::sleep_until(at.into()).await;
-                due = Some(at + interval);
-                at
-            }
-            _ => Instant::now(),
-        };
+        let sent = when_due(&mut due, interval).await;
         let outcome = client
             .post(url.as_str())
             .insert_header(("Authorization", auth.as_str()))
@@ -369,6 +362,19 @@ async fn drive(shared: Rc<Shared>, worker: usize, pace: Option<(Duration, Durati
         } else {
             *tally.refused.entry(status).or_insert(0) += 1;
         }
+    }
+}
+
+/// Open loop: waits until the request `due` is due, moves `due` on by `interval`, and returns
+/// when it was due (latency counts from then); closed loop (no pace): now.
+pub(crate) async fn when_due(due: &mut Option<Instant>, interval: Option<Duration>) -> Instant {
+    match (*due, interval) {
+        (Some(at), Some(interval)) => {
+            actix_rt::time::sleep_until(at.into()).await;
+            *due = Some(at + interval);
+            at
+        }
+        _ => Instant::now(),
     }
 }
 

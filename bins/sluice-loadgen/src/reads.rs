@@ -59,14 +59,7 @@ pub(crate) async fn run() -> anyhow::Result<()> {
                 while Instant::now() < until {
                     let path = READS[turn % READS.len()];
                     turn += 1;
-                    let sent = match (due, interval) {
-                        (Some(at), Some(interval)) => {
-                            actix_rt::time::sleep_until(at.into()).await;
-                            due = Some(at + interval);
-                            at
-                        }
-                        _ => Instant::now(),
-                    };
+                    let sent = crate::when_due(&mut due, interval).await;
                     let answer = client
                         .get(format!("{base}{path}"))
                         .insert_header(("Authorization", auth.as_str()))
