@@ -137,6 +137,8 @@ pub(crate) fn bench(root: &Path, minutes: u32, reads_per_second: u32, stores: &[
             table.join("\n")
         ));
     }
+    // A soak leaves millions of logs: about 20 GB in the kept cluster, which goes with them.
+    let _ = cluster.psql("DROP DATABASE IF EXISTS sluice_soak_bench");
     drop(cluster);
     let _ = std::fs::remove_dir_all(root.join("target/bench-data/sluice_soak_bench"));
     let text = format!(
