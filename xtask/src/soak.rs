@@ -40,13 +40,15 @@ fn rss_mb(pid: u32) -> f64 {
         .map_or(0.0, |kib| kib / 1024.0)
 }
 
-/// Runs the load generator with `args` against `server`; returns its last stdout line.
+/// Runs the load generator with `args` against `server`. What it says on stderr is shown for
+/// the readers (each read's p99, to tell which one moved), not for ingest.
 fn loadgen(root: &Path, server: &Server, args: &[&str]) -> anyhow::Result<std::process::Child> {
+    let stderr = if args.first() == Some(&"reads") { Stdio::inherit() } else { Stdio::null() };
     Command::new(root.join("target/release/sluice-loadgen"))
         .args(args)
         .args(["--url", &format!("http://127.0.0.1:{}", server.port), "--key", &server.key])
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(stderr)
         .spawn()
         .context("cannot run sluice-loadgen")
 }

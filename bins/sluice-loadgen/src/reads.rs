@@ -5,7 +5,8 @@
 //! read was due; without it as soon as the last is answered. The latencies of those answered
 //! 200 are kept.
 //!
-//! Prints a summary on stderr and, last on stdout, one line: `reads COUNT P50_MS P99_MS FAILED`.
+//! Prints a summary on stderr (also each read's p50 and p99, to tell which one moved) and, last
+//! on stdout, one line: `reads COUNT P50_MS P99_MS FAILED`.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -44,7 +45,7 @@ pub(crate) async fn run() -> anyhow::Result<()> {
     let auth = format!("Bearer {}", key.context("reads needs --key")?);
     let client = awc::Client::builder().timeout(Duration::from_secs(30)).finish();
     let until = Instant::now() + Duration::from_secs(seconds);
-    let latencies: Rc<RefCell<Vec<u64>>> = Rc::default();
+    let latencies: Rc<RefCell<Vec<(usize, u64)>>> = Rc::default();
     let failed: Rc<RefCell<u64>> = Rc::default();
     // Paced: each loop sends one read every `interval`, the loops staggered across it.
     let interval = rate.map(|rate| Duration::from_secs_f64(connections as f64 / rate.max(0.001)));
@@ -57,7 +58,8 @@ pub(crate) async fn run() -> anyhow::Result<()> {
             actix_rt::spawn(async move {
                 let mut turn = worker;
                 while Instant::now() < until {
-                    let path = READS[turn % READS.len()];
+                    let read = turn % READS.len();
+                    let path = READS[read];
                     turn += 1;
                     let sent = crate::when_due(&mut due, interval).await;
                     let answer = client
@@ -70,7 +72,8 @@ pub(crate) async fn run() -> anyhow::Result<()> {
                         Err(_) => false,
                     };
                     if ok {
-                        latencies.borrow_mut().push(u64::try_from(sent.elapsed().as_micros()).unwrap_or(u64::MAX));
+                        let micros = u64::try_from(sent.elapsed().as_micros()).unwrap_or(u64::MAX);
+                        latencies.borrow_mut().push((read, micros));
                     } else {
                         *failed.borrow_mut() += 1;
                     }
@@ -81,7 +84,15 @@ pub(crate) async fn run() -> anyhow::Result<()> {
     for worker in workers {
         let _ = worker.await;
     }
-    let mut latencies = latencies.take();
+    let answered = latencies.take();
+    for (read, path) in READS.iter().enumerate() {
+        let mut these: Vec<u64> =
+            answered.iter().filter(|(which, _)| *which == read).map(|(_, micros)| *micros).collect();
+        these.sort_unstable();
+        let (p50, p99) = (crate::quantile_ms(&these, 0.50), crate::quantile_ms(&these, 0.99));
+        eprintln!("reads: {path}: {} answered, p50 {p50:.1} ms, p99 {p99:.1} ms", these.len());
+    }
+    let mut latencies: Vec<u64> = answered.into_iter().map(|(_, micros)| micros).collect();
     latencies.sort_unstable();
     let (p50, p99) = (crate::quantile_ms(&latencies, 0.50), crate::quantile_ms(&latencies, 0.99));
     let failed = failed.take();
