@@ -40,6 +40,9 @@ pub struct PgStore {
     pub(crate) block_chunks: usize,
     /// The signatures of chunks not in a block yet that searches have read.
     pub(crate) signatures: sluice_store::signature::SignatureCache,
+    /// Sealed blocks' headers and bands that searches have read (block ids are chunk ids,
+    /// from a sequence: never reused).
+    pub(crate) blocks: sluice_store::signature::BlockCache,
     /// Chunks written per workspace by this process since it last looked for a block to seal
     /// ([`crate::signatures::seal_due`]).
     pub(crate) unsealed: Arc<Mutex<std::collections::HashMap<Uuid, usize>>>,
@@ -199,6 +202,7 @@ impl PgStore {
             partitions: Arc::new(Mutex::new(Partitions::default())),
             block_chunks: options.index_block_chunks,
             signatures: sluice_store::signature::signature_cache(),
+            blocks: sluice_store::signature::BlockCache::new(),
             unsealed: Arc::default(),
             call_timeout: options.call_timeout,
             group: options.group,
@@ -218,7 +222,9 @@ impl PgStore {
         if signed > 0 {
             tracing::info!(chunks = signed, "signed chunks of the search index written before signatures");
         }
-        crate::signatures::seal_due(&mut connection, None, store.block_chunks).await.map_err(from_diesel)?;
+        crate::signatures::seal_due(&mut connection, None, store.block_chunks, &store.signatures)
+            .await
+            .map_err(from_diesel)?;
         drop(connection);
         Ok(store)
     }
@@ -238,6 +244,13 @@ impl PgStore {
     /// A connection from the pool.
     pub(crate) async fn connection(&self) -> Result<Object<AsyncPgConnection>, StoreError> {
         self.pool.get().await.map_err(from_pool)
+    }
+
+    /// How many chunk signatures searches keep in memory now: those of chunks not in a block
+    /// yet that a search has read; a chunk's goes when its block is sealed.
+    pub fn cached_signatures(&self) -> u64 {
+        self.signatures.run_pending_tasks();
+        self.signatures.entry_count()
     }
 
     /// Whether the database answers (readiness).
@@ -290,7 +303,9 @@ impl Store for PgStore {
             let mut connection = self.connection().await?;
             chunks::index_unchunked(&mut connection, self.chunk_rows).await.map_err(from_diesel)?;
             chunks::sign_unsigned(&mut connection).await.map_err(from_diesel)?;
-            crate::signatures::seal_due(&mut connection, None, self.block_chunks).await.map_err(from_diesel)?;
+            crate::signatures::seal_due(&mut connection, None, self.block_chunks, &self.signatures)
+                .await
+                .map_err(from_diesel)?;
             crate::signatures::analyze_stale_partitions(&mut connection).await.map_err(from_diesel)
         })
         .await?;

@@ -7,12 +7,14 @@
 //! block yet from the signatures it keeps in memory (their digests read, not the signatures),
 //! all in one snapshot, so a block sealed meanwhile is seen once, either way.
 
-use std::collections::HashSet;
+use std::sync::Arc;
+
+use foldhash::{HashMap, HashSet};
 
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{Array, BigInt, Binary, Integer, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use sluice_store::signature::{Block, Narrowing, StoredBlock, holds};
+use sluice_store::signature::{Block, BlockCache, Narrowing, StoredBlock, holds};
 use uuid::Uuid;
 
 /// Writes chunks' signatures (stored form), in the transaction that writes the chunks.
@@ -56,6 +58,13 @@ struct UnsealedSigned {
     signature: Vec<u8>,
 }
 
+/// A block's id.
+#[derive(diesel::QueryableByName)]
+struct BlockId {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+}
+
 /// A block's header, as a search reads it.
 #[derive(diesel::QueryableByName)]
 struct BlockRow {
@@ -85,44 +94,98 @@ pub(crate) async fn candidates(
     workspace: Uuid,
     positions: &[u32],
     cache: &sluice_store::signature::SignatureCache,
+    blocks: &BlockCache,
 ) -> Result<HashSet<i64>, DieselError> {
     let positions = positions.to_vec();
-    let cache = cache.clone();
+    let (cache, blocks) = (cache.clone(), blocks.clone());
     connection
         .build_transaction()
         .repeatable_read()
         .read_only()
         .run(async move |connection: &mut AsyncPgConnection| {
-            let blocks: Vec<BlockRow> =
-                diesel::sql_query("SELECT id, bits, chunks FROM log_blocks WHERE workspace_id = $1")
-                    .bind::<SqlUuid, _>(workspace)
-                    .load(connection)
-                    .await?;
-            let stored: Vec<StoredBlock> = blocks
-                .into_iter()
-                .map(|block| StoredBlock {
-                    id: block.id,
-                    bits: u32::try_from(block.bits).unwrap_or(0),
-                    chunks: block.chunks,
-                })
-                .collect();
-            let mut narrowing = Narrowing::new(&stored, &positions);
-            while let Some((ids, bands)) = narrowing.next_round() {
-                let bands: Vec<i32> = bands.iter().map(|band| i32::try_from(*band).unwrap_or(i32::MAX)).collect();
-                let rows: Vec<BandRow> = diesel::sql_query(
-                    "SELECT block_id, band, slices FROM log_block_bands \
-                     WHERE workspace_id = $1 AND block_id = ANY($2) AND band = ANY($3)",
-                )
+            // The workspace's blocks: their ids, then the headers not kept yet.
+            let ids: Vec<BlockId> = diesel::sql_query("SELECT id FROM log_blocks WHERE workspace_id = $1")
                 .bind::<SqlUuid, _>(workspace)
-                .bind::<Array<BigInt>, _>(&ids)
-                .bind::<Array<Integer>, _>(&bands)
                 .load(connection)
                 .await?;
-                narrowing.apply(
-                    rows.into_iter()
-                        .map(|row| (row.block_id, u32::try_from(row.band).unwrap_or(u32::MAX), row.slices))
-                        .collect(),
-                );
+            let mut stored: Vec<Arc<StoredBlock>> = Vec::with_capacity(ids.len());
+            let mut unknown = Vec::new();
+            for BlockId { id } in ids {
+                match blocks.headers.get(&id) {
+                    Some(block) => stored.push(block),
+                    None => unknown.push(id),
+                }
+            }
+            if !unknown.is_empty() {
+                let rows: Vec<BlockRow> = diesel::sql_query(
+                    "SELECT id, bits, chunks FROM log_blocks WHERE workspace_id = $1 AND id = ANY($2)",
+                )
+                .bind::<SqlUuid, _>(workspace)
+                .bind::<Array<BigInt>, _>(&unknown)
+                .load(connection)
+                .await?;
+                for row in rows {
+                    let block = Arc::new(StoredBlock {
+                        id: row.id,
+                        bits: u32::try_from(row.bits).unwrap_or(0),
+                        chunks: row.chunks,
+                    });
+                    blocks.headers.insert(row.id, block.clone());
+                    stored.push(block);
+                }
+            }
+            let mut narrowing = Narrowing::new(stored.iter().map(|block| &**block), &positions);
+            while let Some((ids, bands)) = narrowing.next_round() {
+                // Each (block, band) the round asks for: kept, or read (with those not stored
+                // kept as such).
+                let mut rows: Vec<(i64, u32, Arc<[u8]>)> = Vec::new();
+                let (mut missing_blocks, mut missing_bands) = (Vec::new(), Vec::new());
+                for &id in &ids {
+                    for &band in &bands {
+                        match blocks.bands.get(&(id, band)) {
+                            Some(Some(slices)) => rows.push((id, band, slices)),
+                            Some(None) => {}
+                            None => {
+                                missing_blocks.push(id);
+                                missing_bands.push(band);
+                            }
+                        }
+                    }
+                }
+                if !missing_blocks.is_empty() {
+                    missing_blocks.sort_unstable();
+                    missing_blocks.dedup();
+                    missing_bands.sort_unstable();
+                    missing_bands.dedup();
+                    let wanted: Vec<i32> =
+                        missing_bands.iter().map(|band| i32::try_from(*band).unwrap_or(i32::MAX)).collect();
+                    let read: Vec<BandRow> = diesel::sql_query(
+                        "SELECT block_id, band, slices FROM log_block_bands \
+                         WHERE workspace_id = $1 AND block_id = ANY($2) AND band = ANY($3)",
+                    )
+                    .bind::<SqlUuid, _>(workspace)
+                    .bind::<Array<BigInt>, _>(&missing_blocks)
+                    .bind::<Array<Integer>, _>(&wanted)
+                    .load(connection)
+                    .await?;
+                    let mut read: HashMap<(i64, u32), Arc<[u8]>> = read
+                        .into_iter()
+                        .map(|row| ((row.block_id, u32::try_from(row.band).unwrap_or(u32::MAX)), Arc::from(row.slices)))
+                        .collect();
+                    for &id in &missing_blocks {
+                        for &band in &missing_bands {
+                            if blocks.bands.contains_key(&(id, band)) {
+                                continue;
+                            }
+                            let slices = read.remove(&(id, band));
+                            blocks.bands.insert((id, band), slices.clone());
+                            if let Some(slices) = slices {
+                                rows.push((id, band, slices));
+                            }
+                        }
+                    }
+                }
+                narrowing.apply(rows);
             }
             let mut found: HashSet<i64> = narrowing.chunks().into_iter().collect();
             // The chunks not in a block: their digests (the signatures not read), the
@@ -156,7 +219,7 @@ pub(crate) async fn candidates(
                     if holds(&row.signature, &positions) {
                         found.insert(row.chunk_id);
                     }
-                    cache.insert(row.chunk_id, std::sync::Arc::new((row.digest, row.signature)));
+                    cache.insert(row.chunk_id, Arc::new((row.digest, row.signature)));
                 }
             }
             Ok(found)
@@ -175,12 +238,13 @@ struct Unsealed {
 /// Gathers the oldest `block_chunks` signatures of `workspace` outside a block into one, if it
 /// has that many. The block is built off the async runtime, then written with the
 /// signatures' removal in one transaction, unless another process sealed or retention dropped
-/// one of them meanwhile. Returns whether it sealed one.
+/// one of them meanwhile.
 pub(crate) async fn seal(
     connection: &mut AsyncPgConnection,
     workspace: Uuid,
     block_chunks: usize,
-) -> Result<bool, DieselError> {
+    cache: &sluice_store::signature::SignatureCache,
+) -> Result<Sealing, DieselError> {
     let block_chunks = block_chunks.clamp(1, sluice_store::signature::BLOCK_CHUNKS);
     let rows: Vec<Unsealed> = diesel::sql_query(
         "SELECT chunk_id, signature FROM log_chunk_signatures WHERE workspace_id = $1 ORDER BY chunk_id LIMIT $2",
@@ -190,7 +254,7 @@ pub(crate) async fn seal(
     .load(connection)
     .await?;
     if rows.len() < block_chunks {
-        return Ok(false);
+        return Ok(Sealing::NotDue);
     }
     let (ids, block) = tokio::task::spawn_blocking(move || {
         let views: Vec<&[u8]> = rows.iter().map(|row| row.signature.as_slice()).collect();
@@ -207,6 +271,7 @@ pub(crate) async fn seal(
         .unzip();
     let first = <[i64]>::first(&ids).copied().unwrap_or_default();
     let bits = i32::try_from(block.bits).unwrap_or(i32::MAX);
+    let sealed_ids = ids.clone();
     let sealed = connection
         .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
             let removed =
@@ -239,11 +304,33 @@ pub(crate) async fn seal(
         })
         .await;
     match sealed {
-        Ok(()) => Ok(true),
-        Err(DieselError::RollbackTransaction) => Ok(false),
+        Ok(()) => {
+            // A search reads a sealed chunk's bands, never its signature again: kept, it would
+            // only crowd the cache until evicted (256 MiB of dead signatures under steady ingest).
+            for id in &sealed_ids {
+                cache.invalidate(id);
+            }
+            Ok(Sealing::Sealed)
+        }
+        Err(DieselError::RollbackTransaction) => Ok(Sealing::Raced),
         Err(error) => Err(error),
     }
 }
+
+/// What one [`seal`] did.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Sealing {
+    /// Wrote a block.
+    Sealed,
+    /// Fewer than a block's signatures wait.
+    NotDue,
+    /// Another sealer (or retention) took some of the signatures first: look again.
+    Raced,
+}
+
+/// How many times [`seal_due`] looks again after a race before leaving the rest to the next
+/// round (each race is another process's progress, so this is never reached in practice).
+const SEAL_RACES: u32 = 8;
 
 #[derive(diesel::QueryableByName)]
 struct Workspace {
@@ -257,6 +344,7 @@ pub(crate) async fn seal_due(
     connection: &mut AsyncPgConnection,
     only: Option<Uuid>,
     block_chunks: usize,
+    cache: &sluice_store::signature::SignatureCache,
 ) -> Result<u64, DieselError> {
     let workspaces: Vec<Uuid> = match only {
         Some(workspace) => vec![workspace],
@@ -270,10 +358,17 @@ pub(crate) async fn seal_due(
         .map(|row| row.workspace_id)
         .collect(),
     };
+    // Until none is due: a race with another sealer is not the end, so that once this returns
+    // every block due when it was called is sealed, by this call or another.
     let mut sealed = 0;
     for workspace in workspaces {
-        while seal(connection, workspace, block_chunks).await? {
-            sealed += 1;
+        let mut races = 0;
+        loop {
+            match seal(connection, workspace, block_chunks, cache).await? {
+                Sealing::Sealed => sealed += 1,
+                Sealing::Raced if races < SEAL_RACES => races += 1,
+                Sealing::Raced | Sealing::NotDue => break,
+            }
         }
     }
     Ok(sealed)
@@ -315,12 +410,15 @@ struct Partition {
 /// than 10,000 rows and a tenth of what they hold): without statistics, PostgreSQL reads the
 /// time span of a walk's chunks as selective and scans the primary key over it, every log of
 /// the span (measured at 1M logs: 400 ms a search instead of 20, until autovacuum's first
-/// analyze a minute later). A store must not depend on autovacuum being on or on time.
+/// analyze a minute later). A store must not depend on autovacuum being on or on time. The
+/// chunk index too, from 1,000 changed rows (a 4-minute soak at 22k logs/s left its 36k chunks
+/// with no statistics, and a search's plan took the workspace for 9 chunks).
 pub(crate) async fn analyze_stale_partitions(connection: &mut AsyncPgConnection) -> Result<(), DieselError> {
     let stale: Vec<Partition> = diesel::sql_query(
         "SELECT c.relname::text AS name FROM pg_stat_user_tables s \
-         JOIN pg_class c ON c.oid = s.relid JOIN pg_inherits i ON i.inhrelid = c.oid \
-         WHERE i.inhparent = 'logs'::regclass AND s.n_mod_since_analyze > 10000 \
+         JOIN pg_class c ON c.oid = s.relid LEFT JOIN pg_inherits i ON i.inhrelid = c.oid \
+         WHERE ((i.inhparent = 'logs'::regclass AND s.n_mod_since_analyze > 10000) \
+                OR (c.oid = 'log_chunks'::regclass AND s.n_mod_since_analyze > 1000)) \
          AND s.n_mod_since_analyze > 0.1 * greatest(c.reltuples, 0)",
     )
     .load(connection)
@@ -329,7 +427,28 @@ pub(crate) async fn analyze_stale_partitions(connection: &mut AsyncPgConnection)
         // The name comes from the catalogue, quoted as an identifier.
         diesel::sql_query(format!("ANALYZE \"{}\"", partition.name.replace('"', "\"\""))).execute(connection).await?;
     }
+    // Every seal deletes a block's worth of waiting signatures, which every search then reads
+    // past (their digests) until a vacuum: autovacuum, busy with the logs' partitions under
+    // sustained ingest, left 49k dead rows to 736 live in a 4-minute soak (3 ms a search).
+    let dead: Vec<Total> = diesel::sql_query(
+        "SELECT coalesce(sum(n_dead_tup), 0)::int8 AS total FROM pg_stat_user_tables \
+         WHERE relid = 'log_chunk_signatures'::regclass",
+    )
+    .load(connection)
+    .await?;
+    if <[Total]>::first(&dead).is_some_and(|dead| dead.total > DEAD_SIGNATURES) {
+        diesel::sql_query("VACUUM log_chunk_signatures").execute(connection).await?;
+    }
     Ok(())
+}
+
+/// Dead rows of `log_chunk_signatures` past which [`analyze_stale_partitions`] vacuums it.
+const DEAD_SIGNATURES: i64 = 4_096;
+
+#[derive(diesel::QueryableByName)]
+struct Total {
+    #[diesel(sql_type = BigInt)]
+    total: i64,
 }
 
 impl crate::PgStore {
@@ -361,7 +480,7 @@ impl crate::PgStore {
                 let sealed = store
                     .with_deadline(async {
                         let mut connection = store.connection().await?;
-                        seal_due(&mut connection, Some(workspace), store.block_chunks)
+                        seal_due(&mut connection, Some(workspace), store.block_chunks, &store.signatures)
                             .await
                             .map_err(crate::error::from_diesel)?;
                         analyze_stale_partitions(&mut connection).await.map_err(crate::error::from_diesel)

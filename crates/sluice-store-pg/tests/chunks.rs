@@ -116,6 +116,7 @@ async fn signatures_gather_into_blocks_that_find_identifiers_and_retention_drops
     assert!(found(&store, workspace.id, "ORD-9999999").await.is_empty());
     // Words go by the trigrams in the signatures.
     assert_eq!(found(&store, workspace.id, "shipped").await.len(), 21);
+    assert_eq!(store.cached_signatures(), 3 + 1, "the signatures outside a block, read once");
 
     // The first 10 logs: the first block's 8 and the first two of the second.
     assert_eq!(store.delete_logs_before(workspace.id, T0 + 10_000).await.expect("delete"), 10);
@@ -133,6 +134,13 @@ async fn signatures_gather_into_blocks_that_find_identifiers_and_retention_drops
     for n in 10..21 {
         assert_eq!(found(&store, workspace.id, &order(n)).await.len(), 1, "order {n}");
     }
+    // A new chunk seals a block with the three left over: their signatures are forgotten.
+    let logs: Vec<_> = (21..23).map(|n| log(&format!("order {} late", order(n)), T0 + n * 1_000)).collect();
+    store.insert_logs(workspace.id, &logs).await.expect("insert");
+    store.maintain().await.expect("housekeeping seals the block due");
+    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_blocks").await, 2);
+    assert_eq!(store.cached_signatures(), 1, "the sealed chunks' signatures are forgotten; the other's stays");
+    assert_eq!(found(&store, workspace.id, &order(22)).await.len(), 1);
     drop(store);
 }
 

@@ -37,15 +37,17 @@ impl Background {
         sealer: Option<SqliteConnection>,
         write_lock: Arc<Mutex<()>>,
         options: &SqliteOptions,
+        signatures: &sluice_store::signature::SignatureCache,
     ) -> Result<Self, StoreError> {
         let (sealing, stop_sealing) = std::sync::mpsc::channel::<()>();
         if let Some(mut sealer) = sealer {
-            let (write_lock, block_chunks) = (write_lock.clone(), options.index_block_chunks);
+            let (write_lock, block_chunks, cache) =
+                (write_lock.clone(), options.index_block_chunks, signatures.clone());
             std::thread::Builder::new()
                 .name("sluice-sqlite-sealer".into())
                 .spawn(move || {
                     while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stop_sealing.recv_timeout(SEAL_EVERY) {
-                        if let Err(error) = crate::blocks::seal_due(&mut sealer, &write_lock, block_chunks) {
+                        if let Err(error) = crate::blocks::seal_due(&mut sealer, &write_lock, block_chunks, &cache) {
                             tracing::warn!(%error, "sealing a block of chunk signatures failed; the next round retries");
                         }
                     }
@@ -57,13 +59,13 @@ impl Background {
         // the writer behind it.
         connection.batch_execute("PRAGMA busy_timeout = 50;").map_err(backend)?;
         let (running, stopped) = std::sync::mpsc::channel::<()>();
-        let (index_every, shape) = (options.index_every, index::Shape::of(options));
+        let (index_every, shape) = (options.index_every, index::Shape::of(options, signatures));
         // A round indexes at most ROUND_LOGS, so checkpoints keep their pace while ingest
         // outruns the index; it answers whether the tail had more, and the next starts at once.
         let round = move |connection: &mut SqliteConnection| {
             let mut more = false;
             if index_every.is_some() {
-                match index::index_tail(connection, &write_lock, shape, ROUND_LOGS) {
+                match index::index_tail(connection, &write_lock, &shape, ROUND_LOGS) {
                     Ok(indexed) => more = indexed >= ROUND_LOGS,
                     Err(error) => tracing::warn!(%error, "indexing new logs failed; the next round retries"),
                 }

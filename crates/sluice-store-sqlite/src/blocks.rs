@@ -4,7 +4,7 @@
 //! (`log_block_bands`), under a claim so two sealers never write one block; a search narrows
 //! the blocks in rounds and tests the chunks outside one from signatures kept in memory.
 
-use std::collections::HashSet;
+use foldhash::HashSet;
 use std::sync::Mutex;
 
 use diesel::prelude::*;
@@ -41,7 +41,7 @@ pub(crate) fn signature_candidates(
     cache: &sluice_store::signature::SignatureCache,
 ) -> Result<HashSet<i64>, DieselError> {
     connection.transaction(|connection| {
-        let mut found = HashSet::new();
+        let mut found = HashSet::default();
         let blocks: Vec<BlockHeader> = log_blocks::table
             .filter(log_blocks::workspace_id.eq(workspace))
             .filter(log_blocks::claimed_at.is_null())
@@ -120,6 +120,7 @@ pub(crate) fn seal_due(
     connection: &mut SqliteConnection,
     write_lock: &Mutex<()>,
     block_chunks: usize,
+    signatures: &sluice_store::signature::SignatureCache,
 ) -> Result<(), DieselError> {
     let block_chunks = block_chunks.clamp(1, sluice_store::signature::BLOCK_CHUNKS);
     let workspaces: Vec<Vec<u8>> = log_chunk_signatures::table
@@ -127,7 +128,7 @@ pub(crate) fn seal_due(
         .having(diesel::dsl::count_star().ge(i64::try_from(block_chunks).unwrap_or(i64::MAX)))
         .select(log_chunk_signatures::workspace_id)
         .load(connection)?;
-    seal_blocks(connection, write_lock, &workspaces, block_chunks)
+    seal_blocks(connection, write_lock, &workspaces, block_chunks, signatures)
 }
 
 /// Gathers the signatures of each of `workspaces` into blocks of `block_chunks` while it has
@@ -142,6 +143,7 @@ pub(crate) fn seal_blocks(
     write_lock: &Mutex<()>,
     workspaces: &[Vec<u8>],
     block_chunks: usize,
+    signatures: &sluice_store::signature::SignatureCache,
 ) -> Result<(), DieselError> {
     let block_chunks = block_chunks.clamp(1, sluice_store::signature::BLOCK_CHUNKS);
     let wanted = i64::try_from(block_chunks).unwrap_or(i64::MAX);
@@ -252,7 +254,9 @@ pub(crate) fn seal_blocks(
                 })
             };
             match released {
-                Ok(()) => {}
+                // A search reads a sealed chunk's bands, never its signature again: kept, it
+                // would only crowd the cache until evicted.
+                Ok(()) => ids.iter().for_each(|id| signatures.invalidate(id)),
                 Err(DieselError::RollbackTransaction) => {
                     let _lock = locked();
                     connection.immediate_transaction(drop_block)?;

@@ -100,6 +100,13 @@ impl SqliteStore {
         Self::open_with(path, &SqliteOptions::default())
     }
 
+    /// How many chunk signatures searches keep in memory now: those of chunks not in a block
+    /// yet that a search has read; a chunk's goes when its block is sealed.
+    pub fn cached_signatures(&self) -> u64 {
+        self.signatures.run_pending_tasks();
+        self.signatures.entry_count()
+    }
+
     /// [`SqliteStore::open`] with explicit options.
     pub fn open_with(path: &Path, options: &SqliteOptions) -> Result<Self, StoreError> {
         if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
@@ -117,8 +124,10 @@ impl SqliteStore {
         // Logs stored before the chunk index existed, or committed before a crash and not
         // yet indexed, get theirs.
         let write_lock = Arc::new(Mutex::new(()));
-        let indexed = index::index_tail(&mut connection, &write_lock, index::Shape::of(options), u64::MAX)
-            .map_err(from_diesel)?;
+        let signatures = sluice_store::signature::signature_cache();
+        let indexed =
+            index::index_tail(&mut connection, &write_lock, &index::Shape::of(options, &signatures), u64::MAX)
+                .map_err(from_diesel)?;
         if indexed > 0 {
             tracing::info!(logs = indexed, "indexed logs the search index did not cover");
         }
@@ -131,7 +140,7 @@ impl SqliteStore {
             }
             None => None,
         };
-        let background = Arc::new(Background::start(connection, sealer, write_lock.clone(), options)?);
+        let background = Arc::new(Background::start(connection, sealer, write_lock.clone(), options, &signatures)?);
 
         let manager = Manager::new(url, Runtime::Tokio1);
         let pool = Pool::builder(manager)
@@ -159,8 +168,8 @@ impl SqliteStore {
             pool,
             dense_hits: options.search_dense_hits,
             chunk_rows: options.index_chunk_rows,
-            index_shape: index::Shape::of(options),
-            signatures: sluice_store::signature::signature_cache(),
+            index_shape: index::Shape::of(options, &signatures),
+            signatures,
             index_every: options.index_every,
             write_lock,
             call_timeout: options.call_timeout,

@@ -269,7 +269,7 @@ pub(crate) fn indexed_through(connection: &mut SqliteConnection) -> Result<i64, 
 pub(crate) fn index_tail(
     connection: &mut SqliteConnection,
     write_lock: &Mutex<()>,
-    shape: Shape,
+    shape: &Shape,
     limit: u64,
 ) -> Result<u64, DieselError> {
     index_tail_hooked(connection, write_lock, shape, limit, &mut || {})
@@ -277,20 +277,23 @@ pub(crate) fn index_tail(
 
 /// The sizes the index is cut into: logs a chunk, chunks a block; and whether [`index_tail`]
 /// seals the blocks due itself (when each insert indexes its own logs; else the background's
-/// sealer does, on a thread of its own, so the index's rounds never wait for a block).
-#[derive(Clone, Copy)]
+/// sealer does, on a thread of its own, so the index's rounds never wait for a block), with
+/// the store's signature cache, which forgets the chunks it seals.
+#[derive(Clone)]
 pub(crate) struct Shape {
     pub(crate) chunk_rows: usize,
     pub(crate) block_chunks: usize,
     pub(crate) seal: bool,
+    pub(crate) signatures: sluice_store::signature::SignatureCache,
 }
 
 impl Shape {
-    pub(crate) fn of(options: &crate::SqliteOptions) -> Self {
+    pub(crate) fn of(options: &crate::SqliteOptions, signatures: &sluice_store::signature::SignatureCache) -> Self {
         Self {
             chunk_rows: options.index_chunk_rows,
             block_chunks: options.index_block_chunks,
             seal: options.index_every.is_none(),
+            signatures: signatures.clone(),
         }
     }
 }
@@ -301,7 +304,7 @@ impl Shape {
 fn index_tail_hooked(
     connection: &mut SqliteConnection,
     write_lock: &Mutex<()>,
-    shape: Shape,
+    shape: &Shape,
     limit: u64,
     after_read: &mut dyn FnMut(),
 ) -> Result<u64, DieselError> {
@@ -311,7 +314,7 @@ fn index_tail_hooked(
     if shape.seal {
         written.sort_unstable();
         written.dedup();
-        crate::blocks::seal_blocks(connection, write_lock, &written, shape.block_chunks)?;
+        crate::blocks::seal_blocks(connection, write_lock, &written, shape.block_chunks, &shape.signatures)?;
     }
     result.map(|()| indexed)
 }
@@ -489,11 +492,20 @@ mod tests {
         std::thread::scope(|scope| {
             for _ in 0..2 {
                 let mut connection = connect();
-                scope.spawn(move || crate::blocks::seal_due(&mut connection, &Mutex::new(()), 4).expect("seal"));
+                scope.spawn(move || {
+                    crate::blocks::seal_due(
+                        &mut connection,
+                        &Mutex::new(()),
+                        4,
+                        &sluice_store::signature::signature_cache(),
+                    )
+                    .expect("seal")
+                });
             }
         });
         let mut connection = connect();
-        crate::blocks::seal_due(&mut connection, &Mutex::new(()), 4).expect("seal what is left");
+        crate::blocks::seal_due(&mut connection, &Mutex::new(()), 4, &sluice_store::signature::signature_cache())
+            .expect("seal what is left");
         let blocks: Vec<(i64, Option<i64>)> = log_blocks::table
             .order(log_blocks::id)
             .select((log_blocks::id, log_blocks::claimed_at))
@@ -562,11 +574,16 @@ mod tests {
         let (mut this, mut other) = (connect(), connect());
         let write_lock = Mutex::new(());
         let mut overtaken = false;
-        let shape = Shape { chunk_rows: 2, block_chunks: 3, seal: true };
-        let indexed = index_tail_hooked(&mut this, &write_lock, shape, u64::MAX, &mut || {
+        let shape = Shape {
+            chunk_rows: 2,
+            block_chunks: 3,
+            seal: true,
+            signatures: sluice_store::signature::signature_cache(),
+        };
+        let indexed = index_tail_hooked(&mut this, &write_lock, &shape, u64::MAX, &mut || {
             if !overtaken {
                 overtaken = true;
-                assert_eq!(index_tail(&mut other, &write_lock, shape, u64::MAX).expect("other round"), 10);
+                assert_eq!(index_tail(&mut other, &write_lock, &shape, u64::MAX).expect("other round"), 10);
                 insert(10, 6);
             }
         })

@@ -33,7 +33,8 @@ impl SqliteStore {
     /// [`LogStore::insert_group`](sluice_store::LogStore::insert_group) of a group the call owns
     /// (its work runs on a blocking thread).
     pub(crate) async fn insert_owned(&self, group: Vec<WriteBatch>) -> Result<Vec<Result<(), StoreError>>, StoreError> {
-        let (write_lock, shape, index_now) = (self.write_lock.clone(), self.index_shape, self.index_every.is_none());
+        let (write_lock, shape, index_now) =
+            (self.write_lock.clone(), self.index_shape.clone(), self.index_every.is_none());
         self.with_connection(move |connection| {
             // Counting happens before the write lock is taken.
             // What each batch counts, worked out before the write lock is taken.
@@ -87,7 +88,7 @@ impl SqliteStore {
             // The logs are committed: whatever happens here, the answer stands, and a search
             // reads logs the index does not cover yet.
             if (index_now || tail > MAX_TAIL)
-                && let Err(error) = index::index_tail(connection, &write_lock, shape, u64::MAX)
+                && let Err(error) = index::index_tail(connection, &write_lock, &shape, u64::MAX)
             {
                 tracing::warn!(%error, "indexing new logs failed; the next insert retries");
             }

@@ -28,9 +28,9 @@ impl LogRetention for SqliteStore {
         // Deleting a log of the unindexed tail could let an insert take its seq again after
         // a round read it and before that round wrote its chunk, which would then claim the
         // new log without its text.
-        let (write_lock, shape) = (self.write_lock.clone(), self.index_shape);
+        let (write_lock, shape) = (self.write_lock.clone(), self.index_shape.clone());
         self.with_connection(move |connection| {
-            index::index_tail(connection, &write_lock, shape, u64::MAX).map_err(from_diesel)
+            index::index_tail(connection, &write_lock, &shape, u64::MAX).map_err(from_diesel)
         })
         .await?;
         let mut deleted = 0;

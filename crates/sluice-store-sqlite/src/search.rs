@@ -12,7 +12,7 @@ use sluice_store::{LogFilter, LogPage, LogSearch, Page, Search, StoreError};
 
 use crate::connection::{SqliteStore, backend, from_diesel};
 use crate::deadline::Verdict;
-use std::collections::HashSet;
+use foldhash::HashSet;
 
 use crate::index;
 use crate::lookup::NeedleLookup;
@@ -266,14 +266,17 @@ fn allowed_chunks(
 ) -> Result<Option<HashSet<i64>>, StoreError> {
     let mut allowed: Option<HashSet<i64>> = None;
     for group in groups {
-        let mut any = HashSet::new();
+        let mut any = HashSet::default();
         for needle in group {
             match needle {
                 NeedleLookup::Signature(positions) => {
-                    any.extend(
-                        crate::blocks::signature_candidates(connection, workspace, positions, cache)
-                            .map_err(from_diesel)?,
-                    );
+                    let found = crate::blocks::signature_candidates(connection, workspace, positions, cache)
+                        .map_err(from_diesel)?;
+                    if any.is_empty() {
+                        any = found;
+                    } else {
+                        any.extend(found);
+                    }
                 }
                 NeedleLookup::Trigrams(expression) => any.extend(
                     diesel::sql_query(ALL_HITS_SQL)

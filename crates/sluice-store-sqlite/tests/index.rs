@@ -199,6 +199,7 @@ async fn signatures_gather_into_blocks_that_find_identifiers_and_retention_drops
     }
     assert_eq!(found(&store, other.id, &order(3)).await, [format!("order {} theirs", order(3))]);
     assert!(found(&store, workspace.id, "ORD-9999999").await.is_empty());
+    assert_eq!(store.cached_signatures(), 3 + 1, "the signatures outside a block, read once");
 
     // The first 10 logs: the first block's 8 and the first two of the second.
     assert_eq!(store.delete_logs_before(workspace.id, T0 + 10_000).await.expect("delete"), 10);
@@ -220,6 +221,7 @@ async fn signatures_gather_into_blocks_that_find_identifiers_and_retention_drops
     let logs: Vec<_> = (21..23).map(|n| log(&format!("order {} late", order(n)), T0 + n * 1_000)).collect();
     store.insert_logs(workspace.id, &logs).await.expect("insert");
     assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_blocks"), 2);
+    assert_eq!(store.cached_signatures(), 1, "the sealed chunks' signatures are forgotten; the other's stays");
     assert_eq!(found(&store, workspace.id, &order(22)).await.len(), 1);
 }
 

@@ -310,6 +310,45 @@ pub fn signature_cache() -> SignatureCache {
         .build()
 }
 
+/// Sealed blocks as searches read them, kept in memory: headers by block id, bands by block
+/// and band (`None`: not stored, so empty). Only for a store whose block ids are never reused
+/// (PostgreSQL's are a chunk id, from a sequence): a block, once sealed, never changes, and one
+/// dropped is never asked for again. Without it, every search reads every block's header and
+/// its bands of each round again (measured at 9M logs: 12 of a common word's 21 ms).
+#[derive(Clone)]
+pub struct BlockCache {
+    /// Headers by block id.
+    pub headers: moka::sync::Cache<i64, std::sync::Arc<StoredBlock>>,
+    /// Bands by `(block id, band)`.
+    pub bands: moka::sync::Cache<(i64, u32), Option<std::sync::Arc<[u8]>>>,
+}
+
+impl BlockCache {
+    /// A cache of at most 32 MiB of headers (about 16,000 blocks of 256 chunks) and 64 MiB of
+    /// bands.
+    pub fn new() -> Self {
+        let headers = moka::sync::Cache::builder()
+            .weigher(|_, block: &std::sync::Arc<StoredBlock>| {
+                u32::try_from(block.chunks.len() * 8 + 64).unwrap_or(u32::MAX)
+            })
+            .max_capacity(32 * 1024 * 1024)
+            .build();
+        let bands = moka::sync::Cache::builder()
+            .weigher(|_, slices: &Option<std::sync::Arc<[u8]>>| {
+                u32::try_from(slices.as_ref().map_or(0, |slices| slices.len()) + 64).unwrap_or(u32::MAX)
+            })
+            .max_capacity(64 * 1024 * 1024)
+            .build();
+        Self { headers, bands }
+    }
+}
+
+impl Default for BlockCache {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// A stored block, as a search reads it: its first chunk's id, its width, its chunk ids by slot.
 pub struct StoredBlock {
     /// Its id: its first chunk's.
@@ -334,8 +373,8 @@ pub struct Narrowing<'a> {
 
 impl<'a> Narrowing<'a> {
     /// A search of `blocks` for a needle of `positions` (not empty).
-    pub fn new(blocks: &'a [StoredBlock], positions: &'a [u32]) -> Self {
-        let alive = blocks.iter().map(|block| (block, Block::all_slots(block.chunks.len()))).collect();
+    pub fn new(blocks: impl IntoIterator<Item = &'a StoredBlock>, positions: &'a [u32]) -> Self {
+        let alive = blocks.into_iter().map(|block| (block, Block::all_slots(block.chunks.len()))).collect();
         Self { alive, rounds: positions.chunks(HASHES), round: &[] }
     }
 
@@ -357,16 +396,15 @@ impl<'a> Narrowing<'a> {
     }
 
     /// Narrows the blocks by the round's bands, as read: `(block id, band, slices)`.
-    pub fn apply(&mut self, rows: Vec<(i64, u32, Vec<u8>)>) {
-        let mut by_block: std::collections::HashMap<i64, Vec<(u32, Vec<u8>)>> = std::collections::HashMap::new();
+    pub fn apply<S: AsRef<[u8]>>(&mut self, rows: Vec<(i64, u32, S)>) {
+        let mut by_block: std::collections::HashMap<i64, Vec<(u32, S)>> = std::collections::HashMap::new();
         for (block, band, slices) in rows {
             by_block.entry(block).or_default().push((band, slices));
         }
         let round = self.round;
         self.alive.retain_mut(|(block, mask)| {
             let bands = by_block.get(&block.id).map_or(&[][..], Vec::as_slice);
-            let band =
-                |wanted: u32| bands.iter().find(|(band, _)| *band == wanted).map(|(_, slices)| slices.as_slice());
+            let band = |wanted: u32| bands.iter().find(|(band, _)| *band == wanted).map(|(_, slices)| slices.as_ref());
             Block::narrow(block.bits, block.chunks.len(), round, band, mask)
         });
     }
