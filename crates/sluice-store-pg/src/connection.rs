@@ -46,6 +46,8 @@ pub struct PgStore {
     /// Chunks written per workspace by this process since it last looked for a block to seal
     /// ([`crate::signatures::seal_due`]).
     pub(crate) unsealed: Arc<Mutex<std::collections::HashMap<Uuid, usize>>>,
+    /// Whether this process's sealing task runs ([`PgStore::after_insert`]).
+    pub(crate) sealing: Arc<std::sync::atomic::AtomicBool>,
     pub(crate) call_timeout: Duration,
     pub(crate) group: GroupOptions,
     pub(crate) chunk_rows: usize,
@@ -204,6 +206,7 @@ impl PgStore {
             signatures: sluice_store::signature::signature_cache(),
             blocks: sluice_store::signature::BlockCache::new(),
             unsealed: Arc::default(),
+            sealing: Arc::default(),
             call_timeout: options.call_timeout,
             group: options.group,
             chunk_rows: options.index_chunk_rows,
