@@ -510,7 +510,7 @@ impl crate::PgStore {
 }
 
 /// Marks this process's sealing task as running while it lives.
-struct Sealer(std::sync::Arc<std::sync::atomic::AtomicBool>);
+struct Sealer(Arc<std::sync::atomic::AtomicBool>);
 
 impl Drop for Sealer {
     fn drop(&mut self) {
