@@ -32,8 +32,8 @@ pub(crate) struct ChunkWalk<'a> {
 
 /// The most listed chunks a [`PgStore::chunk_walk`] reads by id up front ([`listed_chunks`]);
 /// more are found by walking the ordered index, as far as the page needs: a search for a term
-/// in 0.1 % of 10M logs (about 4,000 chunks listed) read them all by id in 25 ms more than
-/// the walk took to find its first 16.
+/// in 0.1 % of 10M logs (up to 4,096 chunks listed) that read them all by id first took
+/// 69.6 ms at p50, 55.9 with this bound (`cargo xtask bench search`).
 const LISTED_BY_ID: usize = 256;
 
 /// Rows read per step of a newest-first walk.
