@@ -404,7 +404,7 @@ mod tests {
     use sluice_query::SearchField;
     use sluice_store::grams::needle_signature_keys;
     use sluice_store::prelude::*;
-    use sluice_store::signature::needle_positions;
+    use sluice_store::signature::{needle_positions, signature_cache};
     use sluice_store::{LogFilter, Page, Search};
 
     use super::*;
@@ -493,19 +493,12 @@ mod tests {
             for _ in 0..2 {
                 let mut connection = connect();
                 scope.spawn(move || {
-                    crate::blocks::seal_due(
-                        &mut connection,
-                        &Mutex::new(()),
-                        4,
-                        &sluice_store::signature::signature_cache(),
-                    )
-                    .expect("seal")
+                    crate::blocks::seal_due(&mut connection, &Mutex::new(()), 4, &signature_cache()).expect("seal")
                 });
             }
         });
         let mut connection = connect();
-        crate::blocks::seal_due(&mut connection, &Mutex::new(()), 4, &sluice_store::signature::signature_cache())
-            .expect("seal what is left");
+        crate::blocks::seal_due(&mut connection, &Mutex::new(()), 4, &signature_cache()).expect("seal what is left");
         let blocks: Vec<(i64, Option<i64>)> = log_blocks::table
             .order(log_blocks::id)
             .select((log_blocks::id, log_blocks::claimed_at))
@@ -574,12 +567,7 @@ mod tests {
         let (mut this, mut other) = (connect(), connect());
         let write_lock = Mutex::new(());
         let mut overtaken = false;
-        let shape = Shape {
-            chunk_rows: 2,
-            block_chunks: 3,
-            seal: true,
-            signatures: sluice_store::signature::signature_cache(),
-        };
+        let shape = Shape { chunk_rows: 2, block_chunks: 3, seal: true, signatures: signature_cache() };
         let indexed = index_tail_hooked(&mut this, &write_lock, &shape, u64::MAX, &mut || {
             if !overtaken {
                 overtaken = true;
