@@ -17,6 +17,8 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use sluice_store::signature::{Block, BlockCache, Narrowing, StoredBlock, holds};
 use uuid::Uuid;
 
+use crate::rows::Total;
+
 /// Writes chunks' signatures (stored form), in the transaction that writes the chunks.
 pub(crate) async fn insert(
     connection: &mut AsyncPgConnection,
@@ -431,12 +433,12 @@ pub(crate) async fn analyze_stale_partitions(connection: &mut AsyncPgConnection)
     // past (their digests) until a vacuum: autovacuum, busy with the logs' partitions under
     // sustained ingest, left 49k dead rows to 736 live in a 4-minute soak (3 ms a search).
     let dead: Vec<Total> = diesel::sql_query(
-        "SELECT coalesce(sum(n_dead_tup), 0)::int8 AS total FROM pg_stat_user_tables \
+        "SELECT sum(n_dead_tup)::int8 AS total FROM pg_stat_user_tables \
          WHERE relid = 'log_chunk_signatures'::regclass",
     )
     .load(connection)
     .await?;
-    if <[Total]>::first(&dead).is_some_and(|dead| dead.total > DEAD_SIGNATURES) {
+    if <[Total]>::first(&dead).and_then(|dead| dead.total).is_some_and(|dead| dead > DEAD_SIGNATURES) {
         diesel::sql_query("VACUUM log_chunk_signatures").execute(connection).await?;
     }
     Ok(())
@@ -444,12 +446,6 @@ pub(crate) async fn analyze_stale_partitions(connection: &mut AsyncPgConnection)
 
 /// Dead rows of `log_chunk_signatures` past which [`analyze_stale_partitions`] vacuums it.
 const DEAD_SIGNATURES: i64 = 4_096;
-
-#[derive(diesel::QueryableByName)]
-struct Total {
-    #[diesel(sql_type = BigInt)]
-    total: i64,
-}
 
 impl crate::PgStore {
     /// After an insert committed: counts the chunks it wrote for each workspace, and once a
