@@ -88,8 +88,15 @@ impl Store for SqliteStore {
     async fn ping(&self) -> Result<(), StoreError> {
         // Readiness means "ingest would work": take the write lock and give it back, so a file
         // another process keeps locked fails the check instead of passing a trivial SELECT.
-        self.with_connection(|connection| connection.batch_execute("BEGIN IMMEDIATE; ROLLBACK;").map_err(from_diesel))
-            .await
+        // It queues behind this process's own writers on `write_lock` as they do: through
+        // SQLite's busy handler alone, an index round or a seal taking the lock just as another
+        // process let it go could outlast the busy timeout and fail the check (seen in CI).
+        let write_lock = self.write_lock.clone();
+        self.with_connection(move |connection| {
+            let _lock = write_lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            connection.batch_execute("BEGIN IMMEDIATE; ROLLBACK;").map_err(from_diesel)
+        })
+        .await
     }
 }
 
