@@ -1,5 +1,6 @@
 //! Writing logs: a group of batches in one transaction, with their chunks of the search
-//! index, their counters and their workspaces' monthly usage, checked against the quota.
+//! index, their counters, their flows and their workspaces' monthly usage, checked against
+//! the quota.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Mutex, PoisonError};
@@ -9,12 +10,14 @@ use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sql_types::BigInt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use sluice_model::{Log, WorkspaceId};
+use sluice_store::flows::FlowDeltas;
 use sluice_store::rollups::{BatchCounts, RollupDeltas};
 use sluice_store::{GroupOptions, LogWrites, StoreError, WriteBatch};
 use uuid::Uuid;
 
 use crate::PgStore;
 use crate::chunks;
+use crate::flows::apply_flow_deltas;
 use crate::error::{from_diesel, missing_partition};
 use crate::partitions::day_of;
 use crate::rollups::apply_deltas;
@@ -134,6 +137,17 @@ impl PgStore {
                 }
                 for (workspace, deltas) in &deltas {
                     apply_deltas(connection, *workspace, deltas, false, slot).await?;
+                }
+                // The flows the logs name, last: every writer locks flow rows after its
+                // counters, in one order (workspace, then flow id).
+                let mut flows: BTreeMap<Uuid, FlowDeltas> = BTreeMap::new();
+                for &index in &order {
+                    if !prepared[index].flows.is_empty() {
+                        flows.entry(*group[index].workspace.as_uuid()).or_default().absorb(&prepared[index].flows);
+                    }
+                }
+                for (workspace, flows) in &flows {
+                    apply_flow_deltas(connection, *workspace, flows).await?;
                 }
                 Ok(())
             })

@@ -18,15 +18,17 @@
 //! The store's concerns have a module each: `connection` (options, pool, migrations, the call
 //! time limit), `insert` (group transactions, quota), `list` and `search` (reads), `rollups`
 //! (the counters stats read), `retention`, `tenancy` (workspaces and keys), `partitions`,
-//! `chunks` (the search index), `slots` (counter slots), `rows` and `text` (rows as stored).
+//! `chunks` (the search index), `flows` (the flow counters, list and timeline), `slots`
+//! (counter slots), `rows` and `text` (rows as stored).
 //! Each implements the `sluice_store` trait of its concern (`insert`: `LogWrites`, `list`:
 //! `LogReads`, `search`: `LogSearch`, `rollups`: `LogCounts`, `retention`: `LogRetention`,
-//! `tenancy`: `TenantStore`, `connection`: `Store`).
+//! `flows`: `LogFlows`, `tenancy`: `TenantStore`, `connection`: `Store`).
 
 mod chunks;
 mod connection;
 mod consolidate;
 mod error;
+mod flows;
 mod insert;
 mod list;
 /// The ingest benchmark's naive baseline (feature `bench`, which no production build enables).

@@ -1,7 +1,7 @@
-//! Retention: deleting a workspace's logs older than its cutoff, with their counters and
-//! chunks, and dropping the partitions every workspace's retention has passed.
+//! Retention: deleting a workspace's logs older than its cutoff, with their counters, flows
+//! and chunks, and dropping the partitions every workspace's retention has passed.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::PoisonError;
 
 use async_trait::async_trait;
@@ -10,11 +10,13 @@ use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Text};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use sluice_model::WorkspaceId;
+use sluice_store::flows::{FlowDeltas, FlowShare};
 use sluice_store::rollups::{RollupDeltas, Scope};
 use sluice_store::{LogRetention, StoreError, TenantStore};
 
 use crate::PgStore;
 use crate::error::from_diesel;
+use crate::flows::apply_flow_deltas;
 use crate::partitions::{PartitionRow, lock_partitions};
 use crate::rollups::apply_deltas;
 use crate::rows::Total;
@@ -35,6 +37,31 @@ struct Removed {
     dataset: String,
     #[diesel(sql_type = Text)]
     level: String,
+    #[diesel(sql_type = diesel::sql_types::Nullable<Text>)]
+    flow_id: Option<String>,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Integer>)]
+    step_index: Option<i32>,
+}
+
+/// The logs of a flow in a partition about to be dropped, by what its counters keep.
+#[derive(QueryableByName)]
+struct FlowLogs {
+    #[diesel(sql_type = diesel::sql_types::Uuid)]
+    workspace_id: uuid::Uuid,
+    #[diesel(sql_type = Text)]
+    flow_id: String,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Integer>)]
+    step_index: Option<i32>,
+    #[diesel(sql_type = Text)]
+    level: String,
+    #[diesel(sql_type = Text)]
+    source: String,
+    #[diesel(sql_type = Text)]
+    environment: String,
+    #[diesel(sql_type = BigInt)]
+    ts: i64,
+    #[diesel(sql_type = BigInt)]
+    logs: i64,
 }
 
 impl PgStore {
@@ -48,6 +75,7 @@ impl PgStore {
                     let mut partitions = lock_partitions(connection).await?;
                     let mut dropped = 0_u64;
                     let mut dropped_before = i64::MIN;
+                    let mut flows: BTreeMap<uuid::Uuid, FlowDeltas> = BTreeMap::new();
                     for range in partitions.before(cutoff_ms) {
                         let (first, end) = (range.first_ms(), range.end_ms());
                         // The hourly counters of the range are exactly its logs: every
@@ -84,10 +112,33 @@ impl PgStore {
                         .load(connection)
                         .await?;
                         for table in name {
+                            // What the partition's logs count in their flows, taken off below.
+                            let flow_logs: Vec<FlowLogs> = diesel::sql_query(format!(
+                                "SELECT workspace_id, flow_id, step_index, level, source, environment, \
+                                 min(ts)::int8 AS ts, count(*)::int8 AS logs FROM \"{}\" \
+                                 WHERE flow_id IS NOT NULL GROUP BY 1, 2, 3, 4, 5, 6",
+                                table.bound
+                            ))
+                            .load(connection)
+                            .await?;
+                            for row in &flow_logs {
+                                let share = FlowShare {
+                                    flow_id: &row.flow_id,
+                                    step_index: row.step_index,
+                                    level: &row.level,
+                                    source: &row.source,
+                                    environment: &row.environment,
+                                    ts: row.ts,
+                                };
+                                flows.entry(row.workspace_id).or_default().add(share, -row.logs);
+                            }
                             connection.batch_execute(&format!("DROP TABLE \"{}\"", table.bound)).await?;
                         }
                         dropped_before = dropped_before.max(end);
                         partitions.remove(range);
+                    }
+                    for (workspace, flows) in &flows {
+                        apply_flow_deltas(connection, *workspace, flows).await?;
                     }
                     // Chunks whose every log was in the dropped days.
                     if dropped_before > i64::MIN {
@@ -123,7 +174,8 @@ impl LogRetention for PgStore {
                              ORDER BY ts LIMIT $3) \
                              DELETE FROM logs USING victims \
                              WHERE logs.workspace_id = $1 AND logs.ts = victims.ts AND logs.id = victims.id \
-                             RETURNING logs.ts, logs.source, logs.environment, logs.dataset, logs.level",
+                             RETURNING logs.ts, logs.source, logs.environment, logs.dataset, logs.level, \
+                             logs.flow_id, logs.step_index",
                             )
                             .bind::<diesel::sql_types::Uuid, _>(*workspace.as_uuid())
                             .bind::<BigInt, _>(cutoff_ms)
@@ -131,7 +183,21 @@ impl LogRetention for PgStore {
                             .load(connection)
                             .await?;
                             let mut deltas = RollupDeltas::default();
+                            let mut flows = FlowDeltas::default();
                             let count = removed.len() as u64;
+                            for row in &removed {
+                                if let Some(flow_id) = &row.flow_id {
+                                    let share = FlowShare {
+                                        flow_id,
+                                        step_index: row.step_index,
+                                        level: &row.level,
+                                        source: &row.source,
+                                        environment: &row.environment,
+                                        ts: row.ts,
+                                    };
+                                    flows.add(share, -1);
+                                }
+                            }
                             for row in removed {
                                 let scope = Scope {
                                     source: row.source,
@@ -142,6 +208,7 @@ impl LogRetention for PgStore {
                                 deltas.add(row.ts, scope, -1);
                             }
                             apply_deltas(connection, *workspace.as_uuid(), &deltas, true, 0).await?;
+                            apply_flow_deltas(connection, *workspace.as_uuid(), &flows).await?;
                             Ok(count)
                         })
                         .await

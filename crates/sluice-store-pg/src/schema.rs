@@ -15,6 +15,42 @@ diesel::table! {
 }
 
 diesel::table! {
+    flow_scopes (workspace_id, flow_id, source, environment) {
+        workspace_id -> Uuid,
+        flow_id -> Text,
+        source -> Text,
+        environment -> Text,
+        logs -> Int8,
+    }
+}
+
+diesel::table! {
+    flow_steps (workspace_id, flow_id, step_index) {
+        workspace_id -> Uuid,
+        flow_id -> Text,
+        step_index -> Int4,
+        logs -> Int8,
+    }
+}
+
+diesel::table! {
+    flows (workspace_id, flow_id) {
+        workspace_id -> Uuid,
+        flow_id -> Text,
+        name -> Nullable<Text>,
+        created_at -> Nullable<Int8>,
+        steps -> Int8,
+        debug -> Int8,
+        info -> Int8,
+        warn -> Int8,
+        error -> Int8,
+        first_ts -> Nullable<Int8>,
+        last_ts -> Nullable<Int8>,
+        active_ts -> Int8,
+    }
+}
+
+diesel::table! {
     log_block_bands (workspace_id, block_id, band) {
         workspace_id -> Uuid,
         block_id -> Int8,
@@ -143,6 +179,9 @@ diesel::joinable!(api_keys -> workspaces (workspace_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     api_keys,
+    flow_scopes,
+    flow_steps,
+    flows,
     log_block_bands,
     log_blocks,
     log_chunk_signatures,

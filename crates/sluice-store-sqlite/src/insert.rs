@@ -1,5 +1,5 @@
 //! The insert path: a group of batches in one write transaction, each batch's quota checked
-//! first, its logs given consecutive seqs, and its counters kept with it.
+//! first, its logs given consecutive seqs, and its counters and flows kept with it.
 
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
@@ -10,10 +10,12 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use sluice_model::{Log, WorkspaceId};
+use sluice_store::flows::FlowDeltas;
 use sluice_store::rollups::{BatchCounts, RollupDeltas};
 use sluice_store::{LogWrites, StoreError, WriteBatch};
 
 use crate::connection::{SqliteStore, from_diesel};
+use crate::flows::apply_flow_deltas;
 use crate::index;
 use crate::quota::count_usage;
 use crate::rollups::apply_rollup_deltas;
@@ -45,6 +47,8 @@ impl SqliteStore {
                     let mut answers: Vec<Result<(), StoreError>> = vec![Ok(()); group.len()];
                     // Counter changes per workspace, applied once for all its batches.
                     let mut deltas: BTreeMap<WorkspaceId, RollupDeltas> = BTreeMap::new();
+                    // The same for the flows their logs name.
+                    let mut flows: BTreeMap<WorkspaceId, FlowDeltas> = BTreeMap::new();
                     // Under the write lock nobody else inserts: the next seqs are ours. They
                     // start past every log and every chunk of the index, so a chunk never covers
                     // a log it was not built from.
@@ -67,6 +71,9 @@ impl SqliteStore {
                             rows.push(NewLogRow::new(next, &batch.workspace, log));
                             next += 1;
                         }
+                        if !prepared.flows.is_empty() {
+                            flows.entry(batch.workspace).or_default().absorb(&prepared.flows);
+                        }
                         match deltas.entry(batch.workspace) {
                             Entry::Vacant(slot) => {
                                 slot.insert(prepared.deltas);
@@ -79,6 +86,9 @@ impl SqliteStore {
                     }
                     for (workspace, deltas) in &deltas {
                         apply_rollup_deltas(connection, workspace, deltas)?;
+                    }
+                    for (workspace, flows) in &flows {
+                        apply_flow_deltas(connection, workspace.as_bytes(), flows)?;
                     }
                     Ok::<_, DieselError>((answers, next - 1 - indexed))
                 })

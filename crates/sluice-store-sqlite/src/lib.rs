@@ -12,13 +12,14 @@
 //!
 //! One module per concern, each implementing the store trait of its concern (`insert`:
 //! `LogWrites`, `read`: `LogReads`, `search`: `LogSearch`, `rollups`: `LogCounts`, `retention`:
-//! `LogRetention`, `tenancy`: `TenantStore`, `connection`: `Store`).
+//! `LogRetention`, `flows`: `LogFlows`, `tenancy`: `TenantStore`, `connection`: `Store`).
 
 mod background;
 mod blocks;
 mod config;
 mod connection;
 mod deadline;
+mod flows;
 mod index;
 mod insert;
 mod lookup;

@@ -1,5 +1,5 @@
 //! Retention: deleting a workspace's logs older than a cutoff, in bounded transactions, with
-//! their counters and the search index's emptied chunks.
+//! their counters, their flows and the search index's emptied chunks.
 
 use std::sync::PoisonError;
 
@@ -9,10 +9,12 @@ use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::Text;
 use sluice_model::WorkspaceId;
+use sluice_store::flows::{FlowDeltas, FlowShare};
 use sluice_store::rollups::{RollupDeltas, Scope};
 use sluice_store::{LogRetention, StoreError};
 
 use crate::connection::{SqliteStore, from_diesel};
+use crate::flows::apply_flow_deltas;
 use crate::index;
 use crate::rollups::apply_rollup_deltas;
 use crate::schema::{log_block_bands, log_blocks, log_chunk_signatures, log_chunks, logs};
@@ -42,7 +44,8 @@ impl LogRetention for SqliteStore {
                     connection
                         .immediate_transaction(|connection| {
                             let indexed = index::indexed_through(connection)?;
-                            let victims: Vec<(i64, i64, String, String, String, String)> = logs::table
+                            #[allow(clippy::type_complexity)]
+                            let victims: Vec<(i64, i64, String, String, String, String, Option<String>, Option<i32>)> = logs::table
                                 .filter(logs::workspace_id.eq(workspace.as_bytes().to_vec()))
                                 .filter(logs::ts.lt(cutoff_ms))
                                 .filter(logs::seq.le(indexed))
@@ -53,16 +56,24 @@ impl LogRetention for SqliteStore {
                                     logs::environment,
                                     logs::dataset,
                                     logs::level,
+                                    logs::flow_id,
+                                    logs::step_index,
                                 ))
                                 .limit(DELETE_BATCH)
                                 .load(connection)?;
                             let seqs: Vec<i64> = victims.iter().map(|victim| victim.0).collect();
                             diesel::delete(logs::table.filter(logs::seq.eq_any(&seqs))).execute(connection)?;
-                            let mut deltas = RollupDeltas::default();
-                            for (_, ts, source, environment, dataset, level) in victims {
+                            let (mut deltas, mut flows) = (RollupDeltas::default(), FlowDeltas::default());
+                            for (_, ts, source, environment, dataset, level, flow_id, step_index) in victims {
+                                if let Some(flow_id) = &flow_id {
+                                    let (level, source, environment) = (&level, &source, &environment);
+                                    let share = FlowShare { flow_id, step_index, level, source, environment, ts };
+                                    flows.add(share, -1);
+                                }
                                 deltas.add(ts, Scope { source, environment, dataset, level }, -1);
                             }
                             apply_rollup_deltas(connection, &workspace, &deltas)?;
+                            apply_flow_deltas(connection, workspace.as_bytes(), &flows)?;
                             Ok::<_, DieselError>(seqs.len() as u64)
                         })
                         .map_err(from_diesel)

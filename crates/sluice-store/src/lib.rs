@@ -19,6 +19,7 @@ pub mod clock;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 pub use clock::{Clock, system_clock, unix_now_ms};
+pub mod flows;
 pub mod grams;
 pub mod group;
 pub mod page;
@@ -317,15 +318,39 @@ pub trait LogRetention: Send + Sync {
     }
 }
 
-/// Every log operation, one trait per concern so a store implements each in the module of
-/// that concern. Implemented for every type that implements the five.
-pub trait LogStore: LogWrites + LogReads + LogSearch + LogCounts + LogRetention {}
+/// Flows: the logs that share a `flowId`, summed in counters every insert and delete keeps
+/// ([`flows`]).
+#[async_trait]
+pub trait LogFlows: Send + Sync {
+    /// Stores a flow made before its logs (`POST /v1/flows`). A flow id logs already name
+    /// keeps its counters and takes the name and creation time.
+    async fn create_flow(&self, workspace: WorkspaceId, flow: &flows::NewFlow) -> Result<(), StoreError>;
 
-impl<T: LogWrites + LogReads + LogSearch + LogCounts + LogRetention + ?Sized> LogStore for T {}
+    /// One page of the workspace's flows matching `filter`, the most recently active first
+    /// (last log's timestamp, or creation time while a flow has none; then flow id, descending).
+    /// Read from the flow counters, so the cost follows the page, not the workspace.
+    async fn list_flows(
+        &self,
+        workspace: WorkspaceId,
+        filter: &flows::FlowFilter,
+        page: Page,
+    ) -> Result<flows::FlowPage, StoreError>;
+
+    /// One flow's summary, gaps, duplicates and up to [`flows::TIMELINE_MAX_LOGS`] logs;
+    /// `None` when the workspace has no log naming it and made no such flow.
+    async fn flow_timeline(&self, workspace: WorkspaceId, flow_id: &str)
+    -> Result<Option<flows::FlowTimeline>, StoreError>;
+}
+
+/// Every log operation, one trait per concern so a store implements each in the module of
+/// that concern. Implemented for every type that implements the six.
+pub trait LogStore: LogWrites + LogReads + LogSearch + LogCounts + LogRetention + LogFlows {}
+
+impl<T: LogWrites + LogReads + LogSearch + LogCounts + LogRetention + LogFlows + ?Sized> LogStore for T {}
 
 /// The store traits, for code that calls their methods on a concrete store.
 pub mod prelude {
-    pub use crate::{LogCounts, LogReads, LogRetention, LogSearch, LogStore, LogWrites, Store, TenantStore};
+    pub use crate::{LogCounts, LogFlows, LogReads, LogRetention, LogSearch, LogStore, LogWrites, Store, TenantStore};
 }
 
 /// Workspaces and API keys: what the admin CLI writes and authentication reads.

@@ -145,12 +145,19 @@ pub struct BatchCounts {
     pub deltas: RollupDeltas,
     /// Logs per month, oldest first ([`crate::logs_per_month`]).
     pub months: Vec<(i64, i64)>,
+    /// The flow counters of the batch's logs that name a flow ([`crate::flows`]).
+    pub flows: crate::flows::FlowDeltas,
 }
 
 impl BatchCounts {
-    /// The counts of `batch`; `stored` turns a source or dataset into the text the store writes.
+    /// The counts of `batch`; `stored` turns a source, dataset or flow id into the text the
+    /// store writes.
     pub fn of(batch: &WriteBatch, stored: impl Fn(&str) -> String) -> Self {
-        BatchCounts { deltas: RollupDeltas::of(&batch.logs, stored), months: crate::logs_per_month(&batch.logs) }
+        BatchCounts {
+            deltas: RollupDeltas::of(&batch.logs, &stored),
+            months: crate::logs_per_month(&batch.logs),
+            flows: crate::flows::FlowDeltas::of(&batch.logs, &stored),
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 
 pub mod committer;
 mod counts;
+mod flows;
 mod logs;
 mod quota;
 mod search;
@@ -24,6 +25,7 @@ use sluice_query::{Query, SearchField};
 use crate::{LogFilter, NewApiKey, Page, Search, Store, StoreError, WriteBatch, accepted_month, retention};
 
 pub use self::counts::*;
+pub use self::flows::*;
 pub use self::logs::*;
 pub use self::quota::*;
 pub use self::search::*;
@@ -64,7 +66,10 @@ macro_rules! conformance_suite {
             quota_follows_plan_changes_and_counts_per_workspace,
             a_group_refuses_only_the_batches_over_their_quota,
             retention_sweep_keeps_each_workspace_its_days,
-            rollups_equal_the_rows_after_random_ingests_and_deletes
+            rollups_equal_the_rows_after_random_ingests_and_deletes,
+            flows_sum_their_logs_and_list_by_last_activity,
+            flow_timeline_orders_steps_marks_gaps_and_truncates,
+            flows_equal_the_rows_after_random_ingests_and_sweeps
         );
     };
     (@each $make:expr; $($name:ident),+) => {

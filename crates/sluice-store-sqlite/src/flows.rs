@@ -1,0 +1,334 @@
+//! Flows: the counters of each flow (`flows`, `flow_steps`, `flow_scopes`), kept in the
+//! transactions that insert and delete logs, and the list and timeline read from them
+//! (`sluice_store::flows`).
+
+use std::sync::PoisonError;
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel::result::Error as DieselError;
+use diesel::sql_types::{BigInt, Binary, Integer, Nullable, Text};
+use sluice_model::{Log, WorkspaceId};
+use sluice_store::flows::{
+    FlowDeltas, FlowFilter, FlowPage, FlowSummary, FlowTimeline, LevelTotals, MAX_LISTED_SOURCES, NewFlow,
+    TIMELINE_MAX_LOGS, missing_and_duplicate_steps,
+};
+use sluice_store::{LogFlows, Page, StoreError};
+
+use crate::connection::{SqliteStore, from_diesel};
+use crate::rows::LogRow;
+use crate::schema::logs;
+
+/// Adds each flow's deltas to its counters: gained logs create or grow the flow; lost ones
+/// (retention) shrink it, and then its first and last times are read again from the logs left,
+/// and a flow left without logs goes, unless it was made by `POST /v1/flows`.
+pub(crate) fn apply_flow_deltas(
+    connection: &mut SqliteConnection,
+    workspace: &[u8],
+    deltas: &FlowDeltas,
+) -> Result<(), DieselError> {
+    for (flow_id, delta) in &deltas.flows {
+        let removing = delta.logs() < 0;
+        let [debug, info, warn, error] = delta.levels;
+        let statement = if removing {
+            "UPDATE flows SET debug = debug + ?3, info = info + ?4, warn = warn + ?5, error = error + ?6 \
+             WHERE workspace_id = ?1 AND flow_id = ?2"
+        } else {
+            "INSERT INTO flows (workspace_id, flow_id, debug, info, warn, error, first_ts, last_ts, active_ts) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8) \
+             ON CONFLICT (workspace_id, flow_id) DO UPDATE SET \
+             debug = debug + excluded.debug, info = info + excluded.info, warn = warn + excluded.warn, \
+             error = error + excluded.error, first_ts = min(coalesce(first_ts, excluded.first_ts), excluded.first_ts), \
+             last_ts = max(coalesce(last_ts, excluded.last_ts), excluded.last_ts), \
+             active_ts = max(coalesce(last_ts, excluded.last_ts), excluded.last_ts)"
+        };
+        let query = diesel::sql_query(statement)
+            .bind::<Binary, _>(workspace)
+            .bind::<Text, _>(flow_id)
+            .bind::<BigInt, _>(debug)
+            .bind::<BigInt, _>(info)
+            .bind::<BigInt, _>(warn)
+            .bind::<BigInt, _>(error);
+        if removing {
+            query.execute(connection)?;
+        } else {
+            query.bind::<BigInt, _>(delta.first_ts).bind::<BigInt, _>(delta.last_ts).execute(connection)?;
+        }
+        for (step, count) in &delta.steps {
+            diesel::sql_query(
+                "INSERT INTO flow_steps (workspace_id, flow_id, step_index, logs) VALUES (?1, ?2, ?3, ?4) \
+                 ON CONFLICT (workspace_id, flow_id, step_index) DO UPDATE SET logs = logs + excluded.logs",
+            )
+            .bind::<Binary, _>(workspace)
+            .bind::<Text, _>(flow_id)
+            .bind::<Integer, _>(*step)
+            .bind::<BigInt, _>(*count)
+            .execute(connection)?;
+        }
+        for ((source, environment), count) in &delta.scopes {
+            diesel::sql_query(
+                "INSERT INTO flow_scopes (workspace_id, flow_id, source, environment, logs) \
+                 VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (workspace_id, flow_id, source, environment) \
+                 DO UPDATE SET logs = logs + excluded.logs",
+            )
+            .bind::<Binary, _>(workspace)
+            .bind::<Text, _>(flow_id)
+            .bind::<Text, _>(source)
+            .bind::<Text, _>(environment)
+            .bind::<BigInt, _>(*count)
+            .execute(connection)?;
+        }
+        if removing {
+            for table in ["flow_steps", "flow_scopes"] {
+                diesel::sql_query(format!("DELETE FROM {table} WHERE workspace_id = ?1 AND flow_id = ?2 AND logs <= 0"))
+                    .bind::<Binary, _>(workspace)
+                    .bind::<Text, _>(flow_id)
+                    .execute(connection)?;
+            }
+        }
+        if !delta.steps.is_empty() {
+            diesel::sql_query(
+                "UPDATE flows SET steps = (SELECT count(*) FROM flow_steps AS s \
+                 WHERE s.workspace_id = ?1 AND s.flow_id = ?2) WHERE workspace_id = ?1 AND flow_id = ?2",
+            )
+            .bind::<Binary, _>(workspace)
+            .bind::<Text, _>(flow_id)
+            .execute(connection)?;
+        }
+        if removing {
+            settle(connection, workspace, flow_id)?;
+        }
+    }
+    Ok(())
+}
+
+/// After a flow lost logs: its times from the logs left, or, with none left, the flow goes
+/// (or, made by `POST /v1/flows`, is as it was made).
+fn settle(connection: &mut SqliteConnection, workspace: &[u8], flow_id: &str) -> Result<(), DieselError> {
+    for statement in [
+        "DELETE FROM flows WHERE workspace_id = ?1 AND flow_id = ?2 \
+         AND debug + info + warn + error <= 0 AND created_at IS NULL",
+        "UPDATE flows SET debug = 0, info = 0, warn = 0, error = 0, steps = 0, first_ts = NULL, \
+         last_ts = NULL, active_ts = created_at \
+         WHERE workspace_id = ?1 AND flow_id = ?2 AND debug + info + warn + error <= 0",
+        "UPDATE flows SET \
+         first_ts = (SELECT min(ts) FROM logs WHERE workspace_id = ?1 AND flow_id = ?2), \
+         last_ts = (SELECT max(ts) FROM logs WHERE workspace_id = ?1 AND flow_id = ?2), \
+         active_ts = (SELECT max(ts) FROM logs WHERE workspace_id = ?1 AND flow_id = ?2) \
+         WHERE workspace_id = ?1 AND flow_id = ?2 AND debug + info + warn + error > 0",
+    ] {
+        diesel::sql_query(statement).bind::<Binary, _>(workspace).bind::<Text, _>(flow_id).execute(connection)?;
+    }
+    Ok(())
+}
+
+/// One row of `flows`.
+#[derive(QueryableByName)]
+struct FlowRow {
+    #[diesel(sql_type = Text)]
+    flow_id: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    name: Option<String>,
+    #[diesel(sql_type = BigInt)]
+    steps: i64,
+    #[diesel(sql_type = BigInt)]
+    debug: i64,
+    #[diesel(sql_type = BigInt)]
+    info: i64,
+    #[diesel(sql_type = BigInt)]
+    warn: i64,
+    #[diesel(sql_type = BigInt)]
+    error: i64,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    first_ts: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    last_ts: Option<i64>,
+    #[diesel(sql_type = BigInt)]
+    active_ts: i64,
+}
+
+const FLOW_COLUMNS: &str = "flow_id, name, steps, debug, info, warn, error, first_ts, last_ts, active_ts";
+
+impl FlowRow {
+    fn summary(self, sources: Vec<String>) -> FlowSummary {
+        let count = |n: i64| u64::try_from(n).unwrap_or(0);
+        FlowSummary {
+            flow_id: self.flow_id,
+            name: self.name,
+            steps: count(self.steps),
+            levels: LevelTotals {
+                debug: count(self.debug),
+                info: count(self.info),
+                warn: count(self.warn),
+                error: count(self.error),
+            },
+            first_timestamp: self.first_ts.unwrap_or(self.active_ts),
+            last_timestamp: self.last_ts.unwrap_or(self.active_ts),
+            sources,
+        }
+    }
+}
+
+#[derive(QueryableByName)]
+struct SourceRow {
+    #[diesel(sql_type = Text)]
+    flow_id: String,
+    #[diesel(sql_type = Text)]
+    source: String,
+}
+
+#[derive(QueryableByName)]
+struct StepRow {
+    #[diesel(sql_type = Integer)]
+    step_index: i32,
+    #[diesel(sql_type = BigInt)]
+    logs: i64,
+}
+
+/// The flows' summaries with their sources (alphabetical, at most [`MAX_LISTED_SOURCES`]).
+fn with_sources(
+    connection: &mut SqliteConnection,
+    workspace: &[u8],
+    rows: Vec<FlowRow>,
+) -> Result<Vec<FlowSummary>, DieselError> {
+    let ids: Vec<&str> = rows.iter().map(|row| row.flow_id.as_str()).collect();
+    let sources: Vec<SourceRow> = diesel::sql_query(
+        "SELECT DISTINCT flow_id, source FROM flow_scopes WHERE workspace_id = ?1 \
+         AND flow_id IN (SELECT value FROM json_each(?2)) ORDER BY flow_id, source",
+    )
+    .bind::<Binary, _>(workspace)
+    .bind::<Text, _>(serde_json::to_string(&ids).unwrap_or_else(|_| "[]".to_owned()))
+    .load(connection)?;
+    Ok(rows
+        .into_iter()
+        .map(|row| {
+            let mine = sources
+                .iter()
+                .filter(|source| source.flow_id == row.flow_id)
+                .take(MAX_LISTED_SOURCES)
+                .map(|source| source.source.clone())
+                .collect();
+            row.summary(mine)
+        })
+        .collect())
+}
+
+#[async_trait]
+impl LogFlows for SqliteStore {
+    async fn create_flow(&self, workspace: WorkspaceId, flow: &NewFlow) -> Result<(), StoreError> {
+        let (flow, write_lock) = (flow.clone(), self.write_lock.clone());
+        self.with_connection(move |connection| {
+            let _lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
+            diesel::sql_query(
+                "INSERT INTO flows (workspace_id, flow_id, name, created_at, active_ts) VALUES (?1, ?2, ?3, ?4, ?4) \
+                 ON CONFLICT (workspace_id, flow_id) DO UPDATE SET name = excluded.name, created_at = excluded.created_at",
+            )
+            .bind::<Binary, _>(workspace.as_bytes().as_slice())
+            .bind::<Text, _>(&flow.flow_id)
+            .bind::<Nullable<Text>, _>(flow.name.as_deref())
+            .bind::<BigInt, _>(flow.created_at)
+            .execute(connection)
+            .map_err(from_diesel)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn list_flows(&self, workspace: WorkspaceId, filter: &FlowFilter, page: Page) -> Result<FlowPage, StoreError> {
+        let filter = filter.clone();
+        self.with_connection(move |connection| {
+            let workspace = workspace.as_bytes().as_slice();
+            // Every condition is in the statement, a parameter bound NULL making it true; the
+            // time range bounds the index's range.
+            let rows: Vec<FlowRow> = diesel::sql_query(format!(
+                "SELECT {FLOW_COLUMNS} FROM flows WHERE workspace_id = ?1 \
+                 AND active_ts BETWEEN ?2 AND ?3 AND (?4 = 0 OR error > 0) \
+                 AND (?5 IS NULL OR EXISTS (SELECT 1 FROM flow_scopes AS s WHERE s.workspace_id = ?1 \
+                      AND s.flow_id = flows.flow_id AND s.source = ?5)) \
+                 AND (?6 IS NULL OR EXISTS (SELECT 1 FROM flow_scopes AS s WHERE s.workspace_id = ?1 \
+                      AND s.flow_id = flows.flow_id AND s.environment = ?6)) \
+                 ORDER BY active_ts DESC, flow_id DESC LIMIT ?7 OFFSET ?8"
+            ))
+            .bind::<Binary, _>(workspace)
+            .bind::<BigInt, _>(filter.from.unwrap_or(i64::MIN))
+            .bind::<BigInt, _>(filter.to.unwrap_or(i64::MAX))
+            .bind::<Integer, _>(i32::from(filter.has_errors))
+            .bind::<Nullable<Text>, _>(filter.source.as_deref())
+            .bind::<Nullable<Text>, _>(filter.environment.map(|environment| environment.as_str()))
+            .bind::<BigInt, _>(i64::from(page.limit) + 1)
+            .bind::<BigInt, _>(i64::try_from(page.offset).unwrap_or(i64::MAX))
+            .load(connection)
+            .map_err(from_diesel)?;
+            let has_more = rows.len() > page.limit as usize;
+            let rows: Vec<FlowRow> = rows.into_iter().take(page.limit as usize).collect();
+            let flows = with_sources(connection, workspace, rows).map_err(from_diesel)?;
+            Ok(FlowPage { flows, has_more })
+        })
+        .await
+    }
+
+    async fn flow_timeline(&self, workspace: WorkspaceId, flow_id: &str) -> Result<Option<FlowTimeline>, StoreError> {
+        let flow_id = flow_id.to_owned();
+        self.with_connection(move |connection| {
+            connection
+                .transaction(|connection| {
+                    let bytes = workspace.as_bytes().as_slice();
+                    let Some(row) = diesel::sql_query(format!(
+                        "SELECT {FLOW_COLUMNS} FROM flows WHERE workspace_id = ?1 AND flow_id = ?2"
+                    ))
+                    .bind::<Binary, _>(bytes)
+                    .bind::<Text, _>(&flow_id)
+                    .get_result::<FlowRow>(connection)
+                    .optional()?
+                    else {
+                        return Ok(None);
+                    };
+                    let summary = with_sources(connection, bytes, vec![row])?.pop();
+                    let steps: Vec<StepRow> = diesel::sql_query(
+                        "SELECT step_index, logs FROM flow_steps WHERE workspace_id = ?1 AND flow_id = ?2 \
+                         ORDER BY step_index",
+                    )
+                    .bind::<Binary, _>(bytes)
+                    .bind::<Text, _>(&flow_id)
+                    .load(connection)?;
+                    let steps: Vec<(i32, i64)> = steps.into_iter().map(|step| (step.step_index, step.logs)).collect();
+                    let (missing_steps, duplicate_steps) = missing_and_duplicate_steps(&steps);
+                    // Logs with a step in the index's order, then those without, one more than
+                    // shown to tell whether the flow holds more.
+                    let wanted = TIMELINE_MAX_LOGS as i64 + 1;
+                    let of_flow = || {
+                        logs::table
+                            .filter(logs::workspace_id.eq(bytes.to_vec()))
+                            .filter(logs::flow_id.eq(flow_id.clone()))
+                            .filter(crate::search::functions::sluice_alive())
+                    };
+                    let mut rows: Vec<LogRow> = of_flow()
+                        .filter(logs::step_index.is_not_null())
+                        .order((logs::step_index.asc(), logs::ts.asc(), logs::id.asc()))
+                        .limit(wanted)
+                        .select(LogRow::as_select())
+                        .load(connection)?;
+                    if (rows.len() as i64) < wanted {
+                        rows.extend(
+                            of_flow()
+                                .filter(logs::step_index.is_null())
+                                .order((logs::ts.asc(), logs::id.asc()))
+                                .limit(wanted - rows.len() as i64)
+                                .select(LogRow::as_select())
+                                .load::<LogRow>(connection)?,
+                        );
+                    }
+                    Ok::<_, DieselError>(summary.map(|summary| (summary, missing_steps, duplicate_steps, rows)))
+                })
+                .map_err(from_diesel)?
+                .map(|(summary, missing_steps, duplicate_steps, rows)| {
+                    let truncated = rows.len() > TIMELINE_MAX_LOGS;
+                    let logs =
+                        rows.into_iter().take(TIMELINE_MAX_LOGS).map(Log::try_from).collect::<Result<Vec<_>, _>>()?;
+                    Ok(FlowTimeline { summary, missing_steps, duplicate_steps, logs, truncated })
+                })
+                .transpose()
+        })
+        .await
+    }
+}
