@@ -1,4 +1,4 @@
-//! Identifiers: UUID v7 (time-ordered) for logs, workspaces and keys.
+//! Identifiers: UUID v7 (time-ordered) for logs, workspaces, keys and created flows.
 
 use std::fmt;
 use std::str::FromStr;
@@ -76,6 +76,10 @@ uuid_id!(
 uuid_id!(
     /// Identifies an API key (never the key's secret value).
     KeyId
+);
+uuid_id!(
+    /// The id `POST /v1/flows` gives a flow it makes (logs may name any flow id, of any shape).
+    FlowId
 );
 
 #[cfg(test)]

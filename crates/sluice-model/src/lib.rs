@@ -17,7 +17,7 @@ mod values;
 
 pub use draft::{Draft, DraftVisitor, Field, Key, Sent, timestamp_text};
 pub use entry::{Defaults, ENTRY_FIELDS, Log, LogEntry, ResolvedDefaults};
-pub use ids::{IdParseError, KeyId, LogId, WorkspaceId};
+pub use ids::{FlowId, IdParseError, KeyId, LogId, WorkspaceId};
 pub use issue::{Issue, PathSegment};
 pub use json_object::{EscapeFree, JsonKey, JsonObject, Member, NotAnObject, ObjectWriter, nesting_depth};
 pub use rules::{entry_from_json, json_type_name};

@@ -65,7 +65,8 @@ pub(crate) async fn apply_flow_deltas(
     .await?;
 
     let (mut step_flows, mut steps, mut step_logs) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut scope_flows, mut sources, mut environments, mut scope_logs) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut scope_flows, mut sources, mut environments, mut scope_logs) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (flow_id, delta) in &deltas.flows {
         for (step, count) in &delta.steps {
             step_flows.push(flow_id.as_str());
@@ -106,11 +107,13 @@ pub(crate) async fn apply_flow_deltas(
     .await?;
     if removing {
         for table in ["flow_steps", "flow_scopes"] {
-            diesel::sql_query(format!("DELETE FROM {table} WHERE workspace_id = $1 AND flow_id = ANY($2) AND logs <= 0"))
-                .bind::<diesel::sql_types::Uuid, _>(workspace)
-                .bind::<Array<Text>, _>(&ids)
-                .execute(connection)
-                .await?;
+            diesel::sql_query(format!(
+                "DELETE FROM {table} WHERE workspace_id = $1 AND flow_id = ANY($2) AND logs <= 0"
+            ))
+            .bind::<diesel::sql_types::Uuid, _>(workspace)
+            .bind::<Array<Text>, _>(&ids)
+            .execute(connection)
+            .await?;
         }
     }
     if !steps.is_empty() {
@@ -267,7 +270,12 @@ impl LogFlows for PgStore {
         .await
     }
 
-    async fn list_flows(&self, workspace: WorkspaceId, filter: &FlowFilter, page: Page) -> Result<FlowPage, StoreError> {
+    async fn list_flows(
+        &self,
+        workspace: WorkspaceId,
+        filter: &FlowFilter,
+        page: Page,
+    ) -> Result<FlowPage, StoreError> {
         self.with_deadline(async move {
             let mut connection = self.connection().await?;
             let workspace = *workspace.as_uuid();

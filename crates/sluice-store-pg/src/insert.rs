@@ -17,8 +17,8 @@ use uuid::Uuid;
 
 use crate::PgStore;
 use crate::chunks;
-use crate::flows::apply_flow_deltas;
 use crate::error::{from_diesel, missing_partition};
+use crate::flows::apply_flow_deltas;
 use crate::partitions::day_of;
 use crate::rollups::apply_deltas;
 use crate::rows::{NewLogRow, Total, insert_rows};

@@ -80,10 +80,12 @@ pub(crate) fn apply_flow_deltas(
         }
         if removing {
             for table in ["flow_steps", "flow_scopes"] {
-                diesel::sql_query(format!("DELETE FROM {table} WHERE workspace_id = ?1 AND flow_id = ?2 AND logs <= 0"))
-                    .bind::<Binary, _>(workspace)
-                    .bind::<Text, _>(flow_id)
-                    .execute(connection)?;
+                diesel::sql_query(format!(
+                    "DELETE FROM {table} WHERE workspace_id = ?1 AND flow_id = ?2 AND logs <= 0"
+                ))
+                .bind::<Binary, _>(workspace)
+                .bind::<Text, _>(flow_id)
+                .execute(connection)?;
             }
         }
         if !delta.steps.is_empty() {
@@ -234,7 +236,12 @@ impl LogFlows for SqliteStore {
         .await
     }
 
-    async fn list_flows(&self, workspace: WorkspaceId, filter: &FlowFilter, page: Page) -> Result<FlowPage, StoreError> {
+    async fn list_flows(
+        &self,
+        workspace: WorkspaceId,
+        filter: &FlowFilter,
+        page: Page,
+    ) -> Result<FlowPage, StoreError> {
         let filter = filter.clone();
         self.with_connection(move |connection| {
             let workspace = workspace.as_bytes().as_slice();

@@ -45,7 +45,16 @@ impl LogRetention for SqliteStore {
                         .immediate_transaction(|connection| {
                             let indexed = index::indexed_through(connection)?;
                             #[allow(clippy::type_complexity)]
-                            let victims: Vec<(i64, i64, String, String, String, String, Option<String>, Option<i32>)> = logs::table
+                            let victims: Vec<(
+                                i64,
+                                i64,
+                                String,
+                                String,
+                                String,
+                                String,
+                                Option<String>,
+                                Option<i32>,
+                            )> = logs::table
                                 .filter(logs::workspace_id.eq(workspace.as_bytes().to_vec()))
                                 .filter(logs::ts.lt(cutoff_ms))
                                 .filter(logs::seq.le(indexed))

@@ -113,10 +113,13 @@ pub fn missing_and_duplicate_steps(steps: &[(i32, i64)]) -> (Vec<u16>, Vec<u16>)
     let highest = steps.iter().map(|(step, _)| *step).max();
     let seen: std::collections::BTreeSet<i32> = steps.iter().filter(|(_, logs)| *logs > 0).map(|(s, _)| *s).collect();
     let missing = match highest {
-        Some(highest) => (0..highest).filter(|step| !seen.contains(step)).filter_map(|s| u16::try_from(s).ok()).collect(),
+        Some(highest) => {
+            (0..highest).filter(|step| !seen.contains(step)).filter_map(|s| u16::try_from(s).ok()).collect()
+        }
         None => Vec::new(),
     };
-    let duplicate = steps.iter().filter(|(_, logs)| *logs > 1).filter_map(|(step, _)| u16::try_from(*step).ok()).collect();
+    let duplicate =
+        steps.iter().filter(|(_, logs)| *logs > 1).filter_map(|(step, _)| u16::try_from(*step).ok()).collect();
     (missing, duplicate)
 }
 

@@ -338,8 +338,11 @@ pub trait LogFlows: Send + Sync {
 
     /// One flow's summary, gaps, duplicates and up to [`flows::TIMELINE_MAX_LOGS`] logs;
     /// `None` when the workspace has no log naming it and made no such flow.
-    async fn flow_timeline(&self, workspace: WorkspaceId, flow_id: &str)
-    -> Result<Option<flows::FlowTimeline>, StoreError>;
+    async fn flow_timeline(
+        &self,
+        workspace: WorkspaceId,
+        flow_id: &str,
+    ) -> Result<Option<flows::FlowTimeline>, StoreError>;
 }
 
 /// Every log operation, one trait per concern so a store implements each in the module of

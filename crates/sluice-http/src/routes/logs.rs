@@ -122,13 +122,14 @@ struct GetResponse<'a> {
     log: &'a Log,
 }
 
+/// What a list answers about the page it returns (logs, searches, flows).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct Pagination {
-    limit: u32,
-    offset: u64,
-    count: usize,
-    has_more: bool,
+pub(crate) struct Pagination {
+    pub(crate) limit: u32,
+    pub(crate) offset: u64,
+    pub(crate) count: usize,
+    pub(crate) has_more: bool,
 }
 
 impl Pagination {
@@ -161,12 +162,12 @@ fn filter_of(params: &mut Params, with_ids: bool) -> LogFilter {
 }
 
 /// The deepest a page may reach, `offset + limit` (docs/API.md, GET /v1/logs): past it a
-/// list or search would read and skip that many rows to answer.
+/// list, search or flow list would read and skip that many rows to answer.
 const MAX_RESULT_WINDOW: i64 = 100_000;
 
 /// The page `limit` (at least 1, `default` when absent, at most `max`) and `offset` ask for;
 /// an `offset` whose page would reach past [`MAX_RESULT_WINDOW`] is an issue.
-fn page_of(params: &mut Params, default: i64, max: i64) -> Page {
+pub(crate) fn page_of(params: &mut Params, default: i64, max: i64) -> Page {
     let limit = params.integer("limit", 1).unwrap_or(default).min(max);
     let offset = params.integer("offset", 0).unwrap_or(0);
     if offset.saturating_add(limit) > MAX_RESULT_WINDOW {

@@ -1,6 +1,7 @@
 //! Handlers, one module per resource, the route table that lists them, and the JSON answers
 //! for unknown routes and methods.
 
+pub(crate) mod flows;
 pub(crate) mod health;
 pub(crate) mod logs;
 pub(crate) mod stats;
@@ -58,6 +59,14 @@ pub const ROUTES: &[Route] = &[
         path: "/v1/stats/summary",
         authenticated: true,
         handler: |route| route.to(stats::summary_today),
+    },
+    Route { method: Method::GET, path: "/v1/flows", authenticated: true, handler: |route| route.to(flows::list) },
+    Route { method: Method::POST, path: "/v1/flows", authenticated: true, handler: |route| route.to(flows::create) },
+    Route {
+        method: Method::GET,
+        path: "/v1/flows/{flowId}",
+        authenticated: true,
+        handler: |route| route.to(flows::timeline),
     },
     Route { method: Method::GET, path: "/v1/logs/{id}", authenticated: true, handler: |route| route.to(logs::get) },
 ];

@@ -4,6 +4,7 @@
 mod adversarial;
 mod auth;
 mod common;
+mod flows;
 mod ingest;
 mod limits;
 mod outage;

@@ -129,6 +129,8 @@ fn paths(route: &Route, alpha: &Alpha) -> Vec<String> {
     let ids: Vec<String> = match name {
         // Each of A's logs, and one in capitals (the same UUID to a parser).
         "id" => alpha.log_ids.iter().cloned().chain(alpha.log_ids.first().map(|id| id.to_uppercase())).collect(),
+        // A's flow, named by its logs.
+        "flowId" => vec!["alpha-flow".to_owned()],
         other => panic!("{}: no id of A's for the path parameter {{{other}}}; add it to the matrix", route.path),
     };
     ids.iter().map(|id| format!("{head}{id}{tail}")).collect()
@@ -145,7 +147,11 @@ async fn send(
     let mut all = headers.clone();
     let body = if route.method == awc::http::Method::POST {
         all.push(("Content-Type", "application/json"));
-        bravo_body()
+        // Each POST route gets a body of its own kind, so B's own requests succeed.
+        match route.path {
+            "/v1/flows" => json!({"name": "bravo flow"}).to_string().into_bytes(),
+            _ => bravo_body(),
+        }
     } else {
         Vec::new()
     };
@@ -306,7 +312,14 @@ async fn no_route_answers_another_workspace_with_workspace_a_data() {
             }
         }
     }
-    for route in ["GET /v1/logs", "GET /v1/logs/search", "GET /v1/logs/{id}", "GET /v1/stats"] {
+    for route in [
+        "GET /v1/logs",
+        "GET /v1/logs/search",
+        "GET /v1/logs/{id}",
+        "GET /v1/stats",
+        "GET /v1/flows",
+        "GET /v1/flows/{flowId}",
+    ] {
         if !revealing.contains(route) {
             failures.push(format!("{route} does not show A's data to A's own key: the matrix cannot see a leak there"));
         }

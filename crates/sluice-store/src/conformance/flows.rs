@@ -210,9 +210,11 @@ pub async fn flows_equal_the_rows_after_random_ingests_and_sweeps(store: &dyn St
             for log in &alive {
                 let Some(flow) = &log.entry.flow_id else { continue };
                 let ts = log.entry.timestamp;
-                let flow = expected
-                    .entry(flow.clone())
-                    .or_insert_with(|| Expected { first: ts, last: ts, ..Expected::default() });
+                let flow = expected.entry(flow.clone()).or_insert_with(|| Expected {
+                    first: ts,
+                    last: ts,
+                    ..Expected::default()
+                });
                 flow.levels[Level::ALL.iter().position(|level| *level == log.entry.level).unwrap_or(0)] += 1;
                 (flow.first, flow.last) = (flow.first.min(ts), flow.last.max(ts));
                 if let Some(step) = log.entry.step_index {
