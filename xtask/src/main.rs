@@ -17,6 +17,9 @@
 //!   `fuzz.rs`).
 //! - `bench soak [--minutes N] [--reads-per-second N] [--store sqlite|postgres]`: the soak benchmark (`soak.rs`): half
 //!   the most ingest each store takes for N minutes (10) while readers run; not part of `bench`.
+//! - `bench flows [--logs N] [--store sqlite|postgres]`: the flow benchmark (`flows.rs`): 1M
+//!   logs in 100k flows and one of 1,000 steps, then the flow list and timelines over HTTP;
+//!   not part of `bench`.
 //! - `with-pg <command...>`: runs one command with `SLUICE_TEST_PG` and `SLUICE_TEST_REDIS`
 //!   set to throwaway servers (e.g. `cargo xtask with-pg cargo test -p <crate>`), removed
 //!   afterwards.
@@ -30,6 +33,7 @@ use anyhow::{Context, bail};
 use sluice_testkit::cluster as postgres;
 use sluice_testkit::redis;
 
+mod flows;
 mod fuzz;
 mod ingest;
 mod schema;
@@ -70,6 +74,13 @@ fn main() -> anyhow::Result<()> {
             };
             search::bench(&root, logs, &stores(&args)?)
         }
+        Some("bench") if args.get(1).is_some_and(|arg| arg == "flows") => {
+            let logs = match args.iter().position(|arg| arg == "--logs") {
+                Some(at) => args.get(at + 1).context("--logs needs a number")?.parse().context("--logs")?,
+                None => 1_000_000,
+            };
+            flows::bench(&root, logs, &stores(&args)?)
+        }
         Some("bench") => {
             bench(&args[1..])?;
             ingest::bench(&root, args.iter().any(|arg| arg == "--quick"))
@@ -85,7 +96,7 @@ fn main() -> anyhow::Result<()> {
         Some("pg-schema") => pg_schema(&root),
         _ => {
             eprintln!(
-                "usage: cargo xtask ci | cargo xtask bench [ingest | search [--logs N] [--store sqlite|postgres] | soak [--minutes N] [--reads-per-second N] [--store sqlite|postgres]] [--quick] | cargo xtask fuzz [--seconds N] | cargo xtask with-pg <command...> | cargo xtask pg-schema"
+                "usage: cargo xtask ci | cargo xtask bench [ingest | search [--logs N] [--store sqlite|postgres] | soak [--minutes N] [--reads-per-second N] [--store sqlite|postgres] | flows [--logs N] [--store sqlite|postgres]] [--quick] | cargo xtask fuzz [--seconds N] | cargo xtask with-pg <command...> | cargo xtask pg-schema"
             );
             bail!("unknown task {:?}", args.first())
         }

@@ -20,7 +20,7 @@ use sluice_testkit::cluster as postgres;
 use crate::ingest::{Server, fresh, settle, utc_now, write_between_markers};
 
 /// Runs `sluice-loadgen <mode>` against `server`; returns the lines it printed on stdout.
-fn loadgen(root: &Path, server: &Server, mode: &str, logs: u64) -> anyhow::Result<Vec<String>> {
+pub(crate) fn loadgen(root: &Path, server: &Server, mode: &str, logs: u64) -> anyhow::Result<Vec<String>> {
     let output = Command::new(root.join("target/release/sluice-loadgen"))
         .args([mode, "--url", &format!("http://127.0.0.1:{}", server.port), "--key", &server.key])
         .args(["--logs", &logs.to_string()])

@@ -9,6 +9,7 @@
 //! time those processes used in the window and the server's peak RSS from `/proc`.
 //!
 //! `search-ingest` and `search-queries` are the search benchmark's workload (`search.rs`);
+//! `flows-ingest` and `flows-queries` the flow benchmark's (`flows.rs`, the same logs in flows);
 //! `reads`, the soak benchmark's readers (`reads.rs`).
 //!
 //! Prints a summary on stderr and, last on stdout, one Markdown table row:
@@ -28,6 +29,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use serde_json::json;
 
+mod flows;
 mod reads;
 mod search;
 
@@ -64,6 +66,8 @@ const USAGE: &str = "usage: sluice-loadgen --url http://HOST:PORT --key KEY [--f
    or: sluice-loadgen --copy-csv FILE [--copy-rows N] [--corpus DIR]
    or: sluice-loadgen search-ingest --url URL --key KEY --logs N [--corpus DIR] [--connections N]
    or: sluice-loadgen search-queries --url URL --key KEY --logs N [--corpus DIR] [--repeat N]
+   or: sluice-loadgen flows-ingest --url URL --key KEY --logs N [--corpus DIR] [--connections N]
+   or: sluice-loadgen flows-queries --url URL --key KEY --logs N [--corpus DIR] [--repeat N]
    or: sluice-loadgen reads --url URL --key KEY [--seconds N] [--connections N] [--rate READS_PER_SECOND]";
 
 impl Args {
@@ -389,7 +393,8 @@ fn quantile_ms(sorted: &[u64], q: f64) -> f64 {
 
 #[actix_rt::main]
 async fn main() -> anyhow::Result<()> {
-    if let Some(mode) = std::env::args().nth(1).filter(|mode| mode.starts_with("search-")) {
+    if let Some(mode) = std::env::args().nth(1).filter(|mode| mode.starts_with("search-") || mode.starts_with("flows-"))
+    {
         return search::run(&mode).await;
     }
     if std::env::args().nth(1).is_some_and(|mode| mode == "reads") {

@@ -40,15 +40,18 @@ fn mix(mut x: u64) -> u64 {
 /// What the workload of `logs` logs holds, as functions of a log's index or a group.
 pub(crate) struct Workload {
     lines: Vec<Line>,
-    logs: u64,
+    pub(crate) logs: u64,
     groups: u64,
     newest_ms: i64,
+    /// The flow benchmark's shape (`flows-ingest`): every log in a flow
+    /// ([`crate::flows::flow_of`]).
+    pub(crate) flows: bool,
 }
 
 impl Workload {
     pub(crate) fn new(lines: Vec<Line>, logs: u64) -> Workload {
         let newest_ms = time::OffsetDateTime::now_utc().unix_timestamp() * 1_000;
-        Workload { lines, logs, groups: (logs / 100).max(1), newest_ms }
+        Workload { lines, logs, groups: (logs / 100).max(1), newest_ms, flows: false }
     }
 
     /// The order number of a group: `ORD-` and seven digits, distinct per group (an affine map
@@ -94,13 +97,19 @@ impl Workload {
             i % 10,
             self.replica(group)
         );
-        json!({
+        let mut entry = json!({
             "timestamp": self.newest_ms - i64::try_from(self.logs - i).unwrap_or(0),
             "level": level_of(&line.text),
             "message": message,
             "source": line.system,
             "environment": "production",
-        })
+        });
+        if self.flows {
+            let (flow, step) = crate::flows::flow_of(i, self.logs);
+            entry["flowId"] = json!(flow);
+            entry["stepIndex"] = json!(step);
+        }
+        entry
     }
 
     /// The request body of logs `first..first + ENTRIES`.
@@ -128,7 +137,8 @@ impl Workload {
     }
 }
 
-/// `sluice-loadgen search-ingest|search-queries ...`: parses the mode's options and runs it.
+/// `sluice-loadgen search-ingest|search-queries|flows-ingest|flows-queries ...`: parses the
+/// mode's options and runs it.
 pub(crate) async fn run(mode: &str) -> anyhow::Result<()> {
     let (mut url, mut key, mut logs, mut connections, mut repeat) = (String::new(), String::new(), 0_u64, 32, 30);
     let mut corpus = std::path::PathBuf::from("../shared/corpus");
@@ -148,10 +158,12 @@ pub(crate) async fn run(mode: &str) -> anyhow::Result<()> {
     if url.is_empty() || key.is_empty() || logs == 0 {
         bail!("{}", crate::USAGE);
     }
-    let workload = Workload::new(crate::corpus_lines(&corpus)?, logs);
+    let mut workload = Workload::new(crate::corpus_lines(&corpus)?, logs);
+    workload.flows = mode.starts_with("flows-");
     match mode {
-        "search-ingest" => ingest(workload, &url, &key, connections).await,
+        "search-ingest" | "flows-ingest" => ingest(workload, &url, &key, connections).await,
         "search-queries" => queries(workload, &url, &key, repeat).await,
+        "flows-queries" => crate::flows::queries(&workload, &url, &key, repeat).await,
         other => bail!("unknown mode {other}"),
     }
 }

@@ -1,0 +1,93 @@
+//! The flow benchmark's workload (`cargo xtask bench flows`, issue 26): the search
+//! benchmark's logs, each in a flow of ten steps (`flow-N`), but the newest 1,000, which make
+//! one flow of 1,000 steps (`flow-long`); then the flow list and timelines over HTTP.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+
+use crate::quantile_ms;
+use crate::search::Workload;
+
+/// Logs in the long flow, one a step.
+const LONG_FLOW: u64 = 1_000;
+
+/// The flow and step of log `i` of `logs`: ten logs a flow, steps 0 to 9, but the newest
+/// [`LONG_FLOW`] logs, which are `flow-long`'s steps 0 to 999.
+pub(crate) fn flow_of(i: u64, logs: u64) -> (String, u64) {
+    let long_from = logs.saturating_sub(LONG_FLOW);
+    if i >= long_from { ("flow-long".to_owned(), i - long_from) } else { (format!("flow-{}", i / 10), i % 10) }
+}
+
+/// A kind of read: its name, the URL of its `n`-th request, and the answer's array it counts.
+type Read<'a> = (&'a str, Box<dyn Fn(u64) -> String + 'a>, &'a str);
+
+/// Runs `repeat` reads of each kind, one at a time (one more first, to warm up), and prints a
+/// row per kind: `| kind | p50 ms | p95 ms | max ms | 5xx | items |`.
+pub(crate) async fn queries(workload: &Workload, url: &str, key: &str, repeat: u64) -> anyhow::Result<()> {
+    let client = awc::Client::builder().timeout(Duration::from_secs(60)).finish();
+    let auth = format!("Bearer {key}");
+    let base = url.trim_end_matches('/');
+    let short_flows = workload.logs.saturating_sub(LONG_FLOW) / 10;
+    let kinds: [Read<'_>; 4] = [
+        ("flow list, newest page (50)", Box::new(|_| format!("{base}/v1/flows")), "flows"),
+        (
+            "flow list, a page deep in (offset 5,000)",
+            Box::new(|n| format!("{base}/v1/flows?offset={}", 5_000 + n)),
+            "flows",
+        ),
+        ("timeline of 1,000 steps", Box::new(|_| format!("{base}/v1/flows/flow-long")), "logs"),
+        (
+            "timeline of 10 steps",
+            Box::new(move |n| format!("{base}/v1/flows/flow-{}", (n * 7_919) % short_flows.max(1))),
+            "logs",
+        ),
+    ];
+    for (name, target, items) in &kinds {
+        let (mut latencies, mut errors, mut count) = (Vec::new(), 0, 0);
+        for n in 0..=repeat {
+            let target = target(n);
+            let started = Instant::now();
+            let mut response = client
+                .get(target.as_str())
+                .insert_header(("Authorization", auth.as_str()))
+                .send()
+                .await
+                .map_err(|error| anyhow::anyhow!("{target}: {error}"))?;
+            let body = response.body().limit(64 << 20).await.context("answer")?;
+            let elapsed = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+            if n == 0 {
+                continue;
+            }
+            latencies.push(elapsed);
+            if response.status().is_server_error() {
+                errors += 1;
+            } else if response.status().is_success() {
+                let value: serde_json::Value = serde_json::from_slice(&body).context("answer is JSON")?;
+                count = value[*items].as_array().map_or(0, Vec::len);
+            } else {
+                bail!("{target} answered {}: {}", response.status(), String::from_utf8_lossy(&body));
+            }
+        }
+        latencies.sort_unstable();
+        let (p50, p95) = (quantile_ms(&latencies, 0.50), quantile_ms(&latencies, 0.95));
+        let max = latencies.last().map_or(0.0, |max| *max as f64 / 1000.0);
+        eprintln!("{name}: p50 {p50:.1} ms, p95 {p95:.1} ms, max {max:.1} ms, {errors} errors");
+        println!("query | {name} | {p50:.1} | {p95:.1} | {max:.1} | {errors} | {count}");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flows_have_ten_steps_and_the_newest_thousand_logs_make_the_long_one() {
+        assert_eq!(flow_of(0, 1_000_000), ("flow-0".to_owned(), 0));
+        assert_eq!(flow_of(19, 1_000_000), ("flow-1".to_owned(), 9));
+        assert_eq!(flow_of(998_999, 1_000_000), ("flow-99899".to_owned(), 9));
+        assert_eq!(flow_of(999_000, 1_000_000), ("flow-long".to_owned(), 0));
+        assert_eq!(flow_of(999_999, 1_000_000), ("flow-long".to_owned(), 999));
+    }
+}
