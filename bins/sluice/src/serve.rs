@@ -91,6 +91,22 @@ pub(crate) async fn run(
             }
         }
     });
+    // Live tails never end by themselves: at SIGTERM or SIGINT they are ended at once (each
+    // stream finishes), so the graceful stop does not wait its 30 s for them.
+    let tails = state.tails.clone();
+    let tail_closer = actix_web::rt::spawn(async move {
+        use actix_web::rt::signal::unix::{SignalKind, signal};
+        match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+            (Ok(mut terminate), Ok(mut interrupt)) => {
+                tokio::select! {
+                    _ = terminate.recv() => {}
+                    _ = interrupt.recv() => {}
+                }
+                tails.close();
+            }
+            _ => tracing::warn!("cannot watch for shutdown signals; live tails end only with their clients"),
+        }
+    });
     let listen = options.listen.clone();
     let writer = state.writer.clone();
     let server = HttpServer::new(move || sluice_http::app(state.clone()))
@@ -108,7 +124,7 @@ pub(crate) async fn run(
     // tasks while the runtime still runs: the store they hold must be dropped inside it (its
     // pools hand connections to blocking threads as they close).
     writer.shutdown().await;
-    for task in [housekeeping_task, retention_task] {
+    for task in [housekeeping_task, retention_task, tail_closer] {
         task.abort();
         let _ = task.await;
     }

@@ -58,6 +58,9 @@ pub enum ApiError {
         /// Seconds until the next UTC month.
         retry_after: u64,
     },
+    /// 429 `Too many live tails`: the workspace has its most tails open.
+    #[error("Too many live tails")]
+    TooManyTails,
     /// 503: the database cannot be reached; retrying later is advised.
     #[error("Service unavailable")]
     Unavailable,
@@ -179,7 +182,9 @@ impl ResponseError for ApiError {
             ApiError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::HeadersTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-            ApiError::RateLimited { .. } | ApiError::QuotaExceeded { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::RateLimited { .. } | ApiError::QuotaExceeded { .. } | ApiError::TooManyTails => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             ApiError::Unavailable | ApiError::Overloaded { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal | ApiError::SearchFailed => StatusCode::INTERNAL_SERVER_ERROR,
         }

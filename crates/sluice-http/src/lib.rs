@@ -16,6 +16,7 @@ pub mod origin;
 mod params;
 mod routes;
 mod state;
+pub mod tail;
 
 pub use error::ApiError;
 pub use extract::Authed;

@@ -1,5 +1,5 @@
 //! What every handler shares: the store and the group committer in front of its writes, the
-//! authenticator, the rate limiter, who the clients are, and the clock.
+//! authenticator, the rate limiter, who the clients are, the live tails, and the clock.
 
 use std::sync::Arc;
 
@@ -35,6 +35,10 @@ pub struct AppState {
     /// The most bytes of headers a request may carry before it is answered 431
     /// (`SLUICE_MAX_HEADER_BYTES`; [`crate::limits`]).
     pub max_header_bytes: usize,
+    /// The live tails open on this server, which ingest hands committed logs to.
+    pub tails: crate::tail::TailHub,
+    /// How often a live tail writes a comment line ([`crate::tail::DEFAULT_HEARTBEAT`]).
+    pub heartbeat: std::time::Duration,
 }
 
 impl AppState {
@@ -53,6 +57,8 @@ impl AppState {
             clock: system_clock(),
             body_timeout: DEFAULT_BODY_TIMEOUT,
             max_header_bytes: crate::limits::DEFAULT_MAX_HEADER_BYTES,
+            tails: crate::tail::TailHub::default(),
+            heartbeat: crate::tail::DEFAULT_HEARTBEAT,
         }
     }
 

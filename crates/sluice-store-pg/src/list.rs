@@ -361,4 +361,21 @@ impl LogReads for PgStore {
         })
         .await
     }
+
+    async fn logs_after(&self, workspace: WorkspaceId, after: LogId, limit: u32) -> Result<Vec<Log>, StoreError> {
+        self.with_deadline(async move {
+            let mut connection = self.connection().await?;
+            let rows: Vec<LogRow> = logs::table
+                .filter(logs::workspace_id.eq(*workspace.as_uuid()))
+                .filter(logs::id.gt(*after.as_uuid()))
+                .order(logs::id.desc())
+                .limit(i64::from(limit))
+                .select(LogRow::as_select())
+                .load(&mut connection)
+                .await
+                .map_err(from_diesel)?;
+            rows.into_iter().rev().map(Log::try_from).collect()
+        })
+        .await
+    }
 }

@@ -82,4 +82,19 @@ impl LogReads for SqliteStore {
         })
         .await
     }
+
+    async fn logs_after(&self, workspace: WorkspaceId, after: LogId, limit: u32) -> Result<Vec<Log>, StoreError> {
+        self.with_connection(move |connection| {
+            let rows: Vec<LogRow> = logs::table
+                .filter(logs::workspace_id.eq(workspace.as_bytes().to_vec()))
+                .filter(logs::id.gt(after.as_bytes().to_vec()))
+                .order(logs::id.desc())
+                .limit(i64::from(limit))
+                .select(LogRow::as_select())
+                .load(connection)
+                .map_err(from_diesel)?;
+            rows.into_iter().rev().map(Log::try_from).collect()
+        })
+        .await
+    }
 }

@@ -262,6 +262,10 @@ pub trait LogReads: Send + Sync {
 
     /// One log of the workspace; `None` when it does not exist or belongs to another one.
     async fn get_log(&self, workspace: WorkspaceId, id: LogId) -> Result<Option<Log>, StoreError>;
+
+    /// The workspace's logs stored after `after` (ids are UUID v7, so in the order they were
+    /// accepted), the latest `limit` of them, oldest first: a live tail's replay.
+    async fn logs_after(&self, workspace: WorkspaceId, after: LogId, limit: u32) -> Result<Vec<Log>, StoreError>;
 }
 
 /// Searching logs with the query language.

@@ -1,4 +1,5 @@
-//! `POST /v1/logs`, `GET /v1/logs`, `GET /v1/logs/search`, `GET /v1/logs/{id}`.
+//! `POST /v1/logs`, `GET /v1/logs`, `GET /v1/logs/search`, `GET /v1/logs/{id}`; the live tail
+//! is `tail.rs`.
 
 use actix_web::http::header::{CONTENT_TYPE, HeaderName, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
@@ -97,9 +98,14 @@ async fn ingest_batch(
         })
         .collect();
     let count = logs.len();
+    // The tails get the logs once they are committed, and only when one is open.
+    let tailed = state.tails.watches(workspace).then(|| logs.clone());
     match state.writer.insert(workspace, logs).await {
         Err(StoreError::QuotaExceeded) => return Err(ApiError::quota_exceeded(received_at)),
         other => other?,
+    }
+    if let Some(logs) = tailed {
+        state.tails.publish(workspace, &logs);
     }
     Ok(HttpResponse::Ok().json(IngestResponse { success: true, count, timestamp: received_at }))
 }
@@ -141,7 +147,7 @@ impl Pagination {
 
 /// The filter of a list (`with_ids`: also by user, session and flow) or of a search, read in
 /// the order their issues are listed.
-fn filter_of(params: &mut Params, with_ids: bool) -> LogFilter {
+pub(crate) fn filter_of(params: &mut Params, with_ids: bool) -> LogFilter {
     let level = params.vocabulary("level");
     let source = params.text("source");
     let environment = params.vocabulary("environment");

@@ -5,6 +5,7 @@ pub(crate) mod flows;
 pub(crate) mod health;
 pub(crate) mod logs;
 pub(crate) mod stats;
+pub(crate) mod tail;
 
 use actix_web::http::Method;
 use actix_web::{HttpResponse, ResponseError, Route as ActixRoute, web};
@@ -40,8 +41,8 @@ impl Route {
     }
 }
 
-/// Every route of the service, in the order actix tries them: `/v1/logs/search` comes before
-/// `/v1/logs/{id}`, which would otherwise take `search` for an id.
+/// Every route of the service, in the order actix tries them: `/v1/logs/search` and
+/// `/v1/logs/tail` come before `/v1/logs/{id}`, which would otherwise take them for an id.
 pub const ROUTES: &[Route] = &[
     Route { method: Method::GET, path: "/healthz", authenticated: false, handler: |route| route.to(health::healthz) },
     Route { method: Method::GET, path: "/readyz", authenticated: false, handler: |route| route.to(health::readyz) },
@@ -53,6 +54,7 @@ pub const ROUTES: &[Route] = &[
         authenticated: true,
         handler: |route| route.to(logs::search),
     },
+    Route { method: Method::GET, path: "/v1/logs/tail", authenticated: true, handler: |route| route.to(tail::tail) },
     Route { method: Method::GET, path: "/v1/stats", authenticated: true, handler: |route| route.to(stats::stats) },
     Route {
         method: Method::GET,

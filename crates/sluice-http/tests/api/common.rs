@@ -43,6 +43,8 @@ pub struct TestServer {
     handle: ServerHandle,
     /// The folder of the SQLite file (kept until the server is dropped).
     pub folder: tempfile::TempDir,
+    /// The server's live tails.
+    pub tails: sluice_http::tail::TailHub,
 }
 
 pub struct Reply {
@@ -131,7 +133,11 @@ async fn start_over_configured(store: Arc<dyn Store>, configure: impl FnOnce(&mu
         WALL_CLOCK => sluice_http::unix_now_ms(),
         set => set,
     });
+    // Tails write a heartbeat every 50 ms here: a test reads up to one to know the stream has
+    // sent all it holds (the replay, the logs published so far).
+    state.heartbeat = std::time::Duration::from_millis(50);
     configure(&mut state);
+    let tails = state.tails.clone();
     let server = HttpServer::new(move || sluice_http::app(state.clone()))
         .workers(1)
         .disable_signals()
@@ -150,6 +156,7 @@ async fn start_over_configured(store: Arc<dyn Store>, configure: impl FnOnce(&mu
         now,
         handle,
         folder: dir,
+        tails,
     }
 }
 
@@ -194,6 +201,8 @@ impl TestServer {
     }
 
     pub async fn stop(self) {
+        // As `sluice serve` does at a signal: tails end, so the graceful stop need not wait.
+        self.tails.close();
         self.handle.stop(true).await;
     }
 }
@@ -248,4 +257,96 @@ impl TestServer {
         assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
         assert_eq!(reply.body["count"], json!(count));
     }
+}
+
+/// One event of a live tail: `event` (`log`, `dropped`, or `comment` for a heartbeat), `id`
+/// and `data` as sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    pub event: String,
+    pub id: Option<String>,
+    pub data: Value,
+}
+
+/// An open live tail, read event by event.
+pub struct Tail {
+    response: awc::ClientResponse,
+    buffer: Vec<u8>,
+}
+
+impl Tail {
+    /// The next event, or `None` when the stream ended.
+    pub async fn next(&mut self) -> Option<Event> {
+        loop {
+            if let Some(end) = self.buffer.windows(2).position(|pair| pair == b"\n\n") {
+                let block: Vec<u8> = self.buffer.drain(..end + 2).collect();
+                let text = String::from_utf8(block).expect("events are UTF-8");
+                let mut event = Event { event: "log".into(), id: None, data: Value::Null };
+                for line in text.lines() {
+                    if line.starts_with(':') {
+                        event.event = "comment".into();
+                    } else if let Some(value) = line.strip_prefix("event: ") {
+                        event.event = value.to_owned();
+                    } else if let Some(value) = line.strip_prefix("id: ") {
+                        event.id = Some(value.to_owned());
+                    } else if let Some(value) = line.strip_prefix("data: ") {
+                        event.data = serde_json::from_str(value).expect("data is JSON");
+                    }
+                }
+                return Some(event);
+            }
+            let chunk = std::future::poll_fn(|context| {
+                futures_core::Stream::poll_next(std::pin::Pin::new(&mut self.response), context)
+            })
+            .await?;
+            self.buffer.extend_from_slice(&chunk.expect("the stream reads"));
+        }
+    }
+
+    /// The logs' messages up to the next heartbeat, and every `dropped` count met.
+    pub async fn until_heartbeat(&mut self) -> (Vec<String>, Vec<u64>) {
+        let (mut messages, mut dropped) = (Vec::new(), Vec::new());
+        while let Some(event) = self.next().await {
+            match event.event.as_str() {
+                "comment" => break,
+                "dropped" => dropped.push(event.data["count"].as_u64().unwrap_or(0)),
+                _ => messages.push(event.data["message"].as_str().unwrap_or("").to_owned()),
+            }
+        }
+        (messages, dropped)
+    }
+}
+
+impl TestServer {
+    /// Opens `GET path` as a live tail with the main key; the status and, when 200, the stream
+    /// (else the error's JSON).
+    pub async fn tail(&self, path: &str) -> (StatusCode, Result<Tail, Value>) {
+        self.tail_with(path, &[("X-API-Key", self.key.as_str())]).await
+    }
+
+    /// [`TestServer::tail`] with `headers` only (the credential among them).
+    pub async fn tail_with(&self, path: &str, headers: &[(&str, &str)]) -> (StatusCode, Result<Tail, Value>) {
+        let client = awc::Client::builder().disable_timeout().finish();
+        let mut request = client.get(format!("{}{path}", self.base));
+        for (name, value) in headers {
+            request = request.insert_header((*name, *value));
+        }
+        let mut response = request.send().await.expect("request");
+        let status = response.status();
+        if status != StatusCode::OK {
+            let body = response.body().await.expect("body");
+            return (status, Err(serde_json::from_slice(&body).expect("JSON error")));
+        }
+        (status, Ok(Tail { response, buffer: Vec::new() }))
+    }
+}
+
+/// This process's resident memory, in bytes (`VmRSS` of /proc/self/status).
+pub fn resident_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kib| kib * 1024)
 }

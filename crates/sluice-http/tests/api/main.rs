@@ -14,4 +14,5 @@ mod read;
 mod routes;
 mod search;
 mod stats;
+mod tail;
 mod tenants;

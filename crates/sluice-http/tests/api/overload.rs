@@ -21,7 +21,7 @@ use serde_json::json;
 use sluice_store::GroupOptions;
 use sluice_store::group::GroupCommitter;
 
-use crate::common::{Reply, TestServer, entry, start_configured};
+use crate::common::{Reply, TestServer, entry, resident_bytes, start_configured};
 
 /// What holds the store still: SQLite's write lock, or a lock PostgreSQL's inserts wait for.
 enum Stall {
@@ -49,16 +49,6 @@ impl Stall {
             Stall::Postgres(stall) => stall.release().await,
         }
     }
-}
-
-/// This process's resident memory, in bytes (`VmRSS` of /proc/self/status).
-fn resident_bytes() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map_or(0, |kib| kib * 1024)
 }
 
 #[actix_web::test]

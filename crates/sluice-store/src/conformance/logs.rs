@@ -212,3 +212,21 @@ pub async fn large_batches_are_stored_whole(store: &dyn Store) {
     assert_eq!((page.logs.len(), page.has_more), (500, false));
     assert_eq!(page.logs.last().map(|log| log.entry.message.as_str()), Some("m0"));
 }
+
+/// The logs stored after an id, the latest `limit` of them, oldest first (a tail's replay),
+/// whatever their timestamps; only the workspace's own.
+pub async fn logs_after_an_id_come_in_the_order_they_were_stored(store: &dyn Store) {
+    let workspace = new_workspace(store, "replay").await;
+    let other = new_workspace(store, "other").await;
+    // Ids are given as logs are accepted; timestamps run backwards here.
+    let batch: Vec<Log> = (0..5).map(|n| log(&format!("r{n}"), T0 - n)).collect();
+    for log in &batch {
+        store.insert_logs(workspace, std::slice::from_ref(log)).await.expect("insert");
+    }
+    store.insert_logs(other, &[log("theirs", T0)]).await.expect("insert");
+    let after = store.logs_after(workspace, batch[1].id, 1_000).await.expect("after");
+    assert_eq!(messages(&after), ["r2", "r3", "r4"]);
+    let latest = store.logs_after(workspace, batch[0].id, 2).await.expect("after");
+    assert_eq!(messages(&latest), ["r3", "r4"], "the latest of them, oldest first");
+    assert!(store.logs_after(workspace, batch[4].id, 10).await.expect("after").is_empty());
+}

@@ -69,7 +69,8 @@ macro_rules! conformance_suite {
             rollups_equal_the_rows_after_random_ingests_and_deletes,
             flows_sum_their_logs_and_list_by_last_activity,
             flow_timeline_orders_steps_marks_gaps_and_truncates,
-            flows_equal_the_rows_after_random_ingests_and_sweeps
+            flows_equal_the_rows_after_random_ingests_and_sweeps,
+            logs_after_an_id_come_in_the_order_they_were_stored
         );
     };
     (@each $make:expr; $($name:ident),+) => {
