@@ -20,6 +20,9 @@
 //! - `bench flows [--logs N] [--store sqlite|postgres]`: the flow benchmark (`flows.rs`): 1M
 //!   logs in 100k flows and one of 1,000 steps, then the flow list and timelines over HTTP;
 //!   not part of `bench`.
+//! - `bench tail [--seconds N] [--store sqlite|postgres]`: the live tail benchmark
+//!   (`tail.rs`): ingest with and without 10 tails open, and delivery times at 20k logs/s;
+//!   not part of `bench`.
 //! - `with-pg <command...>`: runs one command with `SLUICE_TEST_PG` and `SLUICE_TEST_REDIS`
 //!   set to throwaway servers (e.g. `cargo xtask with-pg cargo test -p <crate>`), removed
 //!   afterwards.
@@ -40,6 +43,7 @@ mod schema;
 mod search;
 mod setup;
 mod soak;
+mod tail;
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -74,6 +78,13 @@ fn main() -> anyhow::Result<()> {
             };
             search::bench(&root, logs, &stores(&args)?)
         }
+        Some("bench") if args.get(1).is_some_and(|arg| arg == "tail") => {
+            let seconds = match args.iter().position(|arg| arg == "--seconds") {
+                Some(at) => args.get(at + 1).context("--seconds needs a number")?.parse().context("--seconds")?,
+                None => 20,
+            };
+            tail::bench(&root, seconds, &stores(&args)?)
+        }
         Some("bench") if args.get(1).is_some_and(|arg| arg == "flows") => {
             let logs = match args.iter().position(|arg| arg == "--logs") {
                 Some(at) => args.get(at + 1).context("--logs needs a number")?.parse().context("--logs")?,
@@ -96,7 +107,7 @@ fn main() -> anyhow::Result<()> {
         Some("pg-schema") => pg_schema(&root),
         _ => {
             eprintln!(
-                "usage: cargo xtask ci | cargo xtask bench [ingest | search [--logs N] [--store sqlite|postgres] | soak [--minutes N] [--reads-per-second N] [--store sqlite|postgres] | flows [--logs N] [--store sqlite|postgres]] [--quick] | cargo xtask fuzz [--seconds N] | cargo xtask with-pg <command...> | cargo xtask pg-schema"
+                "usage: cargo xtask ci | cargo xtask bench [ingest | search [--logs N] [--store sqlite|postgres] | soak [--minutes N] [--reads-per-second N] [--store sqlite|postgres] | flows [--logs N] [--store sqlite|postgres] | tail [--seconds N] [--store sqlite|postgres]] [--quick] | cargo xtask fuzz [--seconds N] | cargo xtask with-pg <command...> | cargo xtask pg-schema"
             );
             bail!("unknown task {:?}", args.first())
         }

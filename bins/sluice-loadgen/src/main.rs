@@ -10,7 +10,8 @@
 //!
 //! `search-ingest` and `search-queries` are the search benchmark's workload (`search.rs`);
 //! `flows-ingest` and `flows-queries` the flow benchmark's (`flows.rs`, the same logs in flows);
-//! `reads`, the soak benchmark's readers (`reads.rs`).
+//! `reads`, the soak benchmark's readers (`reads.rs`); `tail`, the live tail benchmark
+//! (`tail.rs`).
 //!
 //! Prints a summary on stderr and, last on stdout, one Markdown table row:
 //! `| label | format | load | logs/s | MB/s | p50 ms | p99 ms | server CPU | database CPU | server peak RSS | refused |`.
@@ -32,6 +33,7 @@ use serde_json::json;
 mod flows;
 mod reads;
 mod search;
+mod tail;
 
 /// Entries per request, as a shipper's batch.
 const ENTRIES: usize = 100;
@@ -68,7 +70,8 @@ const USAGE: &str = "usage: sluice-loadgen --url http://HOST:PORT --key KEY [--f
    or: sluice-loadgen search-queries --url URL --key KEY --logs N [--corpus DIR] [--repeat N]
    or: sluice-loadgen flows-ingest --url URL --key KEY --logs N [--corpus DIR] [--connections N]
    or: sluice-loadgen flows-queries --url URL --key KEY --logs N [--corpus DIR] [--repeat N]
-   or: sluice-loadgen reads --url URL --key KEY [--seconds N] [--connections N] [--rate READS_PER_SECOND]";
+   or: sluice-loadgen reads --url URL --key KEY [--seconds N] [--connections N] [--rate READS_PER_SECOND]
+   or: sluice-loadgen tail --url URL --key KEY [--seconds N] [--tails N] [--rate LOGS_PER_SECOND]";
 
 impl Args {
     fn parse() -> anyhow::Result<Args> {
@@ -399,6 +402,9 @@ async fn main() -> anyhow::Result<()> {
     }
     if std::env::args().nth(1).is_some_and(|mode| mode == "reads") {
         return reads::run().await;
+    }
+    if std::env::args().nth(1).is_some_and(|mode| mode == "tail") {
+        return tail::run().await;
     }
     let args = Args::parse()?;
     let lines = corpus_lines(&args.corpus)?;

@@ -44,10 +44,12 @@ pub struct AppState {
 impl AppState {
     /// State over `store` with its group commit, the default key cache, an in-process rate
     /// limiter, clients taken at their TCP address (no trusted proxies, no country database)
-    /// and the wall clock. Starts the committer's writers on the current Tokio runtime.
+    /// and the wall clock. Starts the committer's writers on the current Tokio runtime, and,
+    /// on a database other servers share, the live tail's listener and announcer.
     pub fn new(store: Arc<dyn Store>) -> Self {
         let auth = Authenticator::new(store.clone(), sluice_auth::CACHE_TTL);
         let writer = GroupCommitter::start(Arc::new(store.clone()), store.group_options());
+        let tails = crate::tail::TailHub::connect(store.clone());
         Self {
             store,
             writer,
@@ -57,7 +59,7 @@ impl AppState {
             clock: system_clock(),
             body_timeout: DEFAULT_BODY_TIMEOUT,
             max_header_bytes: crate::limits::DEFAULT_MAX_HEADER_BYTES,
-            tails: crate::tail::TailHub::default(),
+            tails,
             heartbeat: crate::tail::DEFAULT_HEARTBEAT,
         }
     }

@@ -1,7 +1,8 @@
 //! Live tail (`GET /v1/logs/tail`, docs/API.md "Live tail"): each server's hub of open tails,
 //! and the Server-Sent Events stream one tail reads.
 //!
-//! Ingest hands each committed batch to [`TailHub::publish`] after its `200` is decided, and
+//! Ingest hands each committed batch to [`TailHub::publish`] after its `200` is decided (and,
+//! on a database other servers share, announces it to them: [`TailHub::connect`]), and
 //! the hub puts each matching log in the tail's own bounded queue without waiting: a tail
 //! whose queue is full loses the log and counts it, and its stream says so with one
 //! `event: dropped` once it has caught up. A slow reader thus costs at most its queue, never
@@ -19,7 +20,7 @@ use std::time::Duration;
 
 use actix_web::web::Bytes;
 use sluice_model::{Log, LogId, WorkspaceId};
-use sluice_store::{LogFilter, Search};
+use sluice_store::{Announced, Deliver, LogFilter, Search, Store, Watched};
 use tokio::sync::mpsc;
 
 /// The most tails one workspace may have open at once (the 21st gets 429).
@@ -71,6 +72,11 @@ struct Hub {
     next_id: u64,
     workspaces: HashMap<WorkspaceId, Vec<Subscriber>>,
     closed: bool,
+    /// The queue of committed batches to announce to the other servers sharing the database,
+    /// when there are any to tell ([`TailHub::connect`]).
+    announcer: Option<mpsc::Sender<Announced>>,
+    /// Tells the store's listener to stop (at [`TailHub::close`]).
+    stop: Option<tokio::sync::watch::Sender<bool>>,
 }
 
 /// The tails open on this server, by workspace. Cheap to clone (shared).
@@ -78,6 +84,13 @@ struct Hub {
 pub struct TailHub {
     hub: Arc<Mutex<Hub>>,
 }
+
+/// Committed batches waiting to be announced before new ones are dropped (with a warning:
+/// the other servers' tails then miss them).
+const ANNOUNCE_QUEUE: usize = 4_096;
+
+/// The most batches one announcement statement carries.
+const ANNOUNCE_BATCHES: usize = 256;
 
 /// The workspace has [`MAX_TAILS_PER_WORKSPACE`] tails open already, or the server is
 /// shutting down.
@@ -146,11 +159,62 @@ impl TailHub {
     }
 
     /// Ends every tail (their streams finish once they have sent what they hold) and refuses
-    /// new ones: the server is shutting down.
+    /// new ones: the server is shutting down. The store's listener and the announcer stop.
     pub fn close(&self) {
         let mut hub = self.locked();
         hub.closed = true;
         hub.workspaces.clear();
+        hub.announcer = None;
+        if let Some(stop) = hub.stop.take() {
+            let _ = stop.send(true);
+        }
+    }
+
+    /// A hub whose tails also show what the other servers sharing `store`'s database commit:
+    /// the store follows their announcements ([`Store::follow`]), and batches committed here
+    /// are announced to them by a task of their own, a statement at a time for all that
+    /// waited ([`TailHub::announce`]). A store no other server shares gives a plain hub.
+    /// Must be called inside a Tokio runtime.
+    pub fn connect(store: Arc<dyn Store>) -> Self {
+        let tails = TailHub::default();
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let (watching, delivering) = (tails.clone(), tails.clone());
+        let watched: Watched = Arc::new(move |workspace| watching.watches(workspace));
+        let deliver: Deliver = Arc::new(move |workspace, logs: Vec<Log>| delivering.publish(workspace, &logs));
+        if !store.follow(watched, deliver, stopped) {
+            return tails;
+        }
+        let (sender, mut receiver) = mpsc::channel::<Announced>(ANNOUNCE_QUEUE);
+        tokio::spawn(async move {
+            let mut batches = Vec::new();
+            while receiver.recv_many(&mut batches, ANNOUNCE_BATCHES).await > 0 {
+                if let Err(error) = store.announce(&batches).await {
+                    tracing::warn!(%error, batches = batches.len(), "live tail: cannot announce batches to the other servers");
+                }
+                batches.clear();
+            }
+        });
+        let mut hub = tails.locked();
+        hub.announcer = Some(sender);
+        hub.stop = Some(stop);
+        drop(hub);
+        tails
+    }
+
+    /// Whether committed batches are announced to other servers (ingest collects their ids
+    /// only then).
+    pub fn announces(&self) -> bool {
+        self.locked().announcer.is_some()
+    }
+
+    /// Queues a committed batch's announcement to the other servers, never waiting.
+    pub fn announce(&self, workspace: WorkspaceId, logs: Vec<(LogId, i64)>) {
+        let hub = self.locked();
+        if let Some(announcer) = &hub.announcer
+            && announcer.try_send(Announced { workspace, logs }).is_err()
+        {
+            tracing::warn!("live tail: the announcement queue is full; other servers' tails miss a batch");
+        }
     }
 }
 

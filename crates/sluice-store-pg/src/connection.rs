@@ -54,6 +54,10 @@ pub struct PgStore {
     pub(crate) slots: Arc<Slots>,
     /// "Now", for which days get a partition of their own.
     pub(crate) clock: Clock,
+    /// How this store connects (for the live tail's listening connection, `crate::feed`).
+    pub(crate) config: Arc<tokio_postgres::Config>,
+    /// This server among those sharing the database, in its own announcements (`crate::feed`).
+    pub(crate) server: String,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -175,8 +179,9 @@ impl PgStore {
         let config = Arc::new(connection_config(url, options)?);
         migrate(url).await?;
         let mut manager_config = ManagerConfig::default();
+        let pooled = Arc::clone(&config);
         manager_config.custom_setup = Box::new(move |_url| {
-            let config = Arc::clone(&config);
+            let config = Arc::clone(&pooled);
             Box::pin(async move {
                 let (client, connection) = config
                     .connect(tokio_postgres::NoTls)
@@ -212,6 +217,8 @@ impl PgStore {
             chunk_rows: options.index_chunk_rows,
             slots: Arc::new(Slots::new()),
             clock: options.clock.clone(),
+            config,
+            server: Uuid::now_v7().simple().to_string(),
         };
         store.create_partitions_ahead().await?;
         // Logs stored before the chunk index existed get theirs.
@@ -295,6 +302,22 @@ pub async fn migrate(url: &str) -> Result<(), StoreError> {
 impl Store for PgStore {
     async fn ping(&self) -> Result<(), StoreError> {
         PgStore::ping(self).await
+    }
+
+    /// `NOTIFY` on the live tail's channel (`crate::feed`).
+    async fn announce(&self, batches: &[sluice_store::Announced]) -> Result<(), StoreError> {
+        self.notify(batches).await
+    }
+
+    /// `LISTEN` on a connection of its own (`crate::feed`).
+    fn follow(
+        &self,
+        watched: sluice_store::Watched,
+        deliver: sluice_store::Deliver,
+        stop: tokio::sync::watch::Receiver<bool>,
+    ) -> bool {
+        self.listen(watched, deliver, stop);
+        true
     }
 
     /// Housekeeping: the partitions ahead, and the chunks of logs stored without one.

@@ -18,7 +18,8 @@
 //! The store's concerns have a module each: `connection` (options, pool, migrations, the call
 //! time limit), `insert` (group transactions, quota), `list` and `search` (reads), `rollups`
 //! (the counters stats read), `retention`, `tenancy` (workspaces and keys), `partitions`,
-//! `chunks` (the search index), `flows` (the flow counters, list and timeline), `slots`
+//! `chunks` (the search index), `flows` (the flow counters, list and timeline), `feed` (live
+//! tail across servers: `LISTEN`/`NOTIFY`), `slots`
 //! (counter slots), `rows` and `text` (rows as stored).
 //! Each implements the `sluice_store` trait of its concern (`insert`: `LogWrites`, `list`:
 //! `LogReads`, `search`: `LogSearch`, `rollups`: `LogCounts`, `retention`: `LogRetention`,
@@ -28,6 +29,7 @@ mod chunks;
 mod connection;
 mod consolidate;
 mod error;
+mod feed;
 mod flows;
 mod insert;
 mod list;

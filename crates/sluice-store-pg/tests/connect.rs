@@ -51,6 +51,9 @@ async fn connect_applies_the_migrations_once() {
         [
             "__diesel_schema_migrations",
             "api_keys",
+            "flow_scopes",
+            "flow_steps",
+            "flows",
             "log_block_bands",
             "log_blocks",
             "log_chunk_signatures",

@@ -405,4 +405,34 @@ pub trait Store: LogStore + TenantStore {
     async fn maintain(&self) -> Result<(), StoreError> {
         Ok(())
     }
+
+    /// Tells the other servers sharing this database that these batches were committed (each
+    /// a workspace and its logs' ids and timestamps), for their live tails. Nothing by default:
+    /// a store no other server shares.
+    async fn announce(&self, _batches: &[Announced]) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    /// Follows what other servers sharing this database announce ([`Store::announce`]) until
+    /// `stop` turns true: each announced batch of a workspace `watched` accepts is read back
+    /// and handed to `deliver`. False when there is no other server to follow (by default).
+    fn follow(&self, _watched: Watched, _deliver: Deliver, _stop: tokio::sync::watch::Receiver<bool>) -> bool {
+        false
+    }
 }
+
+/// One committed batch as announced to other servers: its workspace, and its logs' ids and
+/// timestamps (which bound the reads that fetch them back).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Announced {
+    /// Whose logs.
+    pub workspace: WorkspaceId,
+    /// Each log's id and timestamp, in the batch's order.
+    pub logs: Vec<(LogId, i64)>,
+}
+
+/// Whether this server has a live tail of a workspace ([`Store::follow`]).
+pub type Watched = std::sync::Arc<dyn Fn(WorkspaceId) -> bool + Send + Sync>;
+
+/// Where [`Store::follow`] hands another server's committed logs, in its batch's order.
+pub type Deliver = std::sync::Arc<dyn Fn(WorkspaceId, Vec<Log>) + Send + Sync>;

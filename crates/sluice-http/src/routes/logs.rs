@@ -100,12 +100,16 @@ async fn ingest_batch(
     let count = logs.len();
     // The tails get the logs once they are committed, and only when one is open.
     let tailed = state.tails.watches(workspace).then(|| logs.clone());
+    let announced = state.tails.announces().then(|| logs.iter().map(|log| (log.id, log.entry.timestamp)).collect());
     match state.writer.insert(workspace, logs).await {
         Err(StoreError::QuotaExceeded) => return Err(ApiError::quota_exceeded(received_at)),
         other => other?,
     }
     if let Some(logs) = tailed {
         state.tails.publish(workspace, &logs);
+    }
+    if let Some(logs) = announced {
+        state.tails.announce(workspace, logs);
     }
     Ok(HttpResponse::Ok().json(IngestResponse { success: true, count, timestamp: received_at }))
 }

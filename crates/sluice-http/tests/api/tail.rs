@@ -205,3 +205,46 @@ async fn another_workspace_never_reaches_a_tail_and_shutdown_ends_it() {
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "no tail opens while the server stops");
     server.stop().await;
 }
+
+#[actix_web::test]
+async fn two_servers_on_one_postgresql_deliver_each_others_logs_once() {
+    // Servers share a PostgreSQL database; a SQLite file has one server.
+    if crate::common::on_sqlite() {
+        return;
+    }
+    let first = start().await;
+    let url = first.database.as_ref().expect("a PostgreSQL database").url().to_owned();
+    let options = sluice_store_pg::PgOptions { pool_size: 4, ..Default::default() };
+    let store = sluice_store_pg::PgStore::connect(&url, &options).await.expect("connect");
+    let second = crate::common::start_over(std::sync::Arc::new(store)).await;
+    let (status, tail) = second.tail_with("/v1/logs/tail", &[("X-API-Key", &first.key)]).await;
+    assert_eq!(status, StatusCode::OK);
+    let mut tail = tail.expect("a tail");
+    // The second server listens once its own connection has said LISTEN: until a probe sent
+    // through the first arrives (observable state, not a guess at how long that takes).
+    for probe in 0.. {
+        assert!(probe < 200, "the second server never heard the first");
+        first.ingest(vec![entry(&format!("probe {probe}"))]).await;
+        if !tail.until_heartbeat().await.0.is_empty() {
+            break;
+        }
+    }
+    first.ingest(vec![log("from the first server", "error")]).await;
+    let mut seen = Vec::new();
+    while !seen.iter().any(|message: &String| message == "from the first server") {
+        seen.extend(next_logs(&mut tail, 1).await);
+    }
+    // Its own logs reach it once (it hears its own announcements and skips them).
+    let body = json!([entry("from the second server")]).to_string().into_bytes();
+    let headers = [("X-API-Key", first.key.as_str()), ("Content-Type", "application/json")];
+    assert_eq!(second.request("POST", "/v1/logs", &headers, body).await.status, StatusCode::OK);
+    first.ingest(vec![entry("sentinel")]).await;
+    let mut rest = Vec::new();
+    while rest.last().is_none_or(|message: &String| message != "sentinel") {
+        rest.extend(next_logs(&mut tail, 1).await);
+    }
+    rest.retain(|message| !message.starts_with("probe"));
+    assert_eq!(rest, ["from the second server", "sentinel"]);
+    second.stop().await;
+    first.stop().await;
+}

@@ -1,0 +1,152 @@
+//! `sluice-loadgen tail`: the live tail benchmark's load (`cargo xtask bench tail`, issue 26).
+//! Opens `--tails` live tails, then for `--seconds` sends 100-entry JSON batches over 32
+//! connections, as fast as answered or, with `--rate LOGS_PER_SECOND`, at fixed times. Each
+//! log names its batch; a tail's reader notes when each event arrives, and the delivery time
+//! of a log is from its batch's `200` (the commit's answer) to its event on the client (0 when
+//! the event came first).
+//!
+//! Prints a summary on stderr and, last on stdout: `tail LOGS SECONDS LOGS_PER_S P50_MS P99_MS
+//! DELIVERED DROPPED`.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use serde_json::json;
+
+/// Connections that send batches.
+const SENDERS: usize = 32;
+
+/// Runs the benchmark as the command line says.
+pub(crate) async fn run() -> anyhow::Result<()> {
+    let (mut url, mut key) = (String::new(), String::new());
+    let (mut seconds, mut tails, mut rate) = (20_u64, 10_usize, None::<f64>);
+    let mut args = std::env::args().skip(2);
+    while let Some(flag) = args.next() {
+        let value = args.next().with_context(|| format!("{flag} needs a value"))?;
+        match flag.as_str() {
+            "--url" => url = value,
+            "--key" => key = value,
+            "--seconds" => seconds = value.parse()?,
+            "--tails" => tails = value.parse()?,
+            "--rate" => rate = Some(value.parse()?),
+            other => bail!("unknown flag {other}"),
+        }
+    }
+    if url.is_empty() || key.is_empty() {
+        bail!("{}", crate::USAGE);
+    }
+    let base = url.trim_end_matches('/').to_owned();
+    let auth = format!("Bearer {key}");
+    // Arrivals: (batch, instant) per delivered event, all tails together; and `dropped` counts.
+    let arrivals: Rc<RefCell<Vec<(u64, Instant)>>> = Rc::default();
+    let dropped: Rc<RefCell<u64>> = Rc::default();
+    let mut readers = Vec::new();
+    for _ in 0..tails {
+        let client = awc::Client::builder().disable_timeout().finish();
+        let mut response = client
+            .get(format!("{base}/v1/logs/tail"))
+            .insert_header(("Authorization", auth.as_str()))
+            .send()
+            .await
+            .map_err(|error| anyhow::anyhow!("opening a tail: {error}"))?;
+        if response.status() != 200 {
+            bail!("a tail answered {}", response.status());
+        }
+        let (arrivals, dropped) = (arrivals.clone(), dropped.clone());
+        readers.push(actix_rt::spawn(async move {
+            let mut buffer: Vec<u8> = Vec::new();
+            loop {
+                let chunk = std::future::poll_fn(|context| {
+                    futures_core::Stream::poll_next(std::pin::Pin::new(&mut response), context)
+                })
+                .await;
+                let Some(Ok(chunk)) = chunk else { break };
+                let at = Instant::now();
+                buffer.extend_from_slice(&chunk);
+                while let Some(end) = buffer.windows(2).position(|pair| pair == b"\n\n") {
+                    let event: Vec<u8> = buffer.drain(..end + 2).collect();
+                    let text = String::from_utf8_lossy(&event);
+                    if let Some(count) = text.split("data: {\"count\":").nth(1) {
+                        *dropped.borrow_mut() +=
+                            count.trim_end_matches(|c: char| !c.is_ascii_digit()).parse::<u64>().unwrap_or(0);
+                    } else if let Some(batch) = text.split("tailbench ").nth(1).and_then(|rest| rest.split(' ').next())
+                    {
+                        arrivals.borrow_mut().push((batch.parse().unwrap_or(0), at));
+                    }
+                }
+            }
+        }));
+    }
+    let client = awc::Client::builder()
+        .connector(awc::Connector::new().limit(SENDERS))
+        .timeout(Duration::from_secs(60))
+        .finish();
+    let acks: Rc<RefCell<HashMap<u64, Instant>>> = Rc::default();
+    let next = Rc::new(std::cell::Cell::new(0_u64));
+    let failed = Rc::new(std::cell::Cell::new(0_u64));
+    let interval = rate.map(|rate| Duration::from_secs_f64(SENDERS as f64 * 100.0 / rate.max(1.0)));
+    let started = Instant::now();
+    let until = started + Duration::from_secs(seconds);
+    let senders: Vec<_> = (0..SENDERS)
+        .map(|sender| {
+            let (client, base, auth, acks, next, failed) =
+                (client.clone(), base.clone(), auth.clone(), acks.clone(), next.clone(), failed.clone());
+            let mut due = interval.map(|interval| started + interval.mul_f64(sender as f64 / SENDERS as f64));
+            actix_rt::spawn(async move {
+                while Instant::now() < until {
+                    crate::when_due(&mut due, interval).await;
+                    let batch = next.get();
+                    next.set(batch + 1);
+                    let entries: Vec<_> = (0..100)
+                        .map(|n| json!({"level": "info", "message": format!("tailbench {batch} {n} order accepted"), "source": "bench"}))
+                        .collect();
+                    let sent = client
+                        .post(format!("{base}/v1/logs"))
+                        .insert_header(("Authorization", auth.as_str()))
+                        .send_json(&json!({ "logs": entries }))
+                        .await;
+                    match sent {
+                        Ok(mut response) if response.status() == 200 => {
+                            acks.borrow_mut().insert(batch, Instant::now());
+                            let _ = response.body().await;
+                        }
+                        _ => failed.set(failed.get() + 1),
+                    }
+                }
+            })
+        })
+        .collect();
+    for sender in senders {
+        let _ = sender.await;
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let logs = acks.borrow().len() as u64 * 100;
+    // What is still on its way gets a moment to arrive before the readers stop.
+    actix_rt::time::sleep(Duration::from_secs(2)).await;
+    for reader in readers {
+        reader.abort();
+    }
+    let acks = acks.take();
+    let mut delivery: Vec<u64> = arrivals
+        .take()
+        .into_iter()
+        .filter_map(|(batch, at)| {
+            acks.get(&batch).map(|ack| u64::try_from(at.saturating_duration_since(*ack).as_micros()).unwrap_or(0))
+        })
+        .collect();
+    delivery.sort_unstable();
+    let (p50, p99) = (crate::quantile_ms(&delivery, 0.50), crate::quantile_ms(&delivery, 0.99));
+    let rate = logs as f64 / elapsed;
+    eprintln!(
+        "tail: {logs} logs in {elapsed:.1} s ({rate:.0} logs/s, {} batches failed) with {tails} tails; \
+         delivery p50 {p50:.1} ms, p99 {p99:.1} ms over {} events, {} dropped",
+        failed.get(),
+        delivery.len(),
+        dropped.borrow()
+    );
+    println!("tail {logs} {elapsed:.1} {rate:.0} {p50:.1} {p99:.1} {} {}", delivery.len(), dropped.borrow());
+    Ok(())
+}

@@ -1,0 +1,178 @@
+//! Live tail across servers: servers sharing one database tell each other which logs they
+//! committed, through PostgreSQL's `LISTEN`/`NOTIFY` on the channel `sluice_logs`.
+//!
+//! A notification carries ids, not logs (a payload holds under 8,000 bytes; a log may hold
+//! 10,000 characters of message alone): `<server> <workspace> <oldest ts> <newest ts>
+//! <id>,<id>,...`, several per batch when its ids do not fit one. A server that has a tail of
+//! that workspace reads the logs back by id, their timestamps bounding the partitions read,
+//! and hands them to its tails; the others only parse a line. Why `NOTIFY` rather than Redis
+//! pub/sub: every PostgreSQL deployment has it, with nothing more to run, and a notification
+//! is sent when its statement commits, after the logs' own commit, so a tail never hears of a
+//! log that is not stored (docs/PERFORMANCE.md, issue 26, measures its cost).
+
+use std::time::Duration;
+
+use diesel::prelude::*;
+use diesel::sql_types::{Array, Text};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use sluice_model::{Log, LogId, WorkspaceId};
+use sluice_store::{Announced, Deliver, StoreError, Watched};
+use uuid::Uuid;
+
+use crate::PgStore;
+use crate::error::from_diesel;
+use crate::rows::LogRow;
+use crate::schema::logs;
+
+/// The channel servers announce on.
+const CHANNEL: &str = "sluice_logs";
+
+/// The most bytes of ids one notification carries (PostgreSQL's limit is 8,000 bytes).
+const MAX_IDS_BYTES: usize = 7_500;
+
+/// How long a listener waits before connecting again after losing its connection.
+const RECONNECT_AFTER: Duration = Duration::from_secs(1);
+
+/// The notifications that announce `batches` from `server`.
+fn payloads(server: &str, batches: &[Announced]) -> Vec<String> {
+    let mut payloads = Vec::new();
+    for batch in batches {
+        for part in batch.logs.chunks(MAX_IDS_BYTES / 37) {
+            let oldest = part.iter().map(|(_, ts)| *ts).min().unwrap_or(0);
+            let newest = part.iter().map(|(_, ts)| *ts).max().unwrap_or(0);
+            let ids: Vec<String> = part.iter().map(|(id, _)| id.to_string()).collect();
+            payloads.push(format!("{server} {} {oldest} {newest} {}", batch.workspace, ids.join(",")));
+        }
+    }
+    payloads
+}
+
+/// One notification read back: whose, which workspace, the time span and the ids.
+struct Notice {
+    server: String,
+    workspace: WorkspaceId,
+    span: (i64, i64),
+    ids: Vec<Uuid>,
+}
+
+fn parse(payload: &str) -> Option<Notice> {
+    let mut words = payload.split(' ');
+    let server = words.next()?.to_owned();
+    let workspace = words.next()?.parse().ok()?;
+    let span = (words.next()?.parse().ok()?, words.next()?.parse().ok()?);
+    let ids = words.next()?.split(',').map(|id| id.parse::<LogId>().map(|id| *id.as_uuid())).collect::<Result<_, _>>();
+    Some(Notice { server, workspace, span, ids: ids.ok()? })
+}
+
+impl PgStore {
+    /// Sends the notifications of `batches`, one statement for all.
+    pub(crate) async fn notify(&self, batches: &[Announced]) -> Result<(), StoreError> {
+        let payloads = payloads(&self.server, batches);
+        if payloads.is_empty() {
+            return Ok(());
+        }
+        self.with_deadline(async move {
+            let mut connection = self.connection().await?;
+            diesel::sql_query(format!("SELECT pg_notify('{CHANNEL}', p)::text AS p FROM unnest($1::text[]) AS p"))
+                .bind::<Array<Text>, _>(&payloads)
+                .execute(&mut connection)
+                .await
+                .map_err(from_diesel)?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Starts the listener: a connection of its own that `LISTEN`s, again after any loss,
+    /// until `stop`.
+    pub(crate) fn listen(&self, watched: Watched, deliver: Deliver, mut stop: tokio::sync::watch::Receiver<bool>) {
+        let store = self.clone();
+        tokio::spawn(async move {
+            loop {
+                if *stop.borrow() {
+                    return;
+                }
+                tokio::select! {
+                    ended = store.listen_once(&watched, &deliver) => {
+                        if let Err(error) = ended {
+                            tracing::warn!(%error, "live tail: lost the other servers' notifications; reconnecting");
+                        }
+                    }
+                    _ = stop.changed() => return,
+                }
+                tokio::select! {
+                    () = tokio::time::sleep(RECONNECT_AFTER) => {}
+                    _ = stop.changed() => return,
+                }
+            }
+        });
+    }
+
+    /// One listening connection, until it fails.
+    async fn listen_once(&self, watched: &Watched, deliver: &Deliver) -> Result<(), StoreError> {
+        let (client, connection) = self
+            .config
+            .connect(tokio_postgres::NoTls)
+            .await
+            .map_err(|error| StoreError::Unavailable(error.to_string()))?;
+        let mut listener = AsyncPgConnection::try_from_client_and_connection(client, connection)
+            .await
+            .map_err(|error| StoreError::Unavailable(error.to_string()))?;
+        diesel::sql_query(format!("LISTEN {CHANNEL}")).execute(&mut listener).await.map_err(from_diesel)?;
+        let mut notifications = std::pin::pin!(listener.notifications_stream());
+        loop {
+            let next = std::future::poll_fn(|context| notifications.as_mut().poll_next(context)).await;
+            let Some(notification) = next else {
+                return Err(StoreError::Unavailable("the listening connection closed".into()));
+            };
+            let notification = notification.map_err(from_diesel)?;
+            let Some(notice) = parse(&notification.payload) else { continue };
+            if notice.server == self.server || !watched(notice.workspace) {
+                continue;
+            }
+            match self.logs_by_id(&notice).await {
+                Ok(logs) => deliver(notice.workspace, logs),
+                Err(error) => tracing::warn!(%error, "live tail: cannot read another server's logs"),
+            }
+        }
+    }
+
+    /// The logs a notice names, in its order.
+    async fn logs_by_id(&self, notice: &Notice) -> Result<Vec<Log>, StoreError> {
+        self.with_deadline(async move {
+            let mut connection = self.connection().await?;
+            let rows: Vec<LogRow> = logs::table
+                .filter(logs::workspace_id.eq(*notice.workspace.as_uuid()))
+                .filter(logs::ts.between(notice.span.0, notice.span.1))
+                .filter(logs::id.eq_any(&notice.ids))
+                .select(LogRow::as_select())
+                .load(&mut connection)
+                .await
+                .map_err(from_diesel)?;
+            let mut logs: Vec<Log> = rows.into_iter().map(Log::try_from).collect::<Result<_, _>>()?;
+            logs.sort_by_key(|log| notice.ids.iter().position(|id| id == log.id.as_uuid()));
+            Ok(logs)
+        })
+        .await
+    }
+}
+
+use futures_core::Stream as _;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payloads_fit_a_notification_and_read_back() {
+        let workspace = WorkspaceId::generate();
+        let logs: Vec<(LogId, i64)> = (0..500).map(|n| (LogId::generate(), 1_000 + n)).collect();
+        let payloads = payloads("s1", &[Announced { workspace, logs: logs.clone() }]);
+        assert!(payloads.len() > 1 && payloads.iter().all(|payload| payload.len() < 8_000));
+        let notices: Vec<Notice> = payloads.iter().filter_map(|payload| parse(payload)).collect();
+        let ids: Vec<Uuid> = notices.iter().flat_map(|notice| notice.ids.clone()).collect();
+        assert_eq!(ids, logs.iter().map(|(id, _)| *id.as_uuid()).collect::<Vec<_>>());
+        assert_eq!((notices[0].server.as_str(), notices[0].workspace, notices[0].span.0), ("s1", workspace, 1_000));
+        assert!(parse("s1 not-a-workspace 1 2 x").is_none());
+    }
+}
