@@ -52,13 +52,13 @@ pub(crate) fn bench(root: &Path, seconds: u64, stores: &[bool]) -> anyhow::Resul
         let paced = run(root, on, seconds, &["--tails", "10", "--rate", "20000"])?;
         let rate = |fields: &[String]| fields.get(2).and_then(|rate| rate.parse::<f64>().ok()).unwrap_or(0.0);
         let field = |fields: &[String], at: usize| fields.get(at).cloned().unwrap_or_default();
-        let loss = 100.0 * (1.0 - rate(&tailed) / rate(&alone).max(1.0));
+        let change = 100.0 * (rate(&tailed) / rate(&alone).max(1.0) - 1.0);
         let text = format!(
             "{name}, measured {} by `cargo xtask bench tail` ({seconds} s a run, 32 connections, 100-entry JSON \
              batches, each run on a fresh database):\n\n\
              | run | logs/s | delivery p50 ms | delivery p99 ms | events delivered | dropped |\n|---|---|---|---|---|---|\n\
              | as fast as answered, no tail | {:.0} | | | | |\n\
-             | as fast as answered, 10 tails | {:.0} ({loss:+.1} % against none) | {} | {} | {} | {} |\n\
+             | as fast as answered, 10 tails | {:.0} ({change:+.1} % against none) | {} | {} | {} | {} |\n\
              | 20,000 logs/s offered, 10 tails | {:.0} | {} | {} | {} | {} |\n",
             utc_now(),
             rate(&alone),

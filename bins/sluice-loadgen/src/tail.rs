@@ -101,7 +101,7 @@ pub(crate) async fn run() -> anyhow::Result<()> {
                     let batch = next.get();
                     next.set(batch + 1);
                     let entries: Vec<_> = (0..100)
-                        .map(|n| json!({"level": "info", "message": format!("tailbench {batch} {n} order accepted"), "source": "bench"}))
+                        .map(|n| json!({"level": "info", "message": format!("tailbench {batch} {n} order accepted"), "source": "bench", "environment": "production"}))
                         .collect();
                     let sent = client
                         .post(format!("{base}/v1/logs"))
@@ -124,6 +124,9 @@ pub(crate) async fn run() -> anyhow::Result<()> {
     }
     let elapsed = started.elapsed().as_secs_f64();
     let logs = acks.borrow().len() as u64 * 100;
+    if logs == 0 {
+        bail!("no batch was stored ({} failed)", failed.get());
+    }
     // What is still on its way gets a moment to arrive before the readers stop.
     actix_rt::time::sleep(Duration::from_secs(2)).await;
     for reader in readers {

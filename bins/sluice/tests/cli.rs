@@ -356,6 +356,29 @@ fn sigterm_lets_the_request_in_flight_finish() {
 }
 
 #[test]
+fn sigterm_ends_live_tails_and_the_server_exits_without_waiting_for_them() {
+    let dir = Cleanup::new();
+    let mut server = Server::start(dir.path());
+    let key = server.first_start_key();
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).expect("connect");
+    write!(stream, "GET /v1/logs/tail HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {key}\r\n\r\n")
+        .expect("send");
+    let mut reader = BufReader::new(stream);
+    let mut status = String::new();
+    reader.read_line(&mut status).expect("status line");
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    // The tail is open (its head came); the graceful stop would wait 30 s for it if it stayed,
+    // and its first heartbeat comes 15 s after it opened: a read waiting 10 s sees only the end.
+    reader.get_ref().set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+    server.terminate();
+    let mut rest = Vec::new();
+    #[expect(clippy::disallowed_methods, reason = "bounded by take: a test's tail, never a request body")]
+    let read = reader.take(16 << 20).read_to_end(&mut rest);
+    read.expect("the stream ends well before the 30 s a graceful stop waits");
+    assert!(server.wait().success(), "clean exit after SIGTERM");
+}
+
+#[test]
 fn two_servers_sharing_redis_enforce_one_rate_limit() {
     let redis = std::env::var("SLUICE_TEST_REDIS")
         .ok()

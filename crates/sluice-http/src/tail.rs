@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use actix_web::web::Bytes;
+use actix_web::web::{Bytes, BytesMut};
 use sluice_model::{Log, LogId, WorkspaceId};
 use sluice_store::{Announced, Deliver, LogFilter, Search, Store, Watched};
 use tokio::sync::mpsc;
@@ -28,6 +28,9 @@ pub const MAX_TAILS_PER_WORKSPACE: usize = 20;
 
 /// Events a tail's queue holds before it drops: a second of a busy workspace.
 pub const TAIL_QUEUE_EVENTS: usize = 1_024;
+
+/// The most bytes of events one chunk of a tail's stream gathers from its queue.
+const CHUNK_BYTES: usize = 64 * 1024;
 
 /// How often a tail writes a comment line by default, so proxies keep it open.
 pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(15);
@@ -276,13 +279,24 @@ impl futures_core::Stream for TailStream {
         if let Some(event) = this.replay.pop_front() {
             return Poll::Ready(Some(Ok(event)));
         }
+        // What the queue holds goes out as one chunk (up to [`CHUNK_BYTES`]): under load a
+        // tail then costs the server a write per many events, not one each.
+        let mut chunk: Option<BytesMut> = None;
         loop {
+            if chunk.as_ref().is_some_and(|chunk| chunk.len() >= CHUNK_BYTES) {
+                break;
+            }
             match this.subscription.receiver.poll_recv(context) {
                 Poll::Ready(Some(published)) if this.replayed.contains(&published.id) => continue,
-                Poll::Ready(Some(published)) => return Poll::Ready(Some(Ok(published.event.clone()))),
-                Poll::Ready(None) => return Poll::Ready(None),
-                Poll::Pending => break,
+                Poll::Ready(Some(published)) => chunk
+                    .get_or_insert_with(|| BytesMut::with_capacity(CHUNK_BYTES))
+                    .extend_from_slice(&published.event),
+                Poll::Ready(None) if chunk.is_none() => return Poll::Ready(None),
+                Poll::Ready(None) | Poll::Pending => break,
             }
+        }
+        if let Some(chunk) = chunk {
+            return Poll::Ready(Some(Ok(chunk.freeze())));
         }
         let dropped = this.subscription.dropped.swap(0, Ordering::Relaxed);
         if dropped > 0 {
