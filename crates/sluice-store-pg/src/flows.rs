@@ -11,8 +11,8 @@ use diesel::sql_types::{Array, BigInt, Bool, Integer, Nullable, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use sluice_model::{Log, WorkspaceId};
 use sluice_store::flows::{
-    FlowDeltas, FlowFilter, FlowPage, FlowSummary, FlowTimeline, LevelTotals, MAX_LISTED_SOURCES, NewFlow,
-    TIMELINE_MAX_LOGS, missing_and_duplicate_steps,
+    FLOW_COLUMNS, FlowColumns, FlowDeltas, FlowFilter, FlowPage, FlowSummary, FlowTimeline, NewFlow, TIMELINE_MAX_LOGS,
+    missing_and_duplicate_steps, summaries,
 };
 use sluice_store::{LogFlows, Page, StoreError};
 use uuid::Uuid;
@@ -182,24 +182,17 @@ struct FlowRow {
     active_ts: i64,
 }
 
-const FLOW_COLUMNS: &str = "flow_id, name, steps, debug, info, warn, error, first_ts, last_ts, active_ts";
-
-impl FlowRow {
-    fn summary(self, sources: Vec<String>) -> FlowSummary {
-        let count = |n: i64| u64::try_from(n).unwrap_or(0);
-        FlowSummary {
-            flow_id: decode(self.flow_id),
-            name: decode_option(self.name),
-            steps: count(self.steps),
-            levels: LevelTotals {
-                debug: count(self.debug),
-                info: count(self.info),
-                warn: count(self.warn),
-                error: count(self.error),
-            },
-            first_timestamp: self.first_ts.unwrap_or(self.active_ts),
-            last_timestamp: self.last_ts.unwrap_or(self.active_ts),
-            sources,
+impl From<FlowRow> for FlowColumns {
+    fn from(row: FlowRow) -> Self {
+        let FlowRow { flow_id, name, steps, debug, info, warn, error, first_ts, last_ts, active_ts } = row;
+        FlowColumns {
+            flow_id: decode(flow_id),
+            name: decode_option(name),
+            steps,
+            levels: [debug, info, warn, error],
+            first_ts,
+            last_ts,
+            active_ts,
         }
     }
 }
@@ -235,18 +228,9 @@ async fn with_sources(
     .bind::<Array<Text>, _>(&ids)
     .load(connection)
     .await?;
-    Ok(rows
-        .into_iter()
-        .map(|row| {
-            let mine = sources
-                .iter()
-                .filter(|source| source.flow_id == row.flow_id)
-                .take(MAX_LISTED_SOURCES)
-                .map(|source| decode(source.source.clone()))
-                .collect();
-            row.summary(mine)
-        })
-        .collect())
+    let sources: Vec<(String, String)> =
+        sources.into_iter().map(|row| (decode(row.flow_id), decode(row.source))).collect();
+    Ok(summaries(rows.into_iter().map(FlowColumns::from).collect(), &sources))
 }
 
 #[async_trait]

@@ -108,6 +108,54 @@ pub struct FlowTimeline {
     pub truncated: bool,
 }
 
+/// The columns of `flows` both stores read, in this order ([`FlowColumns`]).
+pub const FLOW_COLUMNS: &str = "flow_id, name, steps, debug, info, warn, error, first_ts, last_ts, active_ts";
+
+/// A row of `flows` as read back (text already decoded), before its sources are added.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlowColumns {
+    /// `flow_id`.
+    pub flow_id: String,
+    /// `name`.
+    pub name: Option<String>,
+    /// `steps`.
+    pub steps: i64,
+    /// `debug`, `info`, `warn`, `error`.
+    pub levels: [i64; 4],
+    /// `first_ts`, NULL while the flow has no log.
+    pub first_ts: Option<i64>,
+    /// `last_ts`, NULL while the flow has no log.
+    pub last_ts: Option<i64>,
+    /// `active_ts`: the last log's time, or the creation time.
+    pub active_ts: i64,
+}
+
+/// The summaries of `rows`, each with its sources from `sources`: (flow id, source) pairs
+/// sorted by flow id, then source, at most [`MAX_LISTED_SOURCES`] a flow.
+pub fn summaries(rows: Vec<FlowColumns>, sources: &[(String, String)]) -> Vec<FlowSummary> {
+    let count = |n: i64| u64::try_from(n).unwrap_or(0);
+    rows.into_iter()
+        .map(|row| {
+            let listed = sources
+                .iter()
+                .filter(|(flow_id, _)| *flow_id == row.flow_id)
+                .take(MAX_LISTED_SOURCES)
+                .map(|(_, source)| source.clone())
+                .collect();
+            let [debug, info, warn, error] = row.levels.map(count);
+            FlowSummary {
+                flow_id: row.flow_id,
+                name: row.name,
+                steps: count(row.steps),
+                levels: LevelTotals { debug, info, warn, error },
+                first_timestamp: row.first_ts.unwrap_or(row.active_ts),
+                last_timestamp: row.last_ts.unwrap_or(row.active_ts),
+                sources: listed,
+            }
+        })
+        .collect()
+}
+
 /// How a stored flow's steps read back: (step, logs) pairs, ascending.
 pub fn missing_and_duplicate_steps(steps: &[(i32, i64)]) -> (Vec<u16>, Vec<u16>) {
     let highest = steps.iter().map(|(step, _)| *step).max();

@@ -158,12 +158,7 @@ pub(crate) async fn list(
     params.finish()?;
 
     let found = state.store.list_flows(principal.workspace.id, &filter, page).await?;
-    let pagination = super::logs::Pagination {
-        limit: page.limit,
-        offset: page.offset,
-        count: found.flows.len(),
-        has_more: found.has_more,
-    };
+    let pagination = super::logs::Pagination::new(page, found.flows.len(), found.has_more);
     Ok(HttpResponse::Ok().json(ListResponse { flows: found.flows.iter().map(FlowJson::from).collect(), pagination }))
 }
 

@@ -136,16 +136,21 @@ struct GetResponse<'a> {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Pagination {
-    pub(crate) limit: u32,
-    pub(crate) offset: u64,
-    pub(crate) count: usize,
-    pub(crate) has_more: bool,
+    limit: u32,
+    offset: u64,
+    count: usize,
+    has_more: bool,
 }
 
 impl Pagination {
-    /// What a list or search answers about the page it returns.
+    /// What a list answers about the page it returns: `count` items, and whether more follow.
+    pub(crate) fn new(page: Page, count: usize, has_more: bool) -> Self {
+        Pagination { limit: page.limit, offset: page.offset, count, has_more }
+    }
+
+    /// What a list or search of logs answers about the page it returns.
     fn of(page: Page, found: &LogPage) -> Self {
-        Pagination { limit: page.limit, offset: page.offset, count: found.logs.len(), has_more: found.has_more }
+        Pagination::new(page, found.logs.len(), found.has_more)
     }
 }
 
@@ -216,6 +221,27 @@ struct QueryEcho<'a> {
     fields: Vec<&'static str>,
 }
 
+/// `q` by the search rules: a query too short is the search's own 400 at once (before any
+/// other complaint, docs/API.md); any other refusal is an issue pushed, and `None`.
+pub(crate) fn query_of(params: &mut Params, raw: &str) -> Result<Option<Query>, ApiError> {
+    match Query::parse(raw) {
+        Ok(query) => Ok(Some(query)),
+        Err(QueryError::TooShort) => Err(ApiError::BadRequest(sluice_query::TOO_SHORT)),
+        Err(error) => {
+            params.push(error.issue().unwrap_or_else(|| Issue::at("q", error.to_string())));
+            Ok(None)
+        }
+    }
+}
+
+/// The `fields` a search looks in (all by default); unknown names are an issue pushed.
+pub(crate) fn fields_of(params: &mut Params) -> Vec<SearchField> {
+    SearchField::parse_list(params.text("fields").as_deref()).unwrap_or_else(|issue| {
+        params.push(issue);
+        Vec::new()
+    })
+}
+
 /// A page of the workspace's logs matching a search query, newest first.
 pub(crate) async fn search(
     Authed(principal): Authed,
@@ -226,18 +252,8 @@ pub(crate) async fn search(
     // A missing `q` is an empty one; its own message comes before any other complaint
     // (docs/API.md, search).
     let raw = params.text("q").unwrap_or_default();
-    let query = match Query::parse(&raw) {
-        Ok(query) => Some(query),
-        Err(QueryError::TooShort) => return Err(ApiError::BadRequest(sluice_query::TOO_SHORT)),
-        Err(error) => {
-            params.push(error.issue().unwrap_or_else(|| Issue::at("q", error.to_string())));
-            None
-        }
-    };
-    let fields = SearchField::parse_list(params.text("fields").as_deref()).unwrap_or_else(|issue| {
-        params.push(issue);
-        Vec::new()
-    });
+    let query = query_of(&mut params, &raw)?;
+    let fields = fields_of(&mut params);
     let page = page_of(&mut params, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT);
     let filter = filter_of(&mut params, false);
     params.finish()?;

@@ -3,12 +3,11 @@
 
 use actix_web::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use actix_web::{HttpRequest, HttpResponse, web};
-use sluice_model::{Issue, LogId};
-use sluice_query::{Query, QueryError, SearchField};
+use sluice_model::LogId;
 use sluice_store::Search;
 
 use crate::params::Params;
-use crate::routes::logs::filter_of;
+use crate::routes::logs::{fields_of, filter_of, query_of};
 use crate::tail::{Refused, TailStream};
 use crate::{ApiError, AppState, Authed};
 
@@ -25,20 +24,10 @@ pub(crate) async fn tail(
     let mut params = Params::parse(request.query_string())?;
     // `q` is optional here, but searched by the search rules when sent.
     let query = match params.text("q") {
+        Some(raw) => query_of(&mut params, &raw)?,
         None => None,
-        Some(raw) => match Query::parse(&raw) {
-            Ok(query) => Some(query),
-            Err(QueryError::TooShort) => return Err(ApiError::BadRequest(sluice_query::TOO_SHORT)),
-            Err(error) => {
-                params.push(error.issue().unwrap_or_else(|| Issue::at("q", error.to_string())));
-                None
-            }
-        },
     };
-    let fields = SearchField::parse_list(params.text("fields").as_deref()).unwrap_or_else(|issue| {
-        params.push(issue);
-        Vec::new()
-    });
+    let fields = fields_of(&mut params);
     let filter = filter_of(&mut params, true);
     let header = request.headers().get("last-event-id").and_then(|value| value.to_str().ok()).map(str::to_owned);
     let last_event = header.or_else(|| params.text("lastEventId"));
