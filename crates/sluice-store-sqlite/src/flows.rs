@@ -152,15 +152,7 @@ struct FlowRow {
 impl From<FlowRow> for FlowColumns {
     fn from(row: FlowRow) -> Self {
         let FlowRow { flow_id, name, steps, debug, info, warn, error, first_ts, last_ts, active_ts } = row;
-        FlowColumns {
-            flow_id,
-            name,
-            steps,
-            levels: [debug, info, warn, error],
-            first_ts,
-            last_ts,
-            active_ts,
-        }
+        FlowColumns { flow_id, name, steps, levels: [debug, info, warn, error], first_ts, last_ts, active_ts }
     }
 }
 
