@@ -71,7 +71,7 @@ const USAGE: &str = "usage: sluice-loadgen --url http://HOST:PORT --key KEY [--f
    or: sluice-loadgen flows-ingest --url URL --key KEY --logs N [--corpus DIR] [--connections N]
    or: sluice-loadgen flows-queries --url URL --key KEY --logs N [--corpus DIR] [--repeat N]
    or: sluice-loadgen reads --url URL --key KEY [--seconds N] [--connections N] [--rate READS_PER_SECOND]
-   or: sluice-loadgen tail --url URL --key KEY [--seconds N] [--tails N] [--rate LOGS_PER_SECOND]";
+   or: sluice-loadgen tail --url URL --key KEY [--seconds N] [--tails N] [--rate LOGS_PER_SECOND] [--server-pid PID]";
 
 impl Args {
     fn parse() -> anyhow::Result<Args> {
@@ -276,7 +276,7 @@ struct Tally {
 }
 
 /// CPU seconds a process has used (user and system), from `/proc/PID/stat`.
-fn cpu_seconds(pid: u32) -> Option<f64> {
+pub(crate) fn cpu_seconds(pid: u32) -> Option<f64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let fields: Vec<&str> = stat.rsplit_once(") ")?.1.split_whitespace().collect();
     let user: f64 = fields.get(11)?.parse().ok()?;

@@ -5,8 +5,9 @@
 //! of a log is from its batch's `200` (the commit's answer) to its event on the client (0 when
 //! the event came first).
 //!
-//! Prints a summary on stderr and, last on stdout: `tail LOGS SECONDS LOGS_PER_S P50_MS P99_MS
-//! DELIVERED DROPPED`.
+//! With `--server-pid`, also the CPU seconds the server and this process (the senders and the
+//! tails' readers) used while sending. Prints a summary on stderr and, last on stdout: `tail
+//! LOGS SECONDS LOGS_PER_S P50_MS P99_MS DELIVERED DROPPED SERVER_CPU_S LOADGEN_CPU_S`.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -22,7 +23,7 @@ const SENDERS: usize = 32;
 /// Runs the benchmark as the command line says.
 pub(crate) async fn run() -> anyhow::Result<()> {
     let (mut url, mut key) = (String::new(), String::new());
-    let (mut seconds, mut tails, mut rate) = (20_u64, 10_usize, None::<f64>);
+    let (mut seconds, mut tails, mut rate, mut server_pid) = (20_u64, 10_usize, None::<f64>, None::<u32>);
     let mut args = std::env::args().skip(2);
     while let Some(flag) = args.next() {
         let value = args.next().with_context(|| format!("{flag} needs a value"))?;
@@ -32,6 +33,7 @@ pub(crate) async fn run() -> anyhow::Result<()> {
             "--seconds" => seconds = value.parse()?,
             "--tails" => tails = value.parse()?,
             "--rate" => rate = Some(value.parse()?),
+            "--server-pid" => server_pid = Some(value.parse()?),
             other => bail!("unknown flag {other}"),
         }
     }
@@ -88,6 +90,12 @@ pub(crate) async fn run() -> anyhow::Result<()> {
     let next = Rc::new(std::cell::Cell::new(0_u64));
     let failed = Rc::new(std::cell::Cell::new(0_u64));
     let interval = rate.map(|rate| Duration::from_secs_f64(SENDERS as f64 * 100.0 / rate.max(1.0)));
+    // CPU seconds of the server and of this process (the tails' readers among its work).
+    let cpu = || {
+        let of = |pid: Option<u32>| pid.and_then(crate::cpu_seconds).unwrap_or(0.0);
+        (of(server_pid), of(Some(std::process::id())))
+    };
+    let cpu_before = cpu();
     let started = Instant::now();
     let until = started + Duration::from_secs(seconds);
     let senders: Vec<_> = (0..SENDERS)
@@ -123,6 +131,8 @@ pub(crate) async fn run() -> anyhow::Result<()> {
         let _ = sender.await;
     }
     let elapsed = started.elapsed().as_secs_f64();
+    let cpu_after = cpu();
+    let (server_cpu, client_cpu) = (cpu_after.0 - cpu_before.0, cpu_after.1 - cpu_before.1);
     let logs = acks.borrow().len() as u64 * 100;
     if logs == 0 {
         bail!("no batch was stored ({} failed)", failed.get());
@@ -145,11 +155,16 @@ pub(crate) async fn run() -> anyhow::Result<()> {
     let rate = logs as f64 / elapsed;
     eprintln!(
         "tail: {logs} logs in {elapsed:.1} s ({rate:.0} logs/s, {} batches failed) with {tails} tails; \
-         delivery p50 {p50:.1} ms, p99 {p99:.1} ms over {} events, {} dropped",
+         delivery p50 {p50:.1} ms, p99 {p99:.1} ms over {} events, {} dropped; CPU: server {server_cpu:.1} s, \
+         load generator {client_cpu:.1} s",
         failed.get(),
         delivery.len(),
         dropped.borrow()
     );
-    println!("tail {logs} {elapsed:.1} {rate:.0} {p50:.1} {p99:.1} {} {}", delivery.len(), dropped.borrow());
+    println!(
+        "tail {logs} {elapsed:.1} {rate:.0} {p50:.1} {p99:.1} {} {} {server_cpu:.1} {client_cpu:.1}",
+        delivery.len(),
+        dropped.borrow()
+    );
     Ok(())
 }
