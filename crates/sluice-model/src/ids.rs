@@ -1,4 +1,5 @@
-//! Identifiers: UUID v7 (time-ordered) for logs, workspaces, keys and created flows.
+//! Identifiers: UUID v7 (time-ordered) for logs, workspaces, keys, users, sessions and created
+//! flows.
 
 use std::fmt;
 use std::str::FromStr;
@@ -76,6 +77,14 @@ uuid_id!(
 uuid_id!(
     /// Identifies an API key (never the key's secret value).
     KeyId
+);
+uuid_id!(
+    /// Identifies a user (a person who signs in).
+    UserId
+);
+uuid_id!(
+    /// Identifies a session (never the session token's secret value).
+    SessionId
 );
 uuid_id!(
     /// The id `POST /v1/flows` gives a flow it makes (logs may name any flow id, of any shape).

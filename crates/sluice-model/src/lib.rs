@@ -5,6 +5,7 @@
 //! "now" it needs is passed in by the caller (`cargo xtask ci` fails on a runtime or database
 //! dependency). Every rule an entry must meet lives here, once ([`Draft::finish`]).
 
+mod accounts;
 pub mod calendar;
 mod draft;
 mod entry;
@@ -15,9 +16,10 @@ mod rules;
 mod tenancy;
 mod values;
 
+pub use accounts::{DeviceGrant, DeviceState, Role, SESSION_IDLE_MS, SessionRecord, User};
 pub use draft::{Draft, DraftVisitor, Field, Key, Sent, timestamp_text};
 pub use entry::{Defaults, ENTRY_FIELDS, Log, LogEntry, ResolvedDefaults};
-pub use ids::{FlowId, IdParseError, KeyId, LogId, WorkspaceId};
+pub use ids::{FlowId, IdParseError, KeyId, LogId, SessionId, UserId, WorkspaceId};
 pub use issue::{Issue, PathSegment};
 pub use json_object::{EscapeFree, JsonKey, JsonObject, Member, NotAnObject, ObjectWriter, nesting_depth};
 pub use rules::{entry_from_json, json_type_name};

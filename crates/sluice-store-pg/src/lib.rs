@@ -25,6 +25,7 @@
 //! `LogReads`, `search`: `LogSearch`, `rollups`: `LogCounts`, `retention`: `LogRetention`,
 //! `flows`: `LogFlows`, `tenancy`: `TenantStore`, `connection`: `Store`).
 
+mod accounts;
 mod chunks;
 mod connection;
 mod consolidate;

@@ -15,6 +15,21 @@ diesel::table! {
 }
 
 diesel::table! {
+    device_codes (hash) {
+        hash -> Bytea,
+        user_code -> Text,
+        client_id -> Text,
+        scope -> Nullable<Text>,
+        created_at -> Int8,
+        expires_at -> Int8,
+        interval_s -> Int4,
+        last_poll_at -> Nullable<Int8>,
+        state -> Text,
+        user_id -> Nullable<Uuid>,
+    }
+}
+
+diesel::table! {
     flow_scopes (workspace_id, flow_id, source, environment) {
         workspace_id -> Uuid,
         flow_id -> Text,
@@ -155,11 +170,44 @@ diesel::table! {
 }
 
 diesel::table! {
+    memberships (workspace_id, user_id) {
+        workspace_id -> Uuid,
+        user_id -> Uuid,
+        role -> Text,
+        created_at -> Int8,
+    }
+}
+
+diesel::table! {
+    sessions (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        hash -> Bytea,
+        client -> Text,
+        created_at -> Int8,
+        last_used_at -> Int8,
+        revoked_at -> Nullable<Int8>,
+    }
+}
+
+diesel::table! {
     usage_monthly (workspace_id, month, slot) {
         workspace_id -> Uuid,
         month -> Int8,
         logs -> Int8,
         slot -> Int2,
+    }
+}
+
+diesel::table! {
+    users (id) {
+        id -> Uuid,
+        email -> Text,
+        email_key -> Text,
+        name -> Text,
+        password_hash -> Text,
+        admin -> Bool,
+        created_at -> Int8,
     }
 }
 
@@ -176,9 +224,14 @@ diesel::table! {
 }
 
 diesel::joinable!(api_keys -> workspaces (workspace_id));
+diesel::joinable!(device_codes -> users (user_id));
+diesel::joinable!(memberships -> users (user_id));
+diesel::joinable!(memberships -> workspaces (workspace_id));
+diesel::joinable!(sessions -> users (user_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     api_keys,
+    device_codes,
     flow_scopes,
     flow_steps,
     flows,
@@ -190,6 +243,9 @@ diesel::allow_tables_to_appear_in_same_query!(
     log_rollups_daily,
     log_rollups_daily_sources,
     logs,
+    memberships,
+    sessions,
     usage_monthly,
+    users,
     workspaces,
 );

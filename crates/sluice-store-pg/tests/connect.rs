@@ -51,6 +51,7 @@ async fn connect_applies_the_migrations_once() {
         [
             "__diesel_schema_migrations",
             "api_keys",
+            "device_codes",
             "flow_scopes",
             "flow_steps",
             "flows",
@@ -62,7 +63,10 @@ async fn connect_applies_the_migrations_once() {
             "log_rollups_daily",
             "log_rollups_daily_sources",
             "logs",
+            "memberships",
+            "sessions",
             "usage_monthly",
+            "users",
             "workspaces"
         ]
     );

@@ -184,6 +184,21 @@ impl SqliteStore {
         })
     }
 
+    /// [`Self::with_connection`] holding this process's write lock, which every writer here
+    /// queues on: a small write then never races an index round for SQLite's own lock.
+    pub(crate) async fn with_write<R, F>(&self, work: F) -> Result<R, StoreError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut SqliteConnection) -> Result<R, StoreError> + Send + 'static,
+    {
+        let write_lock = self.write_lock.clone();
+        self.with_connection(move |connection| {
+            let _lock = write_lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            work(connection)
+        })
+        .await
+    }
+
     /// Runs `work` on a pooled connection, on a blocking thread, within the call's deadline
     /// (waiting for the connection included): a statement still running when it passes is
     /// stopped ([`crate::deadline`]).

@@ -14,6 +14,7 @@
 //! `LogWrites`, `read`: `LogReads`, `search`: `LogSearch`, `rollups`: `LogCounts`, `retention`:
 //! `LogRetention`, `flows`: `LogFlows`, `tenancy`: `TenantStore`, `connection`: `Store`).
 
+mod accounts;
 mod background;
 mod blocks;
 mod config;

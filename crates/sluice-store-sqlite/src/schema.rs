@@ -162,3 +162,56 @@ diesel::allow_tables_to_appear_in_same_query!(
     log_block_bands,
     usage_monthly
 );
+
+diesel::table! {
+    users (id) {
+        id -> Binary,
+        email -> Text,
+        email_key -> Text,
+        name -> Text,
+        password_hash -> Text,
+        admin -> Bool,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    memberships (workspace_id, user_id) {
+        workspace_id -> Binary,
+        user_id -> Binary,
+        role -> Text,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    sessions (id) {
+        id -> Binary,
+        user_id -> Binary,
+        hash -> Binary,
+        client -> Text,
+        created_at -> BigInt,
+        last_used_at -> BigInt,
+        revoked_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    device_codes (hash) {
+        hash -> Binary,
+        user_code -> Text,
+        client_id -> Text,
+        scope -> Nullable<Text>,
+        created_at -> BigInt,
+        expires_at -> BigInt,
+        interval_s -> Integer,
+        last_poll_at -> Nullable<BigInt>,
+        state -> Text,
+        user_id -> Nullable<Binary>,
+    }
+}
+
+diesel::joinable!(memberships -> workspaces (workspace_id));
+diesel::joinable!(memberships -> users (user_id));
+diesel::joinable!(sessions -> users (user_id));
+diesel::allow_tables_to_appear_in_same_query!(workspaces, users, memberships, sessions, device_codes);

@@ -88,6 +88,32 @@ async fn schema_matches_migrations() {
             )
             .to_string(),
         ),
+        (
+            "users",
+            diesel::debug_query::<diesel::sqlite::Sqlite, _>(&schema::users::table.select(schema::users::all_columns))
+                .to_string(),
+        ),
+        (
+            "memberships",
+            diesel::debug_query::<diesel::sqlite::Sqlite, _>(
+                &schema::memberships::table.select(schema::memberships::all_columns),
+            )
+            .to_string(),
+        ),
+        (
+            "sessions",
+            diesel::debug_query::<diesel::sqlite::Sqlite, _>(
+                &schema::sessions::table.select(schema::sessions::all_columns),
+            )
+            .to_string(),
+        ),
+        (
+            "device_codes",
+            diesel::debug_query::<diesel::sqlite::Sqlite, _>(
+                &schema::device_codes::table.select(schema::device_codes::all_columns),
+            )
+            .to_string(),
+        ),
         // An FTS5 table lists its columns without the rowid diesel addresses it by.
         (
             "log_chunks_fts",

@@ -13,6 +13,7 @@ use sluice_model::{ApiKeyRecord, Environment, KeyId, Level, Limits, Log, LogId, 
 use sluice_query::stats::{CountBy, LevelCount, RollupFilter};
 use sluice_query::{Query, SearchField};
 
+pub mod accounts;
 #[cfg(feature = "bench")]
 pub mod bench;
 pub mod clock;
@@ -51,6 +52,10 @@ pub enum StoreError {
     /// nothing was stored; a retry after a second may succeed.
     #[error("the write queue is full")]
     Overloaded,
+    /// The change conflicts with what is stored (a taken email, an existing member, the last
+    /// owner); the text says which, in words a client can be shown.
+    #[error("{0}")]
+    Conflict(&'static str),
 }
 
 /// The UTC month a log was accepted in, as the Unix ms it starts at: its id is a UUID v7,
@@ -357,6 +362,7 @@ impl<T: LogWrites + LogReads + LogSearch + LogCounts + LogRetention + LogFlows +
 
 /// The store traits, for code that calls their methods on a concrete store.
 pub mod prelude {
+    pub use crate::accounts::AccountStore;
     pub use crate::{LogCounts, LogFlows, LogReads, LogRetention, LogSearch, LogStore, LogWrites, Store, TenantStore};
 }
 
@@ -396,7 +402,7 @@ pub trait TenantStore: Send + Sync {
 
 /// A complete backend.
 #[async_trait]
-pub trait Store: LogStore + TenantStore {
+pub trait Store: LogStore + TenantStore + accounts::AccountStore {
     /// Succeeds when the database would accept a write now (readiness).
     async fn ping(&self) -> Result<(), StoreError>;
 

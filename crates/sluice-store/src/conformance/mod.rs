@@ -4,6 +4,7 @@
 //! closure that builds a fresh, empty store (its own file or database); each behaviour below
 //! becomes one `#[tokio::test]`. Nothing here knows which backend it runs against.
 
+mod accounts;
 pub mod committer;
 mod counts;
 mod flows;
@@ -24,6 +25,7 @@ use sluice_query::{Query, SearchField};
 
 use crate::{LogFilter, NewApiKey, Page, Search, Store, StoreError, WriteBatch, accepted_month, retention};
 
+pub use self::accounts::*;
 pub use self::counts::*;
 pub use self::flows::*;
 pub use self::logs::*;
@@ -70,7 +72,11 @@ macro_rules! conformance_suite {
             flows_sum_their_logs_and_list_by_last_activity,
             flow_timeline_orders_steps_marks_gaps_and_truncates,
             flows_equal_the_rows_after_random_ingests_and_sweeps,
-            logs_after_an_id_come_in_the_order_they_were_stored
+            logs_after_an_id_come_in_the_order_they_were_stored,
+            users_are_unique_by_email_ignoring_case,
+            members_change_and_a_workspace_keeps_an_owner,
+            sessions_are_found_touched_listed_and_revoked,
+            device_sign_in_is_decided_once_and_used_once
         );
     };
     (@each $make:expr; $($name:ident),+) => {
