@@ -5,9 +5,10 @@ use anyhow::Context;
 use serde_json::{Value, json};
 use sluice_http::unix_now_ms;
 use sluice_model::{ApiKeyRecord, KeyId, Limits, Workspace, WorkspaceId};
+use sluice_store::accounts::MemberChange;
 use sluice_store::{NewApiKey, Store, StoreError};
 
-use crate::cli::{AdminCommand, KeyCommand, RetentionCommand, WorkspaceCommand};
+use crate::cli::{AdminCommand, KeyCommand, MemberCommand, RetentionCommand, UserCommand, WorkspaceCommand};
 
 /// Prints `value` as one line of JSON, or `human` for people.
 fn print(json_output: bool, value: Value, human: impl FnOnce() -> String) {
@@ -38,18 +39,6 @@ fn month_name(ms: i64) -> String {
     time::OffsetDateTime::from_unix_timestamp(ms.div_euclid(1000))
         .map(|moment| format!("{:04}-{:02}", moment.year(), u8::from(moment.month())))
         .unwrap_or_default()
-}
-
-fn key_json(key: &ApiKeyRecord, now: i64) -> Value {
-    json!({
-        "keyId": key.id.to_string(),
-        "name": key.name,
-        "env": key.env.as_str(),
-        "scopes": key.scopes.list().iter().map(|scope| scope.as_str()).collect::<Vec<_>>(),
-        "state": key.state(now),
-        "createdAt": key.created_at,
-        "expiresAt": key.expires_at,
-    })
 }
 
 async fn existing_workspace(store: &dyn Store, id: &str) -> anyhow::Result<Workspace> {
@@ -175,7 +164,7 @@ pub(crate) async fn run(store: &dyn Store, command: AdminCommand) -> anyhow::Res
         AdminCommand::Key(KeyCommand::List { workspace, json }) => {
             let workspace = existing_workspace(store, &workspace).await?;
             let keys = store.list_keys(workspace.id).await?;
-            let value = json!({"keys": keys.iter().map(|key| key_json(key, now)).collect::<Vec<_>>()});
+            let value = json!({"keys": keys.iter().map(|key| sluice_http::views::key(key, now)).collect::<Vec<_>>()});
             print(json, value, || {
                 keys.iter()
                     .map(|k| {
@@ -199,6 +188,44 @@ pub(crate) async fn run(store: &dyn Store, command: AdminCommand) -> anyhow::Res
                 other => other?,
             }
             print(json, json!({"keyId": id.to_string(), "state": "revoked"}), || format!("key {id} revoked"));
+        }
+        AdminCommand::User(UserCommand::Create { email, name, admin, password_stdin, json }) => {
+            let password = if password_stdin { Some(crate::accounts::password_from_stdin()?) } else { None };
+            let (user, generated) = crate::accounts::create_user(store, &email, name, admin, password, now).await?;
+            let mut value = sluice_http::views::user(&user);
+            if let (Some(password), Some(object)) = (&generated, value.as_object_mut()) {
+                object.insert("password".into(), json!(password));
+            }
+            print(json, value, || match &generated {
+                Some(password) => format!(
+                    "created user {} ({}); their password is shown only this once:\n\n    {password}\n",
+                    user.id, user.email
+                ),
+                None => format!("created user {} ({})", user.id, user.email),
+            });
+        }
+        AdminCommand::Member(MemberCommand::Add { workspace, user, role, json }) => {
+            let workspace = existing_workspace(store, &workspace).await?;
+            let user = crate::accounts::existing_user(store, &user).await?;
+            store.change_member(workspace.id, user.id, MemberChange::Set(role), false, now).await?;
+            let value =
+                json!({"workspaceId": workspace.id.to_string(), "userId": user.id.to_string(), "role": role.as_str()});
+            print(json, value, || {
+                format!("{} is now {role} of workspace {} ({})", user.email, workspace.id, workspace.name)
+            });
+        }
+        AdminCommand::Member(MemberCommand::Remove { workspace, user, json }) => {
+            let workspace = existing_workspace(store, &workspace).await?;
+            let user = crate::accounts::existing_user(store, &user).await?;
+            match store.change_member(workspace.id, user.id, MemberChange::Remove, false, now).await {
+                Err(StoreError::NotFound(_)) => {
+                    anyhow::bail!("{} is not a member of workspace {}", user.email, workspace.id)
+                }
+                other => other?,
+            }
+            let value =
+                json!({"workspaceId": workspace.id.to_string(), "userId": user.id.to_string(), "removed": true});
+            print(json, value, || format!("{} is no longer a member of workspace {}", user.email, workspace.id));
         }
     }
     Ok(())

@@ -2,7 +2,7 @@
 //! `SLUICE_*` variables.
 
 use clap::{Args, Parser, Subcommand};
-use sluice_model::{KeyEnv, Plan, Scopes};
+use sluice_model::{KeyEnv, Plan, Role, Scopes};
 
 /// sluice: a multi-tenant structured-log service.
 #[derive(Debug, Parser)]
@@ -95,6 +95,11 @@ pub(crate) struct ServeOptions {
     #[arg(long, env = "SLUICE_WRITE_QUEUE_WAIT_MS", default_value_t = sluice_store::DEFAULT_MAX_WAIT.as_millis() as u64)]
     pub(crate) write_queue_wait_ms: u64,
 
+    /// The base URL people reach this server at (`https://logs.example.com`), for the device
+    /// sign-in's link; `http://` and the listen address when absent.
+    #[arg(long, env = "SLUICE_PUBLIC_URL")]
+    pub(crate) public_url: Option<String>,
+
     /// How long an idle keep-alive connection stays open, in seconds.
     #[arg(long, env = "SLUICE_KEEP_ALIVE_SECS", default_value_t = 75)]
     pub(crate) keep_alive_secs: u64,
@@ -145,6 +150,12 @@ pub(crate) enum AdminCommand {
     /// Retention.
     #[command(subcommand)]
     Retention(RetentionCommand),
+    /// People who sign in.
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Who belongs to a workspace, with which role.
+    #[command(subcommand)]
+    Member(MemberCommand),
     /// Apply the pending schema migrations and make the coming days' partitions (every
     /// command, and `serve`, does this first; this one does nothing else).
     Migrate {
@@ -209,6 +220,59 @@ pub(crate) enum WorkspaceCommand {
 pub(crate) enum RetentionCommand {
     /// Sweep now: delete every workspace's logs older than its retention.
     Run {
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum UserCommand {
+    /// Create a user; without `--password-stdin` a password is generated and printed once.
+    Create {
+        /// Their email, unique whatever its case.
+        #[arg(long)]
+        email: String,
+        /// A display name (the email when absent).
+        #[arg(long)]
+        name: Option<String>,
+        /// An instance administrator (may change plans).
+        #[arg(long)]
+        admin: bool,
+        /// Read the password from one line of stdin (its newline dropped).
+        #[arg(long)]
+        password_stdin: bool,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum MemberCommand {
+    /// Make a user a member of a workspace, or give a member another role.
+    Add {
+        /// The workspace.
+        #[arg(long)]
+        workspace: String,
+        /// The user: their id or email.
+        #[arg(long)]
+        user: String,
+        /// `owner`, `member` or `viewer`.
+        #[arg(long, value_parser = parse::<Role>)]
+        role: Role,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a member (this may leave a workspace without an owner).
+    Remove {
+        /// The workspace.
+        #[arg(long)]
+        workspace: String,
+        /// The user: their id or email.
+        #[arg(long)]
+        user: String,
         /// Print one JSON object.
         #[arg(long)]
         json: bool,

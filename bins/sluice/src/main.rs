@@ -5,6 +5,7 @@
 //! benchmark support in a default build (the benchmark's stand-ins need the `bench` feature;
 //! `cargo xtask ci` checks no `sluice-testkit` or criterion is linked).
 
+mod accounts;
 mod admin;
 mod allocator;
 #[cfg(feature = "bench")]

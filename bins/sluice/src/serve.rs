@@ -9,13 +9,18 @@ use anyhow::Context;
 use sluice_http::AppState;
 use sluice_http::origin::{OriginResolver, open_country_database, parse_trusted_proxies};
 use sluice_limits::RedisLimiter;
-use sluice_model::{ApiKeyRecord, KeyEnv, KeyId, Plan, Scopes, Workspace};
+use sluice_model::{ApiKeyRecord, KeyEnv, KeyId, Plan, Role, Scopes, Workspace};
+use sluice_store::accounts::MemberChange;
 use sluice_store::{NewApiKey, Store};
 
 use crate::cli::ServeOptions;
 
+/// The email of the admin a first start creates.
+pub(crate) const FIRST_ADMIN: &str = "admin@localhost";
+
 /// On an empty database, creates workspace `default` (enterprise, so a local trial is not rate
-/// limited) and one key, and prints the key once on stdout.
+/// limited), one key, and the admin user `admin@localhost` as its owner, and prints the key and
+/// the admin's password once on stdout.
 async fn bootstrap(store: &dyn Store, now: i64) -> anyhow::Result<()> {
     let workspace = Workspace::new("default", Plan::Enterprise, now);
     let generated = sluice_auth::generate_key(KeyEnv::Live).context("the OS random number generator failed")?;
@@ -29,13 +34,28 @@ async fn bootstrap(store: &dyn Store, now: i64) -> anyhow::Result<()> {
         expires_at: None,
         revoked_at: None,
     };
-    if store.bootstrap(&workspace, &NewApiKey { record, hash: generated.hash }).await? {
-        println!(
-            "First start: created workspace \"default\" ({}) and an API key. It is shown only this once:\n\n    {}\n",
-            workspace.id, generated.text
-        );
+    if !store.bootstrap(&workspace, &NewApiKey { record, hash: generated.hash }).await? {
+        return Ok(());
     }
+    println!(
+        "First start: created workspace \"default\" ({}) and an API key. It is shown only this once:\n\n    {}\n",
+        workspace.id, generated.text
+    );
+    let (admin, password) =
+        crate::accounts::create_user(store, FIRST_ADMIN, Some("Administrator".into()), true, None, now).await?;
+    store.change_member(workspace.id, admin.id, MemberChange::Set(Role::Owner), false, now).await?;
+    println!(
+        "Sign in (dashboard, or `sluice login`) as {FIRST_ADMIN} with this password, shown only this once:\n\n    {}\n",
+        password.unwrap_or_default()
+    );
     Ok(())
+}
+
+/// `http://` and the listen address, when people can reach it at that address: not for an
+/// unspecified one (`0.0.0.0`, `[::]`) or port 0, where the request's own host is used instead.
+fn listen_url(listen: &str) -> Option<String> {
+    let address: std::net::SocketAddr = listen.parse().ok()?;
+    (!address.ip().is_unspecified() && address.port() != 0).then(|| format!("http://{address}"))
 }
 
 /// Runs the server until a shutdown signal.
@@ -53,6 +73,7 @@ pub(crate) async fn run(
     state.writer = sluice_store::group::GroupCommitter::start(Arc::new(store.clone()), group);
     state.body_timeout = Duration::from_millis(options.body_timeout_ms);
     state.max_header_bytes = options.max_header_bytes;
+    state.public_url = options.public_url.clone().or_else(|| listen_url(&options.listen));
     bootstrap(store.as_ref(), (state.clock)()).await?;
     let trusted = parse_trusted_proxies(&options.trusted_proxies)?;
     let countries = options.geoip_db.as_deref().map(open_country_database).transpose()?;

@@ -1,4 +1,5 @@
-//! API keys: their text format, generation, hashing, and the check every request goes through.
+//! Who is asking: API keys and signed-in users' sessions, their text formats, generation and
+//! hashing, passwords, sign-in throttling, and the check every request goes through.
 //!
 //! A key is `slc_live_<32 base62>` or `slc_test_<32 base62>`, drawn from the operating
 //! system's CSPRNG. Only its BLAKE3 hash is stored. [`Authenticator`] turns the headers of a
@@ -6,19 +7,27 @@
 //! names, in this order: key present, key well-formed, key known, key active, workspace
 //! targeted, scope held.
 //!
-//! Invariant: a key's text is never stored or logged, only its hash; the crate reaches the
+//! A session token (`slc_sess_<32 base62>`) takes the same path ([`secrets`]): found by its
+//! BLAKE3 hash, then the user's role in the targeted workspace must allow the request.
+//!
+//! Invariant: a key's, a session's or a device code's text is never stored or logged, only its
+//! hash, and a password only as its Argon2id hash ([`passwords`]); the crate reaches the
 //! database only through the store traits.
 //!
 //! Verified keys are cached (moka) for [`CACHE_TTL`], so a revoke or plan change made by any
 //! process is seen everywhere within 5 seconds; expiry is checked against the clock on every
 //! request, so it takes effect at once.
 
-use std::sync::Arc;
+mod authenticator;
+pub mod passwords;
+pub mod secrets;
+pub mod throttle;
+
 use std::time::Duration;
 
-use moka::sync::Cache;
-use sluice_model::{ApiKeyRecord, KeyEnv, KeyState, Scope, Workspace, WorkspaceId};
-use sluice_store::{Store, StoreError};
+pub use authenticator::{Actor, Authenticator, Memberships, Principal, SignedIn, TOUCH_EVERY_MS};
+use sluice_model::{KeyEnv, Scope};
+pub use sluice_store::StoreError;
 
 /// The fixed service prefix of every key.
 pub const KEY_PREFIX: &str = "slc";
@@ -26,7 +35,7 @@ pub const KEY_PREFIX: &str = "slc";
 /// Length of the random part of a key.
 pub const RANDOM_CHARS: usize = 32;
 
-/// How long a verified (or unknown) key is trusted without asking the store again.
+/// How long a verified (or unknown) key or session is trusted without asking the store again.
 /// Below the 5 seconds of docs/API.md (Authentication), leaving room for the request in flight.
 pub const CACHE_TTL: Duration = Duration::from_secs(4);
 
@@ -130,102 +139,30 @@ pub enum AuthError {
     /// The key lacks the scope the request needs.
     #[error("API key lacks the {} scope", .0.as_str())]
     MissingScope(Scope),
+    /// A route for signed-in users met no credential at all.
+    #[error("Missing session")]
+    MissingSession,
+    /// Malformed, unknown or revoked session token.
+    #[error("Invalid session")]
+    InvalidSession,
+    /// The session went unused for 30 days.
+    #[error("Session has expired")]
+    SessionExpired,
+    /// A signed-in user who is a member of no workspace.
+    #[error("User has no workspace")]
+    NoWorkspace,
+    /// The user's role in the workspace does not allow the request.
+    #[error("Your role does not allow this")]
+    RoleDenied,
+    /// An API key on a route for signed-in users.
+    #[error("This endpoint needs a signed-in user")]
+    NeedsUser,
+    /// A request that changes state, authenticated by cookie alone, from another site.
+    #[error("Cross-site request refused")]
+    CrossSite,
     /// The store could not answer.
     #[error(transparent)]
     Store(#[from] StoreError),
-}
-
-/// What a request may act on once authenticated.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Principal {
-    /// The key that was presented.
-    pub key: ApiKeyRecord,
-    /// The workspace the request acts on (the key's own).
-    pub workspace: Workspace,
-}
-
-type Verified = Option<Arc<Principal>>;
-
-/// Checks keys against the store, with a short-lived cache of what it found.
-#[derive(Clone)]
-pub struct Authenticator {
-    store: Arc<dyn Store>,
-    /// What the store answered for a key hash, and when (the request clock's Unix ms).
-    keys: Cache<[u8; 32], (Verified, i64)>,
-    /// How long an answer is trusted, in ms of the request clock.
-    ttl_ms: i64,
-}
-
-impl std::fmt::Debug for Authenticator {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Authenticator").field("cached_keys", &self.keys.entry_count()).finish_non_exhaustive()
-    }
-}
-
-impl Authenticator {
-    /// An authenticator over `store` whose cache trusts an answer for `ttl`, measured on the
-    /// clock requests are checked with (`now_ms`); the cache also lets entries go after `ttl`
-    /// of wall time, so it holds no more than the keys of that long.
-    pub fn new(store: Arc<dyn Store>, ttl: Duration) -> Self {
-        let keys = Cache::builder().max_capacity(100_000).time_to_live(ttl).build();
-        Self { store, keys, ttl_ms: i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX) }
-    }
-
-    /// Checks a request: `key` as [`key_from_headers`] found it, `target` the raw
-    /// `X-Workspace-Id` header, `scope` what the request needs, `now_ms` the clock.
-    pub async fn authenticate(
-        &self,
-        key: Option<&str>,
-        target: Option<&str>,
-        scope: Scope,
-        now_ms: i64,
-    ) -> Result<Principal, AuthError> {
-        let key = key.ok_or(AuthError::Missing)?;
-        if key_env(key).is_none() {
-            return Err(AuthError::Invalid);
-        }
-        let hash = hash_key(key);
-        // An answer older than the time to live on the request clock (or from its future,
-        // should the clock step back) is asked again.
-        let fresh = |cached_at: i64| (0..self.ttl_ms).contains(&now_ms.saturating_sub(cached_at));
-        let verified = match self.keys.get(&hash) {
-            Some((verified, cached_at)) if fresh(cached_at) => verified,
-            _ => {
-                let found = self.store.find_key(&hash).await?;
-                let verified = found.map(|(key, workspace)| Arc::new(Principal { key, workspace }));
-                self.keys.insert(hash, (verified.clone(), now_ms));
-                verified
-            }
-        };
-        let principal = verified.ok_or(AuthError::Invalid)?;
-        match principal.key.state(now_ms) {
-            KeyState::Active => {}
-            KeyState::Revoked => return Err(AuthError::Revoked),
-            KeyState::Expired => return Err(AuthError::Expired),
-        }
-        if let Some(target) = target.map(str::trim).filter(|target| !target.is_empty()) {
-            self.check_target(&principal, target).await?;
-        }
-        if !principal.key.scopes.allows(scope) {
-            return Err(AuthError::MissingScope(scope));
-        }
-        Ok(Principal::clone(&principal))
-    }
-
-    /// A key may only target its own workspace; another existing one is forbidden, and an id
-    /// of no workspace (malformed ones included) is not found.
-    async fn check_target(&self, principal: &Principal, target: &str) -> Result<(), AuthError> {
-        let Ok(target) = target.parse::<WorkspaceId>() else {
-            return Err(AuthError::WorkspaceNotFound);
-        };
-        if target == principal.workspace.id {
-            return Ok(());
-        }
-        match self.store.get_workspace(target).await? {
-            Some(_) => Err(AuthError::AccessDenied),
-            None => Err(AuthError::WorkspaceNotFound),
-        }
-    }
 }
 
 #[cfg(test)]

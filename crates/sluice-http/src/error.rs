@@ -30,6 +30,18 @@ pub enum ApiError {
     /// 404 with the given message.
     #[error("{0}")]
     NotFound(&'static str),
+    /// 409 with the given message: the change conflicts with what is stored.
+    #[error("{0}")]
+    Conflict(&'static str),
+    /// 429 `Too many sign-in attempts` with `retryAfter` and `Retry-After`.
+    #[error("Too many sign-in attempts")]
+    TooManySignIns {
+        /// Seconds until an attempt is counted again.
+        retry_after: u64,
+    },
+    /// 401 `Invalid email or password`.
+    #[error("Invalid email or password")]
+    BadSignIn,
     /// 405.
     #[error("Method not allowed")]
     MethodNotAllowed,
@@ -101,6 +113,7 @@ impl From<StoreError> for ApiError {
                 ApiError::Unavailable
             }
             StoreError::NotFound(_) => ApiError::NotFound("Not found"),
+            StoreError::Conflict(message) => ApiError::Conflict(message),
             // Only an insert is refused for its quota, and the ingest handler answers it with
             // the request's clock (routes/logs.rs); no other call can meet it.
             StoreError::QuotaExceeded => {
@@ -169,22 +182,34 @@ impl ResponseError for ApiError {
             | ApiError::UnsupportedEncoding(_)
             | ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::Auth(auth) => match auth {
-                AuthError::Missing | AuthError::Invalid | AuthError::Revoked | AuthError::Expired => {
-                    StatusCode::UNAUTHORIZED
-                }
-                AuthError::AccessDenied | AuthError::MissingScope(_) => StatusCode::FORBIDDEN,
+                AuthError::Missing
+                | AuthError::Invalid
+                | AuthError::Revoked
+                | AuthError::Expired
+                | AuthError::MissingSession
+                | AuthError::InvalidSession
+                | AuthError::SessionExpired => StatusCode::UNAUTHORIZED,
+                AuthError::AccessDenied
+                | AuthError::MissingScope(_)
+                | AuthError::NoWorkspace
+                | AuthError::RoleDenied
+                | AuthError::NeedsUser
+                | AuthError::CrossSite => StatusCode::FORBIDDEN,
                 AuthError::WorkspaceNotFound => StatusCode::NOT_FOUND,
                 // Never built: `From<AuthError>` sends store failures through `From<StoreError>`.
                 AuthError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
             },
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::BadSignIn => StatusCode::UNAUTHORIZED,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::HeadersTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-            ApiError::RateLimited { .. } | ApiError::QuotaExceeded { .. } | ApiError::TooManyTails => {
-                StatusCode::TOO_MANY_REQUESTS
-            }
+            ApiError::RateLimited { .. }
+            | ApiError::QuotaExceeded { .. }
+            | ApiError::TooManyTails
+            | ApiError::TooManySignIns { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable | ApiError::Overloaded { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal | ApiError::SearchFailed => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -207,7 +232,8 @@ impl ResponseError for ApiError {
             retry_after: match self {
                 ApiError::RateLimited { retry_after }
                 | ApiError::QuotaExceeded { retry_after }
-                | ApiError::Overloaded { retry_after } => Some(*retry_after),
+                | ApiError::Overloaded { retry_after }
+                | ApiError::TooManySignIns { retry_after } => Some(*retry_after),
                 _ => None,
             },
         };

@@ -11,17 +11,20 @@
 pub mod body;
 mod error;
 mod extract;
+mod fields;
 pub mod limits;
 pub mod origin;
 mod params;
 mod routes;
 mod state;
 pub mod tail;
+pub mod views;
 
 pub use error::ApiError;
-pub use extract::Authed;
+pub use extract::{Authed, InWorkspace, SESSION_COOKIE, User};
 pub use origin::{Origin, OriginResolver};
-pub use routes::{ROUTES, Route};
+pub use routes::device::{CLIENT_ID, DEVICE_GRANT};
+pub use routes::{Access, ROUTES, Route};
 pub use sluice_store::{Clock, system_clock, unix_now_ms};
 pub use state::{AppState, DEFAULT_BODY_TIMEOUT};
 

@@ -84,6 +84,17 @@ impl OriginResolver {
         self.trusted.iter().any(|network| network.contains(address))
     }
 
+    /// Whether a request from `peer` came over TLS: `X-Forwarded-Proto: https` from a trusted
+    /// proxy (the server itself speaks plain HTTP).
+    pub fn is_https(&self, peer: Option<SocketAddr>, headers: &HeaderMap) -> bool {
+        let trusted = peer.is_some_and(|peer| self.is_trusted(peer.ip().to_canonical()));
+        trusted
+            && headers
+                .get("x-forwarded-proto")
+                .and_then(|value| value.to_str().ok())
+                .is_some_and(|value| value.trim().eq_ignore_ascii_case("https"))
+    }
+
     /// The client of a request from `peer` with these headers.
     pub fn resolve(&self, peer: Option<SocketAddr>, headers: &HeaderMap) -> Origin {
         let Some(peer) = peer.map(|peer| peer.ip().to_canonical()) else { return Origin::default() };

@@ -1,5 +1,6 @@
 //! What every handler shares: the store and the group committer in front of its writes, the
-//! authenticator, the rate limiter, who the clients are, the live tails, and the clock.
+//! authenticator and sign-in throttle, the rate limiter, who the clients are, the live tails,
+//! and the clock.
 
 use std::sync::Arc;
 
@@ -39,6 +40,11 @@ pub struct AppState {
     pub tails: crate::tail::TailHub,
     /// How often a live tail writes a comment line ([`crate::tail::DEFAULT_HEARTBEAT`]).
     pub heartbeat: std::time::Duration,
+    /// Failed sign-ins per email.
+    pub throttle: sluice_auth::throttle::SignInThrottle,
+    /// The base URL people reach this server at (`SLUICE_PUBLIC_URL`), for the device
+    /// sign-in's `verification_uri`; without it, the scheme and host of the request.
+    pub public_url: Option<String>,
 }
 
 impl AppState {
@@ -61,6 +67,8 @@ impl AppState {
             max_header_bytes: crate::limits::DEFAULT_MAX_HEADER_BYTES,
             tails,
             heartbeat: crate::tail::DEFAULT_HEARTBEAT,
+            throttle: sluice_auth::throttle::SignInThrottle::default(),
+            public_url: None,
         }
     }
 

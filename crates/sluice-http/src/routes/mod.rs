@@ -1,11 +1,14 @@
 //! Handlers, one module per resource, the route table that lists them, and the JSON answers
 //! for unknown routes and methods.
 
+pub(crate) mod account;
+pub(crate) mod device;
 pub(crate) mod flows;
 pub(crate) mod health;
 pub(crate) mod logs;
 pub(crate) mod stats;
 pub(crate) mod tail;
+pub(crate) mod team;
 
 use actix_web::http::Method;
 use actix_web::{HttpResponse, ResponseError, Route as ActixRoute, web};
@@ -21,18 +24,33 @@ pub struct Route {
     pub method: Method,
     /// The path pattern, actix style: `{id}` is a path parameter.
     pub path: &'static str,
-    /// Whether the handler needs an API key; the key's scope then follows the method
-    /// ([`Route::scope`]).
-    pub authenticated: bool,
+    /// Who may call it.
+    pub access: Access,
     /// Attaches the handler to an actix route already guarded by `method`.
     handler: fn(ActixRoute) -> ActixRoute,
 }
 
+/// Who may call a route, from anyone to a member of a workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Access {
+    /// Anyone: health, sign-in, the device grant and its page.
+    Public,
+    /// An API key, whose scope follows the method ([`Route::scope`]), or a signed-in user whose
+    /// role allows it (`member` to `POST`, any role to read): the log routes.
+    Logs,
+    /// Only a signed-in user (a session), about themselves: `/v1/me`, their workspaces and
+    /// sessions, signing out, deciding a device sign-in.
+    User,
+    /// Only a signed-in user, acting on a workspace they are a member of (`X-Workspace-Id`,
+    /// else their first): its keys, members, plan and usage.
+    Workspace,
+}
+
 impl Route {
     /// The scope a key needs here (`ingest` for `POST`, `read` otherwise), `None` on a route
-    /// that needs no key.
+    /// that takes no key.
     pub fn scope(&self) -> Option<Scope> {
-        self.authenticated.then(|| crate::extract::scope_for(&self.method))
+        (self.access == Access::Logs).then(|| crate::extract::scope_for(&self.method))
     }
 
     /// The actix route: the method guard and the handler.
@@ -44,33 +62,150 @@ impl Route {
 /// Every route of the service, in the order actix tries them: `/v1/logs/search` and
 /// `/v1/logs/tail` come before `/v1/logs/{id}`, which would otherwise take them for an id.
 pub const ROUTES: &[Route] = &[
-    Route { method: Method::GET, path: "/healthz", authenticated: false, handler: |route| route.to(health::healthz) },
-    Route { method: Method::GET, path: "/readyz", authenticated: false, handler: |route| route.to(health::readyz) },
-    Route { method: Method::GET, path: "/v1/logs", authenticated: true, handler: |route| route.to(logs::list) },
-    Route { method: Method::POST, path: "/v1/logs", authenticated: true, handler: |route| route.to(logs::ingest) },
+    Route { method: Method::GET, path: "/healthz", access: Access::Public, handler: |route| route.to(health::healthz) },
+    Route { method: Method::GET, path: "/readyz", access: Access::Public, handler: |route| route.to(health::readyz) },
+    Route { method: Method::GET, path: "/v1/logs", access: Access::Logs, handler: |route| route.to(logs::list) },
+    Route { method: Method::POST, path: "/v1/logs", access: Access::Logs, handler: |route| route.to(logs::ingest) },
     Route {
         method: Method::GET,
         path: "/v1/logs/search",
-        authenticated: true,
+        access: Access::Logs,
         handler: |route| route.to(logs::search),
     },
-    Route { method: Method::GET, path: "/v1/logs/tail", authenticated: true, handler: |route| route.to(tail::tail) },
-    Route { method: Method::GET, path: "/v1/stats", authenticated: true, handler: |route| route.to(stats::stats) },
+    Route { method: Method::GET, path: "/v1/logs/tail", access: Access::Logs, handler: |route| route.to(tail::tail) },
+    Route { method: Method::GET, path: "/v1/stats", access: Access::Logs, handler: |route| route.to(stats::stats) },
     Route {
         method: Method::GET,
         path: "/v1/stats/summary",
-        authenticated: true,
+        access: Access::Logs,
         handler: |route| route.to(stats::summary_today),
     },
-    Route { method: Method::GET, path: "/v1/flows", authenticated: true, handler: |route| route.to(flows::list) },
-    Route { method: Method::POST, path: "/v1/flows", authenticated: true, handler: |route| route.to(flows::create) },
+    Route { method: Method::GET, path: "/v1/flows", access: Access::Logs, handler: |route| route.to(flows::list) },
+    Route { method: Method::POST, path: "/v1/flows", access: Access::Logs, handler: |route| route.to(flows::create) },
     Route {
         method: Method::GET,
         path: "/v1/flows/{flowId}",
-        authenticated: true,
+        access: Access::Logs,
         handler: |route| route.to(flows::timeline),
     },
-    Route { method: Method::GET, path: "/v1/logs/{id}", authenticated: true, handler: |route| route.to(logs::get) },
+    Route { method: Method::GET, path: "/v1/logs/{id}", access: Access::Logs, handler: |route| route.to(logs::get) },
+    Route {
+        method: Method::POST,
+        path: "/v1/auth/login",
+        access: Access::Public,
+        handler: |route| route.to(account::login),
+    },
+    Route {
+        method: Method::POST,
+        path: "/v1/auth/logout",
+        access: Access::User,
+        handler: |route| route.to(account::logout),
+    },
+    Route {
+        method: Method::POST,
+        path: "/oauth/device/code",
+        access: Access::Public,
+        handler: |route| route.to(device::device_code),
+    },
+    Route {
+        method: Method::POST,
+        path: "/oauth/token",
+        access: Access::Public,
+        handler: |route| route.to(device::token),
+    },
+    Route { method: Method::GET, path: "/device", access: Access::Public, handler: |route| route.to(device::page) },
+    Route {
+        method: Method::POST,
+        path: "/device",
+        access: Access::Public,
+        handler: |route| route.to(device::page_post),
+    },
+    Route {
+        method: Method::POST,
+        path: "/v1/device/approve",
+        access: Access::User,
+        handler: |route| route.to(device::approve),
+    },
+    Route {
+        method: Method::POST,
+        path: "/v1/device/deny",
+        access: Access::User,
+        handler: |route| route.to(device::deny),
+    },
+    Route { method: Method::GET, path: "/v1/me", access: Access::User, handler: |route| route.to(account::me) },
+    Route {
+        method: Method::GET,
+        path: "/v1/workspaces",
+        access: Access::User,
+        handler: |route| route.to(account::workspaces),
+    },
+    Route {
+        method: Method::POST,
+        path: "/v1/workspaces",
+        access: Access::User,
+        handler: |route| route.to(account::create_workspace),
+    },
+    Route {
+        method: Method::GET,
+        path: "/v1/workspace",
+        access: Access::Workspace,
+        handler: |route| route.to(account::workspace),
+    },
+    Route {
+        method: Method::PUT,
+        path: "/v1/workspace/plan",
+        access: Access::Workspace,
+        handler: |route| route.to(account::set_plan),
+    },
+    Route { method: Method::GET, path: "/v1/keys", access: Access::Workspace, handler: |route| route.to(team::keys) },
+    Route {
+        method: Method::POST,
+        path: "/v1/keys",
+        access: Access::Workspace,
+        handler: |route| route.to(team::create_key),
+    },
+    Route {
+        method: Method::DELETE,
+        path: "/v1/keys/{keyId}",
+        access: Access::Workspace,
+        handler: |route| route.to(team::revoke_key),
+    },
+    Route {
+        method: Method::GET,
+        path: "/v1/members",
+        access: Access::Workspace,
+        handler: |route| route.to(team::members),
+    },
+    Route {
+        method: Method::POST,
+        path: "/v1/members",
+        access: Access::Workspace,
+        handler: |route| route.to(team::add_member),
+    },
+    Route {
+        method: Method::PATCH,
+        path: "/v1/members/{userId}",
+        access: Access::Workspace,
+        handler: |route| route.to(team::set_role),
+    },
+    Route {
+        method: Method::DELETE,
+        path: "/v1/members/{userId}",
+        access: Access::Workspace,
+        handler: |route| route.to(team::remove_member),
+    },
+    Route {
+        method: Method::GET,
+        path: "/v1/sessions",
+        access: Access::User,
+        handler: |route| route.to(account::sessions),
+    },
+    Route {
+        method: Method::DELETE,
+        path: "/v1/sessions/{sessionId}",
+        access: Access::User,
+        handler: |route| route.to(account::revoke_session),
+    },
 ];
 
 /// Any path no route knows.

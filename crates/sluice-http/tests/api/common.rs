@@ -221,7 +221,7 @@ impl TestServer {
     /// A request on a connection of its own, its answer as the bytes that came (up to 64 MiB),
     /// and the time from sending it to the answer's last byte.
     pub async fn request_raw(&self, method: &str, path: &str, headers: &[(&str, &str)], body: Vec<u8>) -> RawReply {
-        let client = awc::Client::builder().timeout(std::time::Duration::from_secs(30)).finish();
+        let client = awc::Client::builder().timeout(std::time::Duration::from_secs(30)).disable_redirects().finish();
         let method = awc::http::Method::from_bytes(method.as_bytes()).expect("method");
         let mut request = client.request(method, format!("{}{path}", self.base));
         for (name, value) in headers {
@@ -349,4 +349,59 @@ pub fn resident_bytes() -> u64 {
         .find_map(|line| line.strip_prefix("VmRSS:"))
         .and_then(|value| value.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map_or(0, |kib| kib * 1024)
+}
+
+/// The password every test user has.
+pub const PASSWORD: &str = "correct horse battery";
+
+/// A user with [`PASSWORD`], a member of each workspace given with its role.
+pub async fn new_user(
+    store: &Arc<dyn Store>,
+    email: &str,
+    admin: bool,
+    roles: &[(WorkspaceId, sluice_model::Role)],
+) -> sluice_model::User {
+    let user = sluice_model::User {
+        id: sluice_model::UserId::generate(),
+        email: email.into(),
+        name: email.into(),
+        admin,
+        created_at: NOW,
+    };
+    let password_hash = sluice_auth::passwords::hash_password(PASSWORD).expect("hash");
+    store.create_user(&sluice_store::accounts::NewUser { user: user.clone(), password_hash }).await.expect("user");
+    for (workspace, role) in roles {
+        let change = sluice_store::accounts::MemberChange::Set(*role);
+        store.change_member(*workspace, user.id, change, false, NOW).await.expect("member");
+    }
+    user
+}
+
+impl TestServer {
+    /// Signs in with email and [`PASSWORD`]; returns the session token the cookie carries.
+    pub async fn sign_in(&self, email: &str) -> String {
+        let body = json!({"email": email, "password": PASSWORD}).to_string().into_bytes();
+        let reply = self.request("POST", "/v1/auth/login", &[("Content-Type", "application/json")], body).await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+        session_cookie(&reply.headers).expect("a session cookie")
+    }
+
+    /// A request with a session token as `Authorization: Bearer`.
+    pub async fn as_user(&self, token: &str, method: &str, path: &str, body: Option<Value>) -> Reply {
+        let auth = format!("Bearer {token}");
+        let mut headers = vec![("Authorization", auth.as_str())];
+        if body.is_some() {
+            headers.push(("Content-Type", "application/json"));
+        }
+        let body = body.map(|body| body.to_string().into_bytes()).unwrap_or_default();
+        self.request(method, path, &headers, body).await
+    }
+}
+
+/// The value of the `sluice_session` cookie a response sets, if any.
+pub fn session_cookie(headers: &awc::http::header::HeaderMap) -> Option<String> {
+    headers.get_all("set-cookie").filter_map(|value| value.to_str().ok()).find_map(|cookie| {
+        let value = cookie.strip_prefix("sluice_session=")?;
+        Some(value.split(';').next().unwrap_or_default().to_owned())
+    })
 }

@@ -1,9 +1,11 @@
 //! The HTTP API end to end: a real server on loopback, a real SQLite file, a real client.
 //! One test binary with a module per concern, so the suite links once.
 
+mod accounts;
 mod adversarial;
 mod auth;
 mod common;
+mod device;
 mod flows;
 mod ingest;
 mod limits;

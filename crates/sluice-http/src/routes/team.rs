@@ -1,0 +1,174 @@
+//! A workspace's keys and members, for signed-in users: `GET|POST /v1/keys`,
+//! `DELETE /v1/keys/{keyId}`, `GET|POST /v1/members`, `PATCH|DELETE /v1/members/{userId}`
+//! (docs/API.md, Accounts). Keys need the role `member`, changing members `owner`; through
+//! these routes a workspace that has an owner keeps one.
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde_json::{Value, json};
+use sluice_model::{ApiKeyRecord, KeyEnv, KeyId, Role, Scopes, UserId};
+use sluice_store::accounts::MemberChange;
+use sluice_store::{NewApiKey, StoreError};
+
+use crate::extract::InWorkspace;
+use crate::fields::Fields;
+use crate::routes::account::MAX_EMAIL;
+use crate::{ApiError, AppState, views};
+
+/// The longest key lifetime `expiresIn` takes: 10 years, in seconds.
+const MAX_EXPIRES_IN: u64 = 10 * 365 * 24 * 3600;
+
+/// The workspace's keys, oldest first, never their text.
+pub(crate) async fn keys(member: InWorkspace, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    member.require(Role::Member)?;
+    let now = state.now_ms();
+    let keys = state.store.list_keys(member.workspace.id).await?;
+    Ok(HttpResponse::Ok().json(json!({"keys": keys.iter().map(|key| views::key(key, now)).collect::<Vec<_>>()})))
+}
+
+/// The scopes of a create body: a list (`["ingest","read"]`) or a comma-separated string.
+fn scopes_of(fields: &mut Fields) -> Scopes {
+    let text = match fields.take("scopes") {
+        None => return Scopes::ALL,
+        Some(Value::String(text)) => text,
+        Some(Value::Array(items)) => {
+            let names: Option<Vec<&str>> = items.iter().map(Value::as_str).collect();
+            match names {
+                Some(names) if !names.is_empty() => names.join(","),
+                _ => {
+                    fields.refuse("scopes", "Expected a non-empty list of 'ingest' | 'read'");
+                    return Scopes::ALL;
+                }
+            }
+        }
+        Some(_) => {
+            fields.refuse("scopes", "Expected a non-empty list of 'ingest' | 'read'");
+            return Scopes::ALL;
+        }
+    };
+    text.parse().unwrap_or_else(|error: sluice_model::UnknownValue| {
+        fields.refuse("scopes", error.to_string());
+        Scopes::ALL
+    })
+}
+
+/// Makes a key: 201 with its text, shown this once.
+pub(crate) async fn create_key(
+    member: InWorkspace,
+    request: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    member.require(Role::Member)?;
+    let mut fields = Fields::read(&request, payload, &state).await?;
+    let name = fields.string("name", false, 100);
+    let env: Option<KeyEnv> = fields.parsed("env", false);
+    let scopes = scopes_of(&mut fields);
+    let expires_in = fields.positive("expiresIn", MAX_EXPIRES_IN);
+    fields.finish()?;
+    let now = state.now_ms();
+    let env = env.unwrap_or(KeyEnv::Live);
+    let generated = sluice_auth::generate_key(env).map_err(|_| ApiError::Internal)?;
+    let expires_at = expires_in.and_then(|seconds| i64::try_from(seconds).ok()).map(|seconds| now + seconds * 1000);
+    let record = ApiKeyRecord {
+        id: KeyId::generate(),
+        workspace_id: member.workspace.id,
+        name,
+        env,
+        scopes,
+        created_at: now,
+        expires_at,
+        revoked_at: None,
+    };
+    state.store.create_key(&NewApiKey { record: record.clone(), hash: generated.hash }).await?;
+    Ok(HttpResponse::Created().json(views::created_key(&record, &generated.text)))
+}
+
+/// Revokes one of the workspace's keys: refused on this node at once, on every node within 5 s.
+pub(crate) async fn revoke_key(
+    member: InWorkspace,
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    member.require(Role::Member)?;
+    const MISSING: ApiError = ApiError::NotFound("Key not found");
+    let id: KeyId = path.parse().map_err(|_| MISSING)?;
+    let keys = state.store.list_keys(member.workspace.id).await?;
+    if !keys.iter().any(|key| key.id == id) {
+        return Err(MISSING);
+    }
+    state.store.revoke_key(id, state.now_ms()).await?;
+    state.auth.forget_key(id);
+    Ok(HttpResponse::Ok().json(json!({"keyId": id.to_string(), "state": "revoked"})))
+}
+
+/// The workspace's members, by email: any role may list them.
+pub(crate) async fn members(member: InWorkspace, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    let members = state.store.members(member.workspace.id).await?;
+    Ok(HttpResponse::Ok().json(json!({"members": members.iter().map(views::member).collect::<Vec<_>>()})))
+}
+
+/// A membership change through the API, which keeps a workspace's last owner; its answers in
+/// the words of docs/API.md.
+async fn change(state: &AppState, member: &InWorkspace, user: UserId, change: MemberChange) -> Result<(), ApiError> {
+    match state.store.change_member(member.workspace.id, user, change, true, state.now_ms()).await {
+        Err(StoreError::NotFound("member" | "user")) => return Err(ApiError::NotFound("Member not found")),
+        other => other?,
+    }
+    state.auth.forget_memberships(user);
+    Ok(())
+}
+
+/// Adds an existing user, by email, with a role: 201 with the member.
+pub(crate) async fn add_member(
+    member: InWorkspace,
+    request: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    member.require(Role::Owner)?;
+    let mut fields = Fields::read(&request, payload, &state).await?;
+    let email = fields.string("email", true, MAX_EMAIL);
+    let role: Option<Role> = fields.parsed("role", true);
+    fields.finish()?;
+    let (Some(email), Some(role)) = (email, role) else { return Err(ApiError::Internal) };
+    let Some((user, _)) = state.store.find_user_by_email(&email).await? else {
+        return Err(ApiError::NotFound("User not found"));
+    };
+    change(&state, &member, user.id, MemberChange::Add(role)).await?;
+    let added = sluice_store::accounts::Member { user, role, since: state.now_ms() };
+    Ok(HttpResponse::Created().json(views::member(&added)))
+}
+
+fn user_of(path: &str) -> Result<UserId, ApiError> {
+    path.parse().map_err(|_| ApiError::NotFound("Member not found"))
+}
+
+/// Gives a member another role.
+pub(crate) async fn set_role(
+    member: InWorkspace,
+    path: web::Path<String>,
+    request: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    member.require(Role::Owner)?;
+    let user = user_of(&path)?;
+    let mut fields = Fields::read(&request, payload, &state).await?;
+    let role: Option<Role> = fields.parsed("role", true);
+    fields.finish()?;
+    let Some(role) = role else { return Err(ApiError::Internal) };
+    change(&state, &member, user, MemberChange::Role(role)).await?;
+    Ok(HttpResponse::Ok().json(json!({"userId": user.to_string(), "role": role.as_str()})))
+}
+
+/// Removes a member.
+pub(crate) async fn remove_member(
+    member: InWorkspace,
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    member.require(Role::Owner)?;
+    let user = user_of(&path)?;
+    change(&state, &member, user, MemberChange::Remove).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
