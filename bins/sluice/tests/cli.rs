@@ -61,6 +61,23 @@ impl Drop for Cleanup {
     }
 }
 
+/// Runs `sluice admin ...` with `stdin`; returns whether it succeeded, stdout and stderr.
+fn admin_with_input(dir: &Path, args: &[&str], stdin: &str) -> (bool, String, String) {
+    let mut child = Command::new(BIN)
+        .arg("admin")
+        .args(args)
+        .env("SLUICE_DATABASE_URL", database_url(dir))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run admin");
+    child.stdin.take().expect("stdin").write_all(stdin.as_bytes()).expect("write stdin");
+    let output = child.wait_with_output().expect("admin output");
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    (output.status.success(), text(&output.stdout), text(&output.stderr))
+}
+
 /// Runs `sluice admin ...` and returns its stdout as JSON (the command is given `--json`).
 fn admin(dir: &Path, args: &[&str]) -> Value {
     let output = Command::new(BIN)
@@ -119,6 +136,23 @@ impl Server {
             }
             if let Some(key) = line.split_whitespace().find(|word| word.starts_with("slc_live_")) {
                 return key.to_owned();
+            }
+        }
+    }
+
+    /// The first admin's password, printed on first start after the key.
+    fn first_start_password(&mut self) -> String {
+        let mut line = String::new();
+        let mut announced = false;
+        loop {
+            line.clear();
+            if self.stdout.read_line(&mut line).unwrap_or(0) == 0 {
+                panic!("no admin password printed on first start");
+            }
+            if line.contains("admin@localhost") {
+                announced = true;
+            } else if announced && !line.trim().is_empty() {
+                return line.trim().to_owned();
             }
         }
     }
@@ -629,4 +663,95 @@ fn a_server_killed_under_load_keeps_every_acknowledged_log() {
             assert!(stored.contains(&format!("kill {batch}-{index}")), "batch {batch} is stored in part");
         }
     }
+}
+
+/// Signs in over HTTP; returns the status and the session token from the cookie.
+fn sign_in(server: &Server, email: &str, password: &str) -> (u16, String) {
+    let body = json!({"email": email, "password": password}).to_string();
+    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", server.port)) else { return (0, String::new()) };
+    let request = format!(
+        "POST /v1/auth/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut raw = Vec::new();
+    #[expect(clippy::disallowed_methods, reason = "bounded by take: a test's answer")]
+    let read = stream.take(1 << 20).read_to_end(&mut raw);
+    read.expect("answer");
+    let text = String::from_utf8_lossy(&raw);
+    let status = text.split_whitespace().nth(1).and_then(|code| code.parse().ok()).unwrap_or(0);
+    let token = text
+        .lines()
+        .find_map(|line| line.strip_prefix("set-cookie: sluice_session="))
+        .map(|rest| rest.split(';').next().unwrap_or_default().to_owned())
+        .unwrap_or_default();
+    (status, token)
+}
+
+#[test]
+fn first_start_prints_the_admins_sign_in_and_admin_commands_manage_people() {
+    let dir = Cleanup::new();
+    let mut server = Server::start(dir.path());
+    server.first_start_key();
+    let password = server.first_start_password();
+    let (status, admin_token) = sign_in(&server, "admin@localhost", &password);
+    assert_eq!(status, 200);
+    let (status, me) = server.http("GET", "/v1/me", Some(&admin_token), "");
+    assert_eq!(status, 200, "{me}");
+    assert_eq!(
+        (&me["user"]["admin"], &me["workspaces"][0]["name"], &me["workspaces"][0]["role"]),
+        (&json!(true), &json!("default"), &json!("owner"))
+    );
+    let workspace = me["workspaces"][0]["workspaceId"].as_str().unwrap_or_default().to_owned();
+
+    // A user with a password from stdin, and one with a generated password shown once.
+    let (ok, stdout, stderr) = admin_with_input(
+        dir.path(),
+        &["user", "create", "--email", "Bob@Example.com", "--name", "Bob", "--password-stdin", "--json"],
+        "a long enough password\n",
+    );
+    assert!(ok, "{stderr}");
+    let bob: Value = serde_json::from_str(&stdout).expect("one JSON object");
+    assert_eq!((&bob["email"], &bob["name"], &bob["admin"]), (&json!("Bob@Example.com"), &json!("Bob"), &json!(false)));
+    assert!(bob.get("password").is_none());
+    let carol = admin(dir.path(), &["user", "create", "--email", "carol@example.com"]);
+    let carol_password = carol["password"].as_str().unwrap_or_default().to_owned();
+    assert!(carol_password.len() >= 16, "{carol}");
+    let (ok, _, stderr) = admin_with_input(dir.path(), &["user", "create", "--email", "BOB@example.com"], "");
+    assert!(!ok && stderr.contains("already exists"), "{stderr}");
+    let (ok, _, stderr) =
+        admin_with_input(dir.path(), &["user", "create", "--email", "dan@example.com", "--password-stdin"], "short\n");
+    assert!(!ok && stderr.contains("at least 8"), "{stderr}");
+
+    // Members by email or id; the new member signs in and reads.
+    let added = admin(
+        dir.path(),
+        &["member", "add", "--workspace", &workspace, "--user", "bob@example.com", "--role", "viewer"],
+    );
+    assert_eq!(added, json!({"workspaceId": workspace, "userId": bob["userId"], "role": "viewer"}));
+    let (status, bob_token) = sign_in(&server, "bob@example.com", "a long enough password");
+    assert_eq!(status, 200);
+    assert_eq!(server.http("GET", "/v1/logs", Some(&bob_token), "").0, 200);
+    let carol_id = carol["userId"].as_str().unwrap_or_default().to_owned();
+    admin(dir.path(), &["member", "add", "--workspace", &workspace, "--user", &carol_id, "--role", "owner"]);
+    assert_eq!(sign_in(&server, "carol@example.com", &carol_password).0, 200);
+    let removed = admin(dir.path(), &["member", "remove", "--workspace", &workspace, "--user", "bob@example.com"]);
+    assert_eq!(removed["removed"], json!(true));
+    // The running server sees it within 5 s.
+    let deadline = Instant::now() + Duration::from_secs(6);
+    loop {
+        let (status, body) = server.http("GET", "/v1/logs", Some(&bob_token), "");
+        if status == 403 {
+            assert_eq!(body["error"], "User has no workspace");
+            break;
+        }
+        assert!(Instant::now() < deadline, "still a member after 6 s: {status} {body}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (ok, _, stderr) = admin_with_input(
+        dir.path(),
+        &["member", "remove", "--workspace", &workspace, "--user", "nobody@example.com"],
+        "",
+    );
+    assert!(!ok && stderr.contains("sluice admin user create"), "{stderr}");
 }
