@@ -43,6 +43,9 @@ pub(crate) enum Command {
     /// Administer workspaces and keys (the dashboard's job, as a CLI).
     #[command(subcommand)]
     Admin(AdminCommand),
+    /// The client commands (login, send, list, tail...).
+    #[command(flatten)]
+    Client(crate::client::ClientCommand),
 }
 
 #[derive(Debug, Args)]

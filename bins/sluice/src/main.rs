@@ -11,6 +11,7 @@ mod allocator;
 #[cfg(feature = "bench")]
 mod bench;
 mod cli;
+mod client;
 mod serve;
 
 use std::process::ExitCode;
@@ -61,15 +62,29 @@ fn main() -> ExitCode {
 
 /// Parses the command line and runs the command it names.
 async fn run() -> ExitCode {
-    let cli = Cli::parse();
+    // Exit codes of docs/API.md (Command-line client): a usage error is 1 (clap's own is 2,
+    // which here means "the server refused").
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            return if error.use_stderr() { ExitCode::from(1) } else { ExitCode::SUCCESS };
+        }
+    };
     let filter = tracing_subscriber::EnvFilter::try_new(&cli.log).unwrap_or_else(|_| "info".into());
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
 
-    let result = async {
+    if matches!(cli.command, Command::Client(_)) {
+        // A client of a running server: no database here.
+        let Command::Client(command) = cli.command else { return ExitCode::FAILURE };
+        return ExitCode::from(client::run(command).await);
+    }
+    let result = async move {
         let store = open_store(&cli).await?;
         match cli.command {
             Command::Serve(options) => serve::run(store, &cli.database_url, options).await,
             Command::Admin(command) => admin::run(store.as_ref(), command).await,
+            Command::Client(_) => Ok(()),
         }
     }
     .await;
