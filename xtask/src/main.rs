@@ -214,13 +214,32 @@ fn ci(root: &Path) -> anyhow::Result<()> {
 }
 
 /// What each layer may not depend on (normal and build dependencies, transitively), and why.
-const LAYER_RULES: [(&str, &[&str], &str); 6] = [
+const LAYER_RULES: [(&str, &[&str], &str); 8] = [
     ("sluice-model", PURE_FORBIDDEN, "other services embed the domain model"),
     ("sluice-ingest", PURE_FORBIDDEN, "other services embed the parsers"),
     ("sluice-query", PURE_FORBIDDEN, "the query language is pure"),
     ("sluice-store", DRIVERS, "the storage contract knows no SQL and no driver"),
     ("sluice-http", BACKENDS, "the HTTP layer sees the store traits, never a backend"),
     ("sluice", &["sluice-testkit", "criterion"], "test and benchmark support stays out of the server"),
+    ("sluice-client", CLIENT_FORBIDDEN, "other programs embed the client: HTTP only, on any Tokio runtime"),
+    (
+        "sluice-auth",
+        &["actix", "diesel", "libsqlite3-sys", "tokio-postgres"],
+        "authentication sees the store traits, never HTTP or a backend",
+    ),
+];
+
+/// No server, database or store in the client library.
+const CLIENT_FORBIDDEN: &[&str] = &[
+    "actix",
+    "diesel",
+    "deadpool",
+    "libsqlite3-sys",
+    "postgres",
+    "redis",
+    "sluice-store",
+    "sluice-http",
+    "sluice-auth",
 ];
 
 /// No runtime, server or database crate in the pure layers.

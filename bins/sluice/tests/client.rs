@@ -267,3 +267,33 @@ fn an_import_interrupted_by_ctrl_c_resumes_with_nothing_sent_twice_or_lost() {
     let (code, stdout, _) = sluice(home.path(), &server, &args, &[]);
     assert!(code == 0 && stdout.contains(&format!("imported {lines} entries")), "{stdout}");
 }
+
+#[test]
+fn tail_follows_logs_as_they_arrive_and_ends_at_ctrl_c() {
+    let dir = Cleanup::new();
+    let mut server = Server::start(dir.path());
+    let key = server.first_start_key();
+    let mut child = Command::new(BIN)
+        .args(["tail", "--source", "live", "--api-key", &key])
+        .env("SLUICE_SERVER", format!("http://127.0.0.1:{}", server.port))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tail");
+    // The tail says it follows once the server accepted it.
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let mut following = String::new();
+    stderr.read_line(&mut following).expect("following");
+    assert!(following.contains("following"), "{following}");
+    let entries = json!([
+        {"level": "info", "message": "not this one", "source": "elsewhere", "environment": "production"},
+        {"level": "error", "message": "card declined live", "source": "live", "environment": "production"}
+    ]);
+    assert_eq!(server.http("POST", "/v1/logs", Some(&key), &entries.to_string()).0, 200);
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    stdout.read_line(&mut line).expect("a log");
+    assert!(line.contains("ERROR") && line.contains("card declined live") && !line.contains("not this one"), "{line}");
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill").success());
+    assert_eq!(child.wait().expect("tail ends").code(), Some(0));
+}
