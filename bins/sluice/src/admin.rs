@@ -4,9 +4,9 @@
 use anyhow::Context;
 use serde_json::{Value, json};
 use sluice_http::unix_now_ms;
-use sluice_model::{ApiKeyRecord, KeyId, Limits, Workspace, WorkspaceId};
+use sluice_model::{KeyId, Limits, Workspace, WorkspaceId};
 use sluice_store::accounts::MemberChange;
-use sluice_store::{NewApiKey, Store, StoreError};
+use sluice_store::{Store, StoreError};
 
 use crate::cli::{AdminCommand, KeyCommand, MemberCommand, RetentionCommand, UserCommand, WorkspaceCommand};
 
@@ -130,34 +130,24 @@ pub(crate) async fn run(store: &dyn Store, command: AdminCommand) -> anyhow::Res
         }
         AdminCommand::Key(KeyCommand::Create { workspace, env, name, scopes, expires_in, json }) => {
             let workspace = existing_workspace(store, &workspace).await?;
-            let generated = sluice_auth::generate_key(env).context("the OS random number generator failed")?;
-            let expires_at = expires_in
-                .map(|seconds| {
-                    i64::try_from(seconds).ok().and_then(|s| s.checked_mul(1000)).and_then(|ms| now.checked_add(ms))
-                })
-                .map(|at| at.context("--expires-in is too large"))
-                .transpose()?;
-            let record = ApiKeyRecord {
-                id: KeyId::generate(),
-                workspace_id: workspace.id,
-                name,
-                env,
-                scopes,
-                created_at: now,
-                expires_at,
-                revoked_at: None,
-            };
-            store.create_key(&NewApiKey { record: record.clone(), hash: generated.hash }).await?;
+            anyhow::ensure!(
+                expires_in.is_none_or(|seconds| seconds <= i64::MAX.unsigned_abs() / 1000 - now.unsigned_abs() / 1000),
+                "--expires-in is too large"
+            );
+            let (text, key) = sluice_auth::mint_key(workspace.id, env, name, scopes, expires_in, now)
+                .context("the OS random number generator failed")?;
+            store.create_key(&key).await?;
+            let (record, expires_at) = (&key.record, key.record.expires_at);
             let value = json!({
                 "keyId": record.id.to_string(),
-                "apiKey": generated.text,
+                "apiKey": text,
                 "workspaceId": workspace.id.to_string(),
                 "expiresAt": expires_at,
             });
             print(json, value, || {
                 format!(
                     "created key {} for workspace {}; it is shown only this once:\n\n    {}\n",
-                    record.id, workspace.id, generated.text
+                    record.id, workspace.id, text
                 )
             });
         }

@@ -9,9 +9,9 @@ use anyhow::Context;
 use sluice_http::AppState;
 use sluice_http::origin::{OriginResolver, open_country_database, parse_trusted_proxies};
 use sluice_limits::RedisLimiter;
-use sluice_model::{ApiKeyRecord, KeyEnv, KeyId, Plan, Role, Scopes, Workspace};
+use sluice_model::{KeyEnv, Plan, Role, Scopes, Workspace};
+use sluice_store::Store;
 use sluice_store::accounts::MemberChange;
-use sluice_store::{NewApiKey, Store};
 
 use crate::cli::ServeOptions;
 
@@ -23,23 +23,15 @@ pub(crate) const FIRST_ADMIN: &str = "admin@localhost";
 /// the admin's password once on stdout.
 async fn bootstrap(store: &dyn Store, now: i64) -> anyhow::Result<()> {
     let workspace = Workspace::new("default", Plan::Enterprise, now);
-    let generated = sluice_auth::generate_key(KeyEnv::Live).context("the OS random number generator failed")?;
-    let record = ApiKeyRecord {
-        id: KeyId::generate(),
-        workspace_id: workspace.id,
-        name: Some("bootstrap".into()),
-        env: KeyEnv::Live,
-        scopes: Scopes::ALL,
-        created_at: now,
-        expires_at: None,
-        revoked_at: None,
-    };
-    if !store.bootstrap(&workspace, &NewApiKey { record, hash: generated.hash }).await? {
+    let (text, key) =
+        sluice_auth::mint_key(workspace.id, KeyEnv::Live, Some("bootstrap".into()), Scopes::ALL, None, now)
+            .context("the OS random number generator failed")?;
+    if !store.bootstrap(&workspace, &key).await? {
         return Ok(());
     }
     println!(
         "First start: created workspace \"default\" ({}) and an API key. It is shown only this once:\n\n    {}\n",
-        workspace.id, generated.text
+        workspace.id, text
     );
     let (admin, password) =
         crate::accounts::create_user(store, FIRST_ADMIN, Some("Administrator".into()), true, None, now).await?;

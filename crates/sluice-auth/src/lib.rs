@@ -81,6 +81,34 @@ pub fn generate_key(env: KeyEnv) -> Result<GeneratedKey, getrandom::Error> {
     Ok(GeneratedKey { text, hash })
 }
 
+/// A new key of `workspace` made at `now_ms`, its text (shown once) and what the store keeps;
+/// `expires_in` seconds from now (`None` never expires, as does one too far to count).
+pub fn mint_key(
+    workspace: sluice_model::WorkspaceId,
+    env: KeyEnv,
+    name: Option<String>,
+    scopes: sluice_model::Scopes,
+    expires_in: Option<u64>,
+    now_ms: i64,
+) -> Result<(String, sluice_store::NewApiKey), getrandom::Error> {
+    let generated = generate_key(env)?;
+    let expires_at = expires_in
+        .and_then(|seconds| i64::try_from(seconds).ok())
+        .and_then(|seconds| seconds.checked_mul(1000))
+        .and_then(|ms| now_ms.checked_add(ms));
+    let record = sluice_model::ApiKeyRecord {
+        id: sluice_model::KeyId::generate(),
+        workspace_id: workspace,
+        name,
+        env,
+        scopes,
+        created_at: now_ms,
+        expires_at,
+        revoked_at: None,
+    };
+    Ok((generated.text, sluice_store::NewApiKey { record, hash: generated.hash }))
+}
+
 /// BLAKE3 of a key's text: what the store keeps and looks keys up by.
 pub fn hash_key(text: &str) -> [u8; 32] {
     *blake3::hash(text.as_bytes()).as_bytes()

@@ -76,6 +76,23 @@ fn pairs<'a>(query: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)
     query.iter().map(|(name, value)| (*name, value.as_str())).collect()
 }
 
+/// Which page of logs.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct Paging {
+    /// How many (at most 1,000).
+    #[arg(long, default_value_t = 50)]
+    limit: u32,
+    /// How many to skip.
+    #[arg(long, default_value_t = 0)]
+    offset: u64,
+}
+
+impl Paging {
+    fn query(&self) -> [(&'static str, String); 2] {
+        [("limit", self.limit.to_string()), ("offset", self.offset.to_string())]
+    }
+}
+
 /// `sluice list`.
 #[derive(Debug, Args)]
 pub(crate) struct ListArgs {
@@ -83,12 +100,8 @@ pub(crate) struct ListArgs {
     options: ClientOptions,
     #[command(flatten)]
     filters: Filters,
-    /// How many (at most 1,000).
-    #[arg(long, default_value_t = 50)]
-    limit: u32,
-    /// How many to skip.
-    #[arg(long, default_value_t = 0)]
-    offset: u64,
+    #[command(flatten)]
+    paging: Paging,
 }
 
 /// `sluice search`.
@@ -103,12 +116,8 @@ pub(crate) struct SearchArgs {
     fields: Option<String>,
     #[command(flatten)]
     filters: Filters,
-    /// How many (at most 1,000).
-    #[arg(long, default_value_t = 50)]
-    limit: u32,
-    /// How many to skip.
-    #[arg(long, default_value_t = 0)]
-    offset: u64,
+    #[command(flatten)]
+    paging: Paging,
 }
 
 fn print_page(options: &ClientOptions, page: &sluice_client::LogPage) {
@@ -128,8 +137,7 @@ fn print_page(options: &ClientOptions, page: &sluice_client::LogPage) {
 pub(crate) async fn list(args: ListArgs) -> Result<(), Failure> {
     let client = client_of(&args.options)?;
     let mut query = args.filters.query(true);
-    query.push(("limit", args.limit.to_string()));
-    query.push(("offset", args.offset.to_string()));
+    query.extend(args.paging.query());
     let page = client.list(&pairs(&query)).await?;
     print_page(&args.options, &page);
     Ok(())
@@ -142,8 +150,7 @@ pub(crate) async fn search(args: SearchArgs) -> Result<(), Failure> {
         query.push(("fields", fields.clone()));
     }
     query.extend(args.filters.query(false));
-    query.push(("limit", args.limit.to_string()));
-    query.push(("offset", args.offset.to_string()));
+    query.extend(args.paging.query());
     let page = client.search(&pairs(&query)).await?;
     print_page(&args.options, &page);
     Ok(())

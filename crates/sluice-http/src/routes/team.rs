@@ -5,9 +5,9 @@
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde_json::{Value, json};
-use sluice_model::{ApiKeyRecord, KeyEnv, KeyId, Role, Scopes, UserId};
+use sluice_model::{KeyEnv, KeyId, Role, Scopes, UserId};
+use sluice_store::StoreError;
 use sluice_store::accounts::MemberChange;
-use sluice_store::{NewApiKey, StoreError};
 
 use crate::extract::InWorkspace;
 use crate::fields::Fields;
@@ -65,22 +65,11 @@ pub(crate) async fn create_key(
     let scopes = scopes_of(&mut fields);
     let expires_in = fields.positive("expiresIn", MAX_EXPIRES_IN);
     fields.finish()?;
-    let now = state.now_ms();
     let env = env.unwrap_or(KeyEnv::Live);
-    let generated = sluice_auth::generate_key(env).map_err(|_| ApiError::Internal)?;
-    let expires_at = expires_in.and_then(|seconds| i64::try_from(seconds).ok()).map(|seconds| now + seconds * 1000);
-    let record = ApiKeyRecord {
-        id: KeyId::generate(),
-        workspace_id: member.workspace.id,
-        name,
-        env,
-        scopes,
-        created_at: now,
-        expires_at,
-        revoked_at: None,
-    };
-    state.store.create_key(&NewApiKey { record: record.clone(), hash: generated.hash }).await?;
-    Ok(HttpResponse::Created().json(views::created_key(&record, &generated.text)))
+    let (text, key) = sluice_auth::mint_key(member.workspace.id, env, name, scopes, expires_in, state.now_ms())
+        .map_err(|_| ApiError::Internal)?;
+    state.store.create_key(&key).await?;
+    Ok(HttpResponse::Created().json(views::created_key(&key.record, &text)))
 }
 
 /// Revokes one of the workspace's keys: refused on this node at once, on every node within 5 s.
