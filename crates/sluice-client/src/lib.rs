@@ -359,6 +359,70 @@ impl Client {
         self.send_empty(Method::DELETE, &format!("/v1/members/{}", path_part(user_id))).await
     }
 
+    /// `PATCH /v1/members/{userId}`: another role for a member.
+    pub async fn set_role(&self, user_id: &str, role: &str) -> Result<(), Error> {
+        let body = serde_json::json!({"role": role});
+        self.send_json::<Value>(Method::PATCH, &format!("/v1/members/{}", path_part(user_id)), &body).await?;
+        Ok(())
+    }
+
+    /// `POST /v1/flows`: a flow made before its logs, with an optional name.
+    pub async fn create_flow(&self, name: Option<&str>) -> Result<NewFlow, Error> {
+        let body = serde_json::json!({"name": name});
+        self.send_json(Method::POST, "/v1/flows", &body).await
+    }
+
+    /// `GET /v1/workspaces`: the user's workspaces.
+    pub async fn workspaces(&self) -> Result<Vec<Membership>, Error> {
+        #[derive(serde::Deserialize)]
+        struct Workspaces {
+            workspaces: Vec<Membership>,
+        }
+        Ok(self.get::<Workspaces>("/v1/workspaces", &[]).await?.workspaces)
+    }
+
+    /// `POST /v1/workspaces`: a workspace the user owns.
+    pub async fn create_workspace(&self, name: &str) -> Result<Membership, Error> {
+        self.send_json(Method::POST, "/v1/workspaces", &serde_json::json!({"name": name})).await
+    }
+
+    /// `GET /v1/workspace`: plan, limits and this month's usage of the workspace acted on.
+    pub async fn workspace(&self) -> Result<WorkspaceInfo, Error> {
+        self.get("/v1/workspace", &[]).await
+    }
+
+    /// `PUT /v1/workspace/plan` (instance admins): `free`, `pro` or `enterprise`.
+    pub async fn set_plan(&self, plan: &str) -> Result<(), Error> {
+        self.send_json::<Value>(Method::PUT, "/v1/workspace/plan", &serde_json::json!({"plan": plan})).await?;
+        Ok(())
+    }
+
+    /// `GET /v1/sessions`: the user's working sessions.
+    pub async fn sessions(&self) -> Result<Vec<Session>, Error> {
+        #[derive(serde::Deserialize)]
+        struct Sessions {
+            sessions: Vec<Session>,
+        }
+        Ok(self.get::<Sessions>("/v1/sessions", &[]).await?.sessions)
+    }
+
+    /// `DELETE /v1/sessions/{sessionId}`.
+    pub async fn revoke_session(&self, id: &str) -> Result<(), Error> {
+        self.send_empty(Method::DELETE, &format!("/v1/sessions/{}", path_part(id))).await
+    }
+
+    /// `POST /v1/device/approve` or `/v1/device/deny`: decides a device sign-in by its code.
+    pub async fn decide_device_login(&self, user_code: &str, approve: bool) -> Result<(), Error> {
+        let path = if approve { "/v1/device/approve" } else { "/v1/device/deny" };
+        self.send_json::<Value>(Method::POST, path, &serde_json::json!({"userCode": user_code})).await?;
+        Ok(())
+    }
+
+    /// `GET /readyz`: whether the server's database answers.
+    pub async fn ready(&self) -> Result<(), Error> {
+        self.get::<Value>("/readyz", &[]).await.map(|_| ())
+    }
+
     /// `POST /v1/auth/logout`: ends the session this client signs with.
     pub async fn logout(&self) -> Result<(), Error> {
         self.send_empty(Method::POST, "/v1/auth/logout").await

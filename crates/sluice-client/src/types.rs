@@ -301,3 +301,76 @@ pub struct DeviceCode {
     /// Least seconds between polls.
     pub interval: u64,
 }
+
+/// A session of the signed-in user.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Session {
+    /// Its id.
+    pub session_id: String,
+    /// `browser` or `sluice-cli`.
+    pub client: String,
+    /// Unix ms.
+    pub created_at: i64,
+    /// Unix ms.
+    pub last_used_at: i64,
+    /// Unix ms, unless used again before.
+    pub expires_at: i64,
+    /// Whether it is the one asking.
+    pub current: bool,
+}
+
+/// The figures a workspace's plan puts in force (`None`: unlimited).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Limits {
+    /// `POST /v1/logs` requests a minute.
+    pub requests_per_minute: Option<u64>,
+    /// Logs a UTC month.
+    pub logs_per_month: Option<u64>,
+    /// Days logs are kept.
+    pub retention_days: u32,
+}
+
+/// This month's usage of a workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    /// The month's first ms (UTC).
+    pub month_start: i64,
+    /// Logs accepted this month.
+    pub logs: u64,
+    /// The month's quota (`None`: unlimited).
+    pub quota: Option<u64>,
+}
+
+/// `GET /v1/workspace`: the workspace a request acts on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceInfo {
+    /// Its id.
+    pub workspace_id: String,
+    /// Its name.
+    pub name: String,
+    /// `free`, `pro` or `enterprise`.
+    pub plan: String,
+    /// The figures in force.
+    pub limits: Limits,
+    /// This month's usage.
+    pub usage: Usage,
+    /// The user's role there.
+    pub role: String,
+}
+
+/// `POST /v1/flows`: a flow made before its logs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewFlow {
+    /// Its id, for logs' `flowId`.
+    pub flow_id: String,
+    /// Its name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Unix ms.
+    pub created_at: i64,
+}

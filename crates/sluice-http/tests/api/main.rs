@@ -4,6 +4,7 @@
 mod accounts;
 mod adversarial;
 mod auth;
+mod client;
 mod common;
 mod device;
 mod flows;
