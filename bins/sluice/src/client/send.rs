@@ -129,17 +129,30 @@ fn entries_of(batch: sluice_ingest::Batch) -> Vec<Value> {
     batch.entries.iter().filter_map(|entry| serde_json::to_value(entry).ok()).collect()
 }
 
-/// The format of an input whose first bytes are `head`.
+/// The format of an input whose first bytes are `head` (a file may be longer): as the server
+/// sniffs a body, but a JSON document cut off by the end of `head` is still JSON.
 fn detect(head: &[u8], given: Option<Format>) -> Format {
-    given.unwrap_or_else(|| {
-        let trimmed = head.trim_ascii_start();
-        if trimmed.starts_with(b"[") || (trimmed.starts_with(b"{") && !head.contains(&b'\n')) {
-            return Format::sniff(head);
+    if let Some(format) = given {
+        return format;
+    }
+    let trimmed = head.trim_ascii_start();
+    if head.windows(15).any(|window| window == b"open-board-log-") {
+        return Format::Obl;
+    }
+    if trimmed.starts_with(b"[") {
+        return Format::Json;
+    }
+    if trimmed.starts_with(b"{") {
+        // One object a line is JSONL; an object that does not end with its first line is a
+        // JSON document (pretty-printed, or `{"logs": [...]}` on many lines).
+        let first = trimmed.split(|byte| *byte == b'\n').next().unwrap_or_default();
+        if serde_json::from_slice::<serde::de::IgnoredAny>(first).is_err() {
+            return Format::Json;
         }
-        // Up to the last whole line, so a cut-off line does not mislead the guess.
-        let whole = head.iter().rposition(|byte| *byte == b'\n').map_or(head, |end| &head[..end]);
-        Format::sniff(whole)
-    })
+    }
+    // Up to the last whole line, so a cut-off line does not mislead the guess.
+    let whole = head.iter().rposition(|byte| *byte == b'\n').map_or(head, |end| &head[..end]);
+    Format::sniff(whole)
 }
 
 /// Batches read from an input, or why one could not be.
@@ -369,4 +382,24 @@ pub(crate) async fn import(args: ImportArgs) -> Result<(), Failure> {
         line(format!("imported {total} entries to {}", client.base_url()));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_document_cut_off_by_the_first_read_is_still_detected() {
+        let array =
+            format!("[{}", r#"{"level":"info","message":"x","source":"a","environment":"production"},"#.repeat(500));
+        assert_eq!(detect(&array.as_bytes()[..8192], None), Format::Json);
+        let pretty = "{\n  \"logs\": [\n    {\"message\": \"x\"},\n";
+        assert_eq!(detect(pretty.as_bytes(), None), Format::Json);
+        let lines = "{\"message\":\"a\"}\n{\"message\":\"b\"}\n{\"mess";
+        assert_eq!(detect(lines.as_bytes(), None), Format::Jsonl);
+        assert_eq!(detect(b"2026-11-25 10:00:00 INFO started\nINFO cut", None), Format::Text);
+        assert_eq!(detect(b"level,message\ninfo,hi\n", None), Format::Csv);
+        assert_eq!(detect(b"{\"format\":\"open-board-log-0.1\"", None), Format::Obl);
+        assert_eq!(detect(b"anything", Some(Format::Syslog)), Format::Syslog);
+    }
 }
