@@ -423,6 +423,21 @@ impl Client {
         self.get::<Value>("/readyz", &[]).await.map(|_| ())
     }
 
+    /// `POST /v1/auth/login`: signs in with email and password; the session token (from the
+    /// cookie the server sets) and who signed in. Use the token with [`Client::with_token`].
+    pub async fn sign_in(&self, email: &str, password: &str) -> Result<(String, Me), Error> {
+        let body = serde_json::json!({"email": email, "password": password});
+        let response = self.call(false, || self.request(Method::POST, "/v1/auth/login").json(&body)).await?;
+        let token = response
+            .headers()
+            .get_all("set-cookie")
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .find_map(|cookie| cookie.strip_prefix("sluice_session=")?.split(';').next().map(str::to_owned))
+            .ok_or_else(|| Error::Decode("the sign-in set no session cookie".into()))?;
+        Ok((token, decode(response).await?))
+    }
+
     /// `POST /v1/auth/logout`: ends the session this client signs with.
     pub async fn logout(&self) -> Result<(), Error> {
         self.send_empty(Method::POST, "/v1/auth/logout").await

@@ -157,6 +157,21 @@ async fn each_role_may_do_what_its_role_allows_and_nothing_more() {
                 assert_eq!(removed.status, StatusCode::NO_CONTENT);
             }
         }
+        // Revoking a key needs `member`; removing a member needs `owner`.
+        let (_, key_id) = crate::common::new_key(&server.store, workspace, sluice_model::Scopes::ALL, None).await;
+        let revoke = server.as_user(token, "DELETE", &format!("/v1/keys/{key_id}"), None).await;
+        assert_eq!(revoke.status.is_success(), *role >= Role::Member, "{role:?} revoking a key: {}", revoke.status);
+        let extra =
+            new_user(&server.store, &format!("extra-{role:?}@example.com"), false, &[(workspace, Role::Viewer)]).await;
+        let remove = server.as_user(token, "DELETE", &format!("/v1/members/{}", extra.id), None).await;
+        assert_eq!(remove.status.is_success(), *role == Role::Owner, "{role:?} removing a member: {}", remove.status);
+        for refused in [&revoke, &remove].into_iter().filter(|reply| !reply.status.is_success()) {
+            assert_eq!((refused.status, refused.error()), (StatusCode::FORBIDDEN, "Your role does not allow this"));
+        }
+        // Every role sees its own sessions and workspaces.
+        for path in ["/v1/sessions", "/v1/workspaces", "/v1/me"] {
+            assert_eq!(server.as_user(token, "GET", path, None).await.status, StatusCode::OK, "{role:?} {path}");
+        }
         // Plans are for instance admins only, whatever the role.
         let plan = server.as_user(token, "PUT", "/v1/workspace/plan", Some(json!({"plan": "pro"}))).await;
         assert_eq!((plan.status, plan.error()), (StatusCode::FORBIDDEN, "Your role does not allow this"));

@@ -15,8 +15,12 @@ async fn every_typed_call_decodes_what_the_server_answers() {
     let workspace = server.workspace.id;
     new_user(&server.store, "root@example.com", true, &[(workspace, Role::Owner)]).await;
     new_user(&server.store, "dev@example.com", false, &[]).await;
-    let token = server.sign_in("root@example.com").await;
-    let client = Client::new(&server.base).expect("client").with_token(token);
+    let anonymous = Client::new(&server.base).expect("client");
+    let wrong = anonymous.sign_in("root@example.com", "not the password").await.expect_err("refused");
+    assert_eq!((wrong.status(), wrong.to_string()), (Some(401), "Invalid email or password".to_owned()));
+    let (token, me) = anonymous.sign_in("root@example.com", crate::common::PASSWORD).await.expect("signed in");
+    assert_eq!(me.workspaces.len(), 1);
+    let client = anonymous.with_token(token);
     client.ready().await.expect("ready");
 
     // 250 entries: three batches, all stored.
