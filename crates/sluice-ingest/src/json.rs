@@ -257,7 +257,11 @@ impl<'o> Collector<'o> {
     /// Checks one batch item; false once the batch is too long.
     pub(crate) fn push_item(&mut self, item: Item) -> bool {
         match item {
-            Item::Entry(draft) => self.push(draft),
+            Item::Entry(mut draft) => {
+                // JSON and JSONL take the fields of the usual Node.js loggers too.
+                draft.adopt_shipper_fields();
+                self.push(draft)
+            }
             Item::NotObject(_) if self.at_limit() => false,
             Item::NotObject(kind) => {
                 let path = self.path(self.count);

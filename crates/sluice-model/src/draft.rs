@@ -218,6 +218,18 @@ fn vocabulary<T: std::str::FromStr<Err = crate::UnknownValue>>(value: Value) -> 
     }
 }
 
+/// `level`: a name of the vocabulary, or a pino/bunyan level number (10 and 20 `debug`, 30
+/// `info`, 40 `warn`, 50 and 60 `error`; DECISIONS, "pino / bunyan / winston JSON").
+fn level(value: Value) -> Sent<Level> {
+    match value.as_u64() {
+        Some(10 | 20) => Sent::Value(Level::Debug),
+        Some(30) => Sent::Value(Level::Info),
+        Some(40) => Sent::Value(Level::Warn),
+        Some(50 | 60) => Sent::Value(Level::Error),
+        _ => vocabulary(value),
+    }
+}
+
 /// The issue of a timestamp that is a number or text but no moment.
 pub(crate) const INVALID_TIMESTAMP: &str = "Invalid timestamp: expected Unix milliseconds or an ISO 8601 date-time";
 
@@ -253,7 +265,7 @@ impl Draft {
     /// ```
     pub fn set(&mut self, field: Field, value: Value) {
         match field {
-            Field::Level => self.level = vocabulary(value),
+            Field::Level => self.level = level(value),
             Field::Message => self.message = string(value),
             Field::Source => self.source = smol(string(value)),
             Field::Environment => self.environment = vocabulary(value),
@@ -311,6 +323,66 @@ impl Draft {
                     },
                     other => Sent::Wrong(expected("number", &other)),
                 }
+            }
+        }
+    }
+
+    /// Takes the fields pino, bunyan and winston write in place of ours (DECISIONS, "pino /
+    /// bunyan / winston JSON"), for JSON and JSONL entries: `msg` is the `message` and `time`
+    /// the `timestamp` when those are absent; an `err` or `error` object gives `errorName` (its
+    /// `type`, else `name`) and `errorStack` (its `stack`) when those are absent, and stays in
+    /// `data` without its stack (its `message` kept there). `hostname`, `pid` and `name` are
+    /// unknown fields, so in `data` already.
+    ///
+    /// ```
+    /// use sluice_model::{Draft, Level, Sent};
+    /// let serde_json::Value::Object(map) = serde_json::json!({"level": 50, "time": 1700000000000_i64,
+    ///     "msg": "write failed", "err": {"type": "Error", "message": "disk full", "stack": "Error: disk full\n  at x"}})
+    /// else { unreachable!() };
+    /// let mut draft = Draft::from_map(map);
+    /// draft.adopt_shipper_fields();
+    /// assert_eq!((draft.level, draft.message), (Sent::Value(Level::Error), Sent::Value("write failed".into())));
+    /// assert_eq!((draft.timestamp, draft.error_name), (Sent::Value(1_700_000_000_000), Sent::Value("Error".into())));
+    /// assert_eq!(draft.error_stack, Sent::Value("Error: disk full\n  at x".into()));
+    /// assert_eq!(draft.unknown[0].1.get(), r#"{"message":"disk full","type":"Error"}"#);
+    /// ```
+    pub fn adopt_shipper_fields(&mut self) {
+        let position =
+            |unknown: &[(String, Box<RawValue>)], name: &str| unknown.iter().rposition(|(key, _)| key == name);
+        if matches!(self.message, Sent::Absent)
+            && let Some(at) = position(&self.unknown, "msg")
+            && let Ok(Value::String(text)) = serde_json::from_str::<Value>(self.unknown[at].1.get())
+        {
+            self.unknown.remove(at);
+            self.message = Sent::Value(text);
+        }
+        if matches!(self.timestamp, Sent::Absent)
+            && let Some(at) = position(&self.unknown, "time")
+        {
+            let (_, raw) = self.unknown.remove(at);
+            let value = serde_json::from_str::<Value>(raw.get()).unwrap_or(Value::Null);
+            self.set(Field::Timestamp, value);
+        }
+        for name in ["err", "error"] {
+            let Some(at) = position(&self.unknown, name) else { continue };
+            let Ok(Value::Object(mut error)) = serde_json::from_str::<Value>(self.unknown[at].1.get()) else {
+                continue;
+            };
+            let text =
+                |field: &str, error: &Map<String, Value>| error.get(field).and_then(Value::as_str).map(str::to_owned);
+            if matches!(self.error_name, Sent::Absent)
+                && let Some(kind) = text("type", &error).or_else(|| text("name", &error))
+            {
+                self.error_name = Sent::Value(kind);
+            }
+            if matches!(self.error_stack, Sent::Absent)
+                && let Some(stack) = text("stack", &error)
+            {
+                self.error_stack = Sent::Value(stack);
+                error.remove("stack");
+            }
+            if let Ok(raw) = serde_json::value::to_raw_value(&Value::Object(error)) {
+                self.unknown[at].1 = raw;
             }
         }
     }

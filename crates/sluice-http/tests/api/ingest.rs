@@ -515,3 +515,37 @@ async fn every_format_is_sniffed_and_stored() {
     }
     server.stop().await;
 }
+
+/// DECISIONS, "pino / bunyan / winston JSON": what pino-http-send posts (NDJSON, no
+/// Content-Type, numeric levels, `msg`, `time`, `err`) is stored with our fields.
+#[actix_web::test]
+async fn pino_ndjson_without_a_content_type_is_stored_with_its_levels_and_error() {
+    let server = start().await;
+    let body = concat!(
+        r#"{"level":40,"time":1795314371382,"pid":16034,"hostname":"vm","msg":"low disk"}"#,
+        "\n",
+        r#"{"level":50,"time":1795314371382,"pid":16034,"hostname":"vm","err":{"type":"Error","message":"disk full","stack":"Error: disk full\n    at main (app.js:12:14)"},"msg":"write failed"}"#,
+        "\n"
+    );
+    let auth = format!("Bearer {}", server.key);
+    let reply = server
+        .request(
+            "POST",
+            "/v1/logs?source=node-app&environment=production",
+            &[("Authorization", &auth)],
+            body.as_bytes().to_vec(),
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    assert_eq!(reply.body["count"], 2);
+    let listed = server.get("/v1/logs?level=error").await;
+    let log = &listed.body["logs"][0];
+    assert_eq!(
+        (&log["message"], &log["errorName"], &log["timestamp"]),
+        (&json!("write failed"), &json!("Error"), &json!(1_795_314_371_382_i64))
+    );
+    assert_eq!(log["data"]["err"], json!({"type": "Error", "message": "disk full"}));
+    assert_eq!(log["data"]["hostname"], "vm");
+    assert_eq!(server.get("/v1/logs?level=warn").await.body["logs"][0]["message"], "low disk");
+    server.stop().await;
+}
