@@ -448,9 +448,17 @@ impl Serialize for JsonObject {
 }
 
 impl<'de> Deserialize<'de> for JsonObject {
+    /// Through a value tree, not a `RawValue`: a log's `data` is read inside `#[serde(flatten)]`
+    /// (a `Log` holds its entry flattened), where serde buffers the fields and a `RawValue`
+    /// cannot be had. Ingest never comes here (it reads `data` as text: `Draft::read_value`).
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let raw = Box::<RawValue>::deserialize(deserializer)?;
-        JsonObject::from_raw(raw).ok_or_else(|| serde::de::Error::custom("expected a JSON object"))
+        match Value::deserialize(deserializer)? {
+            Value::Object(map) => Ok(JsonObject::from_map(&map)),
+            other => Err(serde::de::Error::custom(format!(
+                "expected a JSON object, received {}",
+                crate::json_type_name(&other)
+            ))),
+        }
     }
 }
 
@@ -491,9 +499,27 @@ impl Serialize for Member<'_> {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
+
+    /// A log's `data` reads back through the log's flattened entry (the client decodes logs so).
+    #[test]
+    fn a_log_with_data_reads_back_through_its_flattened_entry() {
+        let text = r#"{"id":"0190f3a2-0000-7000-8000-000000000001","timestamp":1,"level":"info","message":"m","source":"s","environment":"production","dataset":"default","data":{"b":[1,{"c":null}],"a":"x"}}"#;
+        let log: crate::Log = serde_json::from_str(text).expect("a log");
+        let data = log.entry.data.expect("data");
+        assert_eq!(
+            serde_json::from_str::<Value>(data.as_str()).ok(),
+            Some(serde_json::json!({"a": "x", "b": [1, {"c": null}]}))
+        );
+        assert!(
+            serde_json::from_str::<crate::Log>(
+                &text.replace(r#""data":{"b":[1,{"c":null}],"a":"x"}"#, r#""data":[1]"#)
+            )
+            .is_err()
+        );
+    }
+
+    use serde_json::json;
 
     #[test]
     fn written_members_are_valid_json_whatever_the_text() {

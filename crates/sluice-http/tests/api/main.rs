@@ -19,3 +19,4 @@ mod search;
 mod stats;
 mod tail;
 mod tenants;
+mod tracing_layer;
