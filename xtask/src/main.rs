@@ -227,6 +227,7 @@ const LAYER_RULES: [(&str, &[&str], &str); 9] = [
         &["actix", "diesel", "libsqlite3-sys", "tokio-postgres"],
         "authentication sees the store traits, never HTTP or a backend",
     ),
+    ("sluice-tracing", CLIENT_FORBIDDEN, "Rust services embed the layer: the client and tracing only"),
 ];
 
 /// No server, database or store in the client library.
