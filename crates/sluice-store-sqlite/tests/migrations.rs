@@ -10,8 +10,8 @@ const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlit
 
 /// Unique indexes of identifiers that are unique across workspaces, used only for point
 /// lookups before any workspace is known: authentication finds a key by its hash, revocation
-/// by its id.
-const GLOBAL_LOOKUPS: [&str; 2] = ["api_keys.pk", "api_keys.hash"];
+/// by its id, and a signed-in user's workspaces by the user.
+const GLOBAL_LOOKUPS: [&str; 3] = ["api_keys.pk", "api_keys.hash", "memberships.user_id"];
 
 #[derive(QueryableByName, Debug, PartialEq)]
 struct Object {

@@ -278,6 +278,7 @@ pub(crate) async fn tail(args: TailArgs) -> Result<(), Failure> {
     if let Some(q) = &args.query {
         query.push(("q", q.clone()));
     }
+    let mut interrupt = super::send::interrupt_signal()?;
     let mut events = client.tail(&pairs(&query), args.last_event_id.as_deref()).await?;
     if !args.options.json {
         eprintln!("{}", dim(&format!("following {} (Ctrl-C ends)", client.base_url())));
@@ -286,7 +287,7 @@ pub(crate) async fn tail(args: TailArgs) -> Result<(), Failure> {
     loop {
         let event = tokio::select! {
             event = events.next() => event,
-            _ = tokio::signal::ctrl_c() => return Ok(()),
+            _ = interrupt.recv() => return Ok(()),
         };
         match event {
             None => {

@@ -277,10 +277,12 @@ async fn pump(
     let mut sends = std::pin::pin!(sends);
     let mut sent = 0;
     let mut interrupted = false;
+    // Listening from here on: a Ctrl-C that comes between two answers is kept, not lost.
+    let mut interrupt = interrupt_signal()?;
     loop {
         let next = tokio::select! {
             next = sends.next() => next,
-            _ = tokio::signal::ctrl_c(), if !interrupted => {
+            _ = interrupt.recv(), if !interrupted => {
                 interrupted = true;
                 stop.store(true, Ordering::SeqCst);
                 eprintln!("{}", dim("interrupted: finishing the batches in flight..."));
@@ -301,6 +303,12 @@ async fn pump(
             }
         }
     }
+}
+
+/// SIGINT (Ctrl-C) as a stream that keeps a signal until it is read.
+pub(crate) fn interrupt_signal() -> Result<tokio::signal::unix::Signal, Failure> {
+    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        .map_err(|error| Failure { code: 1, message: format!("cannot watch for Ctrl-C: {error}") })
 }
 
 pub(crate) async fn send(args: SendArgs) -> Result<(), Failure> {
