@@ -12,6 +12,7 @@ mod entry;
 mod ids;
 mod issue;
 mod json_object;
+mod json_writer;
 mod rules;
 mod tenancy;
 mod values;
@@ -21,7 +22,8 @@ pub use draft::{Draft, DraftVisitor, Field, Key, Sent, timestamp_text};
 pub use entry::{Defaults, ENTRY_FIELDS, Log, LogEntry, ResolvedDefaults};
 pub use ids::{FlowId, IdParseError, KeyId, LogId, SessionId, UserId, WorkspaceId};
 pub use issue::{Issue, PathSegment};
-pub use json_object::{EscapeFree, JsonKey, JsonObject, Member, NotAnObject, ObjectWriter, nesting_depth};
+pub use json_object::{JsonObject, NotAnObject, nesting_depth};
+pub use json_writer::{EscapeFree, JsonKey, Member, ObjectWriter};
 pub use rules::{entry_from_json, json_type_name};
 /// The inline-when-short string of an entry's `source` and `dataset` (re-exported so users of
 /// these types need no dependency of their own).
