@@ -7,7 +7,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use sluice_model::{DeviceGrant, Role, SessionId, SessionRecord, User, UserId, Workspace, WorkspaceId};
 use sluice_store::StoreError;
 use sluice_store::accounts::{
-    self, AccountStore, DevicePoll, LAST_OWNER, Member, MemberChange, NewDeviceCode, NewSession, NewUser, SessionSeed,
+    self, AccountStore, DevicePoll, Member, MemberChange, NewDeviceCode, NewSession, NewUser, SessionSeed,
 };
 use sluice_store::rows::{corrupt, parse_column};
 use uuid::Uuid;
@@ -167,21 +167,19 @@ async fn change_member_in(
         Ok(current) => current,
         Err(error) => return Ok(Err(error)),
     };
-    match (change, current) {
-        (MemberChange::Add(_), Some(_)) => return Ok(Err(StoreError::Conflict(accounts::ALREADY_MEMBER))),
-        (MemberChange::Role(_) | MemberChange::Remove, None) => return Ok(Err(StoreError::NotFound("member"))),
-        _ => {}
-    }
-    if keep_an_owner {
+    let owners = if accounts::counts_owners(current, keep_an_owner) {
         let owners: i64 = memberships::table
             .filter(memberships::workspace_id.eq(workspace))
             .filter(memberships::role.eq(Role::Owner.as_str()))
             .count()
             .get_result(connection)
             .await?;
-        if accounts::loses_last_owner(change, current == Some(Role::Owner), owners) {
-            return Ok(Err(StoreError::Conflict(LAST_OWNER)));
-        }
+        Some(owners)
+    } else {
+        None
+    };
+    if let Some(refused) = accounts::refusal(change, current, owners) {
+        return Ok(Err(refused));
     }
     match change {
         MemberChange::Remove => {

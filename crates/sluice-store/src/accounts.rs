@@ -137,13 +137,42 @@ pub struct Member {
 pub const LAST_OWNER: &str = "A workspace needs an owner";
 
 /// Whether `change` takes away an owner from a workspace that has `owners` of them, of whom
-/// the changed user is one when `is_owner`: the last-owner rule both stores apply.
-pub const fn loses_last_owner(change: MemberChange, is_owner: bool, owners: i64) -> bool {
+/// the changed user is one when `is_owner`.
+const fn loses_last_owner(change: MemberChange, is_owner: bool, owners: i64) -> bool {
     let stays_owner = matches!(
         change,
         MemberChange::Add(Role::Owner) | MemberChange::Set(Role::Owner) | MemberChange::Role(Role::Owner)
     );
     is_owner && !stays_owner && owners <= 1
+}
+
+/// Whether a store must count the workspace's owners to decide `change` of a member whose
+/// role is `current`: the rule applies and the member is an owner.
+pub fn counts_owners(current: Option<Role>, keep_an_owner: bool) -> bool {
+    keep_an_owner && current == Some(Role::Owner)
+}
+
+/// Why `change` of a member whose role is `current` (`None`: not a member) is refused, if it
+/// is: the membership rules both stores apply in the change's transaction. `owners` is the
+/// workspace's count of owners when [`counts_owners`] asked for it.
+///
+/// ```
+/// use sluice_model::Role;
+/// use sluice_store::StoreError;
+/// use sluice_store::accounts::{MemberChange, refusal};
+/// assert!(matches!(refusal(MemberChange::Remove, Some(Role::Owner), Some(1)), Some(StoreError::Conflict(_))));
+/// assert!(refusal(MemberChange::Remove, Some(Role::Owner), Some(2)).is_none());
+/// assert!(matches!(refusal(MemberChange::Remove, None, None), Some(StoreError::NotFound("member"))));
+/// ```
+pub fn refusal(change: MemberChange, current: Option<Role>, owners: Option<i64>) -> Option<StoreError> {
+    match (change, current) {
+        (MemberChange::Add(_), Some(_)) => Some(StoreError::Conflict(ALREADY_MEMBER)),
+        (MemberChange::Role(_) | MemberChange::Remove, None) => Some(StoreError::NotFound("member")),
+        _ if owners.is_some_and(|owners| loses_last_owner(change, current == Some(Role::Owner), owners)) => {
+            Some(StoreError::Conflict(LAST_OWNER))
+        }
+        _ => None,
+    }
 }
 
 /// Users, their memberships, sessions and device sign-ins.
