@@ -75,11 +75,15 @@ pub(crate) async fn check_password(
     })
 }
 
+/// The user's workspaces and their role in each, by name, as JSON.
+async fn workspaces_json(state: &AppState, user: UserId) -> Result<Vec<serde_json::Value>, ApiError> {
+    let workspaces = state.auth.memberships(user, state.now_ms()).await?;
+    Ok(workspaces.iter().map(|(workspace, role)| views::membership(workspace, *role)).collect())
+}
+
 /// The user and their workspaces, as sign-in and `GET /v1/me` answer.
 async fn me_json(state: &AppState, user: &sluice_model::User) -> Result<serde_json::Value, ApiError> {
-    let workspaces = state.auth.memberships(user.id, state.now_ms()).await?;
-    let workspaces: Vec<_> = workspaces.iter().map(|(workspace, role)| views::membership(workspace, *role)).collect();
-    Ok(json!({"user": views::user(user), "workspaces": workspaces}))
+    Ok(json!({"user": views::user(user), "workspaces": workspaces_json(state, user.id).await?}))
 }
 
 /// Signs in with email and password: the user, their workspaces, and the session cookie.
@@ -121,9 +125,7 @@ pub(crate) async fn me(User(signed_in): User, state: web::Data<AppState>) -> Res
 
 /// The user's workspaces, by name.
 pub(crate) async fn workspaces(User(signed_in): User, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
-    let workspaces = state.auth.memberships(signed_in.user.id, state.now_ms()).await?;
-    let workspaces: Vec<_> = workspaces.iter().map(|(workspace, role)| views::membership(workspace, *role)).collect();
-    Ok(HttpResponse::Ok().json(json!({"workspaces": workspaces})))
+    Ok(HttpResponse::Ok().json(json!({"workspaces": workspaces_json(&state, signed_in.user.id).await?})))
 }
 
 /// Makes a workspace on the free plan; its creator is its owner.
