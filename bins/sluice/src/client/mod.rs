@@ -109,13 +109,8 @@ impl From<sluice_client::Error> for Failure {
         let mut message = error.to_string();
         if let sluice_client::Error::Refused { body, .. } = &error {
             for issue in body["issues"].as_array().into_iter().flatten() {
-                let path: Vec<String> = issue["path"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|part| part.to_string().trim_matches('"').to_owned())
-                    .collect();
-                message.push_str(&format!("\n  {}: {}", path.join("."), issue["message"].as_str().unwrap_or_default()));
+                message.push('\n');
+                message.push_str(&issue_line(issue));
             }
             if error.status() == Some(401) {
                 message.push_str("\n  Sign in with `sluice login`, or pass --api-key.");
@@ -129,6 +124,18 @@ impl From<anyhow::Error> for Failure {
     fn from(error: anyhow::Error) -> Self {
         Failure { code: 1, message: format!("{error:#}") }
     }
+}
+
+/// One issue of a Validation error (`{"path": [...], "message"}`) as an indented line:
+/// `  0.source: Required`.
+pub(crate) fn issue_line(issue: &serde_json::Value) -> String {
+    let path: Vec<String> = issue["path"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|part| part.to_string().trim_matches('"').to_owned())
+        .collect();
+    format!("  {}: {}", path.join("."), issue["message"].as_str().unwrap_or_default())
 }
 
 /// The server a command talks to: `--server`/`SLUICE_SERVER`, else the last signed in to,

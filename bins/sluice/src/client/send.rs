@@ -107,14 +107,7 @@ fn refused(name: &str, first_line: usize, error: IngestError) -> Failure {
             let listed: Vec<String> = issues
                 .iter()
                 .take(5)
-                .map(|issue| {
-                    let path: Vec<String> = issue
-                        .path
-                        .iter()
-                        .map(|part| serde_json::to_string(part).unwrap_or_default().trim_matches('"').to_owned())
-                        .collect();
-                    format!("  {}: {}", path.join("."), issue.message)
-                })
+                .map(|issue| super::issue_line(&serde_json::to_value(issue).unwrap_or_default()))
                 .collect();
             format!("{name} from line {first_line}: entries the server would refuse:\n{}", listed.join("\n"))
         }
