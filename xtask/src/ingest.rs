@@ -3,7 +3,7 @@
 //! Builds the release `sluice` and `sluice-loadgen`, then for each store (SQLite in a fresh
 //! file; PostgreSQL in a fresh database of the durable bench cluster) starts `sluice serve`
 //! and drives it from the load generator, a process of its own, with 100-entry batches in
-//! JSON, JSONL, syslog and text as fast as it answers, then JSON offered at the store's target
+//! JSON, JSONL, syslog and text and 512-record OTLP protobuf exports as fast as it answers, then JSON offered at the store's target
 //! rate; then the naive endpoint on the same store (`--bench-naive-writes`); last, the HTTP
 //! ceiling: the same server parsing and discarding (`--bench-discard-writes`); and on
 //! PostgreSQL the raw COPY baseline: the same rows loaded by one psql `\copy`, with and
@@ -166,7 +166,7 @@ pub(crate) fn bench(root: &Path, quick: bool) -> anyhow::Result<()> {
         Plan { seconds: 60, warmup: 5, connections: 32 }
     };
     // Quick: JSON only, so the whole run stays under a minute after the build.
-    let formats: &[&str] = if quick { &["json"] } else { &["json", "jsonl", "syslog", "text"] };
+    let formats: &[&str] = if quick { &["json"] } else { &["json", "jsonl", "syslog", "text", "otlp"] };
     // The PostgreSQL store's database: a durable cluster (fsync on) kept between runs, whose
     // postmaster's CPU is counted, so SLUICE_BENCH_PG is not used here.
     let cluster = postgres::Cluster::kept_at(&root.join("target/bench-data/postgres")).map_err(anyhow::Error::msg)?;

@@ -23,6 +23,9 @@
 //! - `bench tail [--seconds N] [--store sqlite|postgres]`: the live tail benchmark
 //!   (`tail.rs`): ingest with and without 10 tails open, and delivery times at 20k logs/s;
 //!   not part of `bench`.
+//! - `shippers`: the real OpenTelemetry Python and JS SDKs and pino with pino-http-send,
+//!   installed from PyPI and npm into `target/shippers`, shipping to the real binary
+//!   (`shippers.rs`; `ci` runs it too).
 //! - `with-pg <command...>`: runs one command with `SLUICE_TEST_PG` and `SLUICE_TEST_REDIS`
 //!   set to throwaway servers (e.g. `cargo xtask with-pg cargo test -p <crate>`), removed
 //!   afterwards.
@@ -42,6 +45,7 @@ mod ingest;
 mod schema;
 mod search;
 mod setup;
+mod shippers;
 mod soak;
 mod tail;
 
@@ -103,11 +107,12 @@ fn main() -> anyhow::Result<()> {
             };
             fuzz::run_all(&root, seconds)
         }
+        Some("shippers") => shippers::run_all(&root),
         Some("with-pg") => with_pg(&args[1..]),
         Some("pg-schema") => pg_schema(&root),
         _ => {
             eprintln!(
-                "usage: cargo xtask ci | cargo xtask bench [ingest | search [--logs N] [--store sqlite|postgres] | soak [--minutes N] [--reads-per-second N] [--store sqlite|postgres] | flows [--logs N] [--store sqlite|postgres] | tail [--seconds N] [--store sqlite|postgres]] [--quick] | cargo xtask fuzz [--seconds N] | cargo xtask with-pg <command...> | cargo xtask pg-schema"
+                "usage: cargo xtask ci | cargo xtask bench [ingest | search [--logs N] [--store sqlite|postgres] | soak [--minutes N] [--reads-per-second N] [--store sqlite|postgres] | flows [--logs N] [--store sqlite|postgres] | tail [--seconds N] [--store sqlite|postgres]] [--quick] | cargo xtask fuzz [--seconds N] | cargo xtask shippers | cargo xtask with-pg <command...> | cargo xtask pg-schema"
             );
             bail!("unknown task {:?}", args.first())
         }
@@ -143,7 +148,7 @@ pub(crate) fn run(program: &str, args: &[&str]) -> anyhow::Result<()> {
 }
 
 /// [`run`] with extra environment variables.
-fn run_in_env(program: &str, args: &[&str], env: &[(&str, &str)]) -> anyhow::Result<()> {
+pub(crate) fn run_in_env(program: &str, args: &[&str], env: &[(&str, &str)]) -> anyhow::Result<()> {
     eprintln!("\n$ {program} {}", args.join(" "));
     let status = Command::new(program)
         .args(args)
@@ -156,7 +161,7 @@ fn run_in_env(program: &str, args: &[&str], env: &[(&str, &str)]) -> anyhow::Res
     Ok(())
 }
 
-fn succeeds(program: &str, args: &[&str]) -> bool {
+pub(crate) fn succeeds(program: &str, args: &[&str]) -> bool {
     Command::new(program).args(args).output().is_ok_and(|output| output.status.success())
 }
 
@@ -205,6 +210,7 @@ fn ci(root: &Path) -> anyhow::Result<()> {
         run_in_env("cargo", &args, &env)?;
     }
     schema::check(root, &pg_url)?;
+    shippers::run_all(root)?;
     drop(cluster);
     drop(redis);
     fuzz::run_all(root, fuzz::CI_SECONDS)?;

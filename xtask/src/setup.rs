@@ -1,7 +1,8 @@
 //! What `cargo xtask ci` needs from the system, made present before anything runs: the
 //! PostgreSQL server binaries and `redis-server` for the throwaway test servers (unless
 //! `SLUICE_TEST_PG` / `SLUICE_TEST_REDIS` name servers), libpq's headers for diesel's
-//! CLI (the schema check), and a C++ compiler for libFuzzer (the fuzz targets). Run as root, xtask installs what is missing with `apt-get` and says
+//! CLI (the schema check), a C++ compiler for libFuzzer (the fuzz targets), and Python's venv,
+//! Node.js and npm for the real clients of the shipper tests. Run as root, xtask installs what is missing with `apt-get` and says
 //! so in one line; otherwise it prints the exact command and stops.
 
 use std::path::Path;
@@ -30,7 +31,7 @@ fn named(variable: &str) -> bool {
     std::env::var(variable).is_ok_and(|value| !value.is_empty())
 }
 
-const NEEDS: [Need; 4] = [
+const NEEDS: [Need; 7] = [
     Need {
         what: "PostgreSQL's initdb and pg_ctl, for the throwaway test cluster (or set SLUICE_TEST_PG)",
         package: "postgresql",
@@ -51,6 +52,22 @@ const NEEDS: [Need; 4] = [
         package: "g++",
         present: || on_path("c++") || on_path("g++"),
     },
+    Need {
+        what: "Python's venv with pip, for the OpenTelemetry Python SDK the shipper tests run",
+        package: "python3-venv",
+        present: || {
+            Command::new("python3")
+                .args(["-c", "import ensurepip, venv"])
+                .output()
+                .is_ok_and(|out| out.status.success())
+        },
+    },
+    Need {
+        what: "Node.js, for the OpenTelemetry JS SDK and pino the shipper tests run",
+        package: "nodejs",
+        present: || on_path("node"),
+    },
+    Need { what: "npm, to install those Node.js clients", package: "npm", present: || on_path("npm") },
 ];
 
 /// Installs the missing packages (as root) or stops with the command to run.

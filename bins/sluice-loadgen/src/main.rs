@@ -63,7 +63,7 @@ struct Args {
 }
 
 /// What the command line takes, printed on `--help` and on a missing `--url` or `--key`.
-const USAGE: &str = "usage: sluice-loadgen --url http://HOST:PORT --key KEY [--format json|jsonl|syslog|text] \
+const USAGE: &str = "usage: sluice-loadgen --url http://HOST:PORT --key KEY [--format json|jsonl|syslog|text|otlp] \
 [--corpus DIR] [--connections N] [--seconds N] [--warmup N] [--server-pid PID] [--db-pid PID] [--label TEXT] [--rate LOGS_PER_SECOND]
    or: sluice-loadgen --copy-csv FILE [--copy-rows N] [--corpus DIR]
    or: sluice-loadgen search-ingest --url URL --key KEY --logs N [--corpus DIR] [--connections N]
@@ -228,6 +228,8 @@ fn write_copy_csv(path: &Path, rows: usize, lines: &[Line]) -> anyhow::Result<()
 /// Request bodies and how each is sent: the query string and `Content-Type`.
 struct Workload {
     bodies: Vec<&'static [u8]>,
+    /// Logs per body.
+    entries: usize,
     query: &'static str,
     content_type: &'static str,
 }
@@ -236,6 +238,10 @@ fn workload(format: &str, lines: &[Line]) -> anyhow::Result<Workload> {
     // RFC 5424 allows at most six digits of fractional seconds: milliseconds.
     let now = time::OffsetDateTime::now_utc();
     let now = now.replace_millisecond(now.millisecond())?.format(&time::format_description::well_known::Rfc3339)?;
+    if format == "otlp" {
+        let bodies = (0..BODIES).map(|body| &*otlp_body(body, lines).leak()).collect();
+        return Ok(Workload { bodies, entries: OTLP_RECORDS, query: "", content_type: "application/x-protobuf" });
+    }
     let mut bodies = Vec::with_capacity(BODIES);
     for body in 0..BODIES {
         let text = match format {
@@ -253,7 +259,7 @@ fn workload(format: &str, lines: &[Line]) -> anyhow::Result<Workload> {
                 })
                 .collect(),
             "text" => pick(lines, body).map(|(_, line)| format!("{}\n", line.text)).collect(),
-            other => bail!("unknown format {other} (json, jsonl, syslog, text)"),
+            other => bail!("unknown format {other} (json, jsonl, syslog, text, otlp)"),
         };
         bodies.push(&*text.into_bytes().leak());
     }
@@ -263,7 +269,69 @@ fn workload(format: &str, lines: &[Line]) -> anyhow::Result<Workload> {
         "syslog" => ("?format=syslog&environment=production", "text/plain"),
         _ => ("?format=text&source=loghub&environment=production", "text/plain"),
     };
-    Ok(Workload { bodies, query, content_type })
+    Ok(Workload { bodies, entries: ENTRIES, query, content_type })
+}
+
+/// Records in one OTLP request: the SDKs' default batch.
+const OTLP_RECORDS: usize = 512;
+
+/// An OTLP/HTTP protobuf export of [`OTLP_RECORDS`] loghub lines, as an SDK sends it: one
+/// resource (service, version, environment, host), one scope, each record with its severity,
+/// body, trace and span ids and the JSON workload's attributes.
+fn otlp_body(body: usize, lines: &[Line]) -> Vec<u8> {
+    use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
+    use opentelemetry_proto::tonic::common::v1::{AnyValue, InstrumentationScope, KeyValue, any_value};
+    use opentelemetry_proto::tonic::logs::v1::{LogRecord, ResourceLogs, ScopeLogs};
+    use opentelemetry_proto::tonic::resource::v1::Resource;
+    use prost::Message;
+
+    let text = |value: String| Some(AnyValue { value: Some(any_value::Value::StringValue(value)) });
+    let int = |value: i64| Some(AnyValue { value: Some(any_value::Value::IntValue(value)) });
+    let pair = |key: &str, value| KeyValue { key: key.to_owned(), value, ..KeyValue::default() };
+    let now = u64::try_from(time::OffsetDateTime::now_utc().unix_timestamp_nanos()).unwrap_or(0);
+    let records = (0..OTLP_RECORDS)
+        .map(|index| {
+            let line = &lines[((body * OTLP_RECORDS + index) * 7_919) % lines.len()];
+            let severity = match level_of(&line.text) {
+                "error" => 17,
+                "warn" => 13,
+                "debug" => 5,
+                _ => 9,
+            };
+            let sequence = (body * OTLP_RECORDS + index) as u64 + 1;
+            LogRecord {
+                time_unix_nano: now + index as u64 * 1_000,
+                severity_number: severity,
+                body: text(line.text.clone()),
+                attributes: vec![
+                    pair("user.id", text(format!("user-{}", (body * 31 + index) % 5_000))),
+                    pair("host", text(format!("node-{}", index % 16))),
+                    pair("pid", int(1_000 + index as i64)),
+                    pair("region", text("eu-west-1".to_owned())),
+                ],
+                trace_id: u128::from(sequence).to_be_bytes().to_vec(),
+                span_id: sequence.to_be_bytes().to_vec(),
+                ..LogRecord::default()
+            }
+        })
+        .collect();
+    let resource = vec![
+        pair("service.name", text("loghub".to_owned())),
+        pair("service.version", text("1.0.0".to_owned())),
+        pair("deployment.environment.name", text("production".to_owned())),
+    ];
+    ExportLogsServiceRequest {
+        resource_logs: vec![ResourceLogs {
+            resource: Some(Resource { attributes: resource, ..Resource::default() }),
+            scope_logs: vec![ScopeLogs {
+                scope: Some(InstrumentationScope { name: "loadgen".to_owned(), ..InstrumentationScope::default() }),
+                log_records: records,
+                ..ScopeLogs::default()
+            }],
+            ..ResourceLogs::default()
+        }],
+    }
+    .encode_to_vec()
 }
 
 /// What the measured window saw.
@@ -364,7 +432,7 @@ async fn drive(shared: Rc<Shared>, worker: usize, pace: Option<(Duration, Durati
         let mut tally = tally.borrow_mut();
         if status == 200 {
             tally.latencies_us.push(u64::try_from(done.duration_since(sent).as_micros()).unwrap_or(u64::MAX));
-            tally.logs += ENTRIES as u64;
+            tally.logs += workload.entries as u64;
             tally.bytes += body.len() as u64;
         } else {
             *tally.refused.entry(status).or_insert(0) += 1;
@@ -428,7 +496,8 @@ async fn main() -> anyhow::Result<()> {
     });
     // At an offered rate, each connection sends one request every `interval`, the
     // connections staggered evenly across it.
-    let interval = args.rate.map(|rate| Duration::from_secs_f64(args.connections as f64 * ENTRIES as f64 / rate));
+    let interval =
+        args.rate.map(|rate| Duration::from_secs_f64(args.connections as f64 * shared.workload.entries as f64 / rate));
     let workers: Vec<_> = (0..args.connections)
         .map(|worker| {
             let pace = interval.map(|interval| (interval, interval.mul_f64(worker as f64 / args.connections as f64)));

@@ -174,6 +174,34 @@ struct Envelope<'a> {
     retry_after: Option<u64>,
 }
 
+impl ApiError {
+    /// The `reason` label of `sluice_rejections_total` ([`crate::metrics`]).
+    pub fn reason(&self) -> &'static str {
+        match self {
+            ApiError::Validation(_) => "validation",
+            ApiError::Parse(_) | ApiError::UnsupportedEncoding(_) => "parse",
+            ApiError::BadRequest(_) => "bad_request",
+            ApiError::Auth(AuthError::AccessDenied | AuthError::MissingScope(_) | AuthError::RoleDenied) => "forbidden",
+            ApiError::Auth(AuthError::CrossSite) => "cross_site",
+            ApiError::Auth(_) | ApiError::BadSignIn => "unauthenticated",
+            ApiError::NotFound(_) => "not_found",
+            ApiError::Conflict(_) => "conflict",
+            ApiError::MethodNotAllowed => "method_not_allowed",
+            ApiError::RequestTimeout => "body_timeout",
+            ApiError::PayloadTooLarge => "payload_too_large",
+            ApiError::HeadersTooLarge => "headers_too_large",
+            ApiError::RateLimited { .. } => "rate_limited",
+            ApiError::QuotaExceeded { .. } => "quota_exceeded",
+            ApiError::TooManyTails => "too_many_tails",
+            ApiError::TooManySignIns { .. } => "sign_in_throttled",
+            ApiError::Overloaded { .. } => "overloaded",
+            ApiError::Unavailable => "unavailable",
+            ApiError::SearchFailed => "search_failed",
+            ApiError::Internal => "internal",
+        }
+    }
+}
+
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self {
@@ -238,6 +266,7 @@ impl ResponseError for ApiError {
             },
         };
         let mut response = HttpResponse::build(status);
+        response.extensions_mut().insert(crate::metrics::Rejection(self.reason()));
         if let Some(seconds) = envelope.retry_after {
             response.insert_header((actix_web::http::header::RETRY_AFTER, seconds));
         }

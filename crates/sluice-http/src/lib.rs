@@ -13,6 +13,7 @@ mod error;
 mod extract;
 mod fields;
 pub mod limits;
+pub mod metrics;
 pub mod origin;
 mod params;
 mod routes;
@@ -33,7 +34,8 @@ use actix_web::web;
 /// Largest request body, counted after decompression.
 pub const MAX_BODY_BYTES: usize = 5 * 1024 * 1024;
 
-/// The whole service as an actix `App`: the limits every request meets first ([`limits`]),
+/// The whole service as an actix `App`: counted for `/metrics` ([`metrics::track`], outermost,
+/// so refusals by the limits count too), the limits every request meets first ([`limits`]),
 /// then every route ([`configure`]). `HttpServer::new(move || sluice_http::app(state.clone()))`.
 pub fn app(
     state: AppState,
@@ -46,7 +48,11 @@ pub fn app(
         InitError = (),
     >,
 > {
-    actix_web::App::new().wrap(actix_web::middleware::from_fn(limits::limit_headers)).configure(configure(state))
+    metrics::observe_commits(&state);
+    actix_web::App::new()
+        .wrap(actix_web::middleware::from_fn(limits::limit_headers))
+        .wrap(actix_web::middleware::from_fn(metrics::track))
+        .configure(configure(state))
 }
 
 /// Registers every route of [`ROUTES`] (one resource per path, answering its other methods

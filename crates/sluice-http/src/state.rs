@@ -45,6 +45,8 @@ pub struct AppState {
     /// The base URL people reach this server at (`SLUICE_PUBLIC_URL`), for the device
     /// sign-in's `verification_uri`; without it, the scheme and host of the request.
     pub public_url: Option<String>,
+    /// What `GET /metrics` shows ([`crate::metrics`]).
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl AppState {
@@ -69,6 +71,7 @@ impl AppState {
             heartbeat: crate::tail::DEFAULT_HEARTBEAT,
             throttle: sluice_auth::throttle::SignInThrottle::default(),
             public_url: None,
+            metrics: Arc::default(),
         }
     }
 

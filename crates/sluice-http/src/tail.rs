@@ -115,6 +115,11 @@ impl TailHub {
         self.locked().workspaces.contains_key(&workspace)
     }
 
+    /// Tails open on this server now, in every workspace (`/metrics`).
+    pub fn open_total(&self) -> usize {
+        self.locked().workspaces.values().map(Vec::len).sum()
+    }
+
     /// Tails open on `workspace` now.
     pub fn open_tails(&self, workspace: WorkspaceId) -> usize {
         self.locked().workspaces.get(&workspace).map_or(0, Vec::len)

@@ -27,6 +27,9 @@ pub enum Format {
     Csv,
     /// Open Board Log, from AAC devices.
     Obl,
+    /// OTLP/HTTP logs (protobuf or OTLP JSON), chosen by the body and `Content-Type`, never
+    /// by the `format` parameter: see [`crate::otlp`].
+    Otlp,
 }
 
 impl Format {
@@ -43,6 +46,7 @@ impl Format {
             Format::Text => "text",
             Format::Csv => "csv",
             Format::Obl => "obl",
+            Format::Otlp => "otlp",
         }
     }
 
@@ -59,6 +63,7 @@ impl Format {
             Format::Text => "Text",
             Format::Csv => "CSV",
             Format::Obl => "OBL",
+            Format::Otlp => "OTLP",
         }
     }
 

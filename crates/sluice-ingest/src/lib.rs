@@ -19,6 +19,7 @@ mod format;
 mod frame;
 mod json;
 pub mod obl;
+pub mod otlp;
 pub mod syslog;
 pub mod text;
 
@@ -96,5 +97,16 @@ pub fn parse(format: Format, body: &[u8], options: &Options) -> Result<Batch, In
         Format::Text => text::parse_text(body, options),
         Format::Csv => csv::parse_csv(body, options),
         Format::Obl => obl::parse_obl(body, options),
+        // All or nothing here like every format; the server keeps the valid records instead
+        // (otlp::parse_otlp, partial success).
+        Format::Otlp => {
+            let encoding = if otlp::is_otlp_json(body) { otlp::Encoding::Json } else { otlp::Encoding::Protobuf };
+            let batch = otlp::parse_otlp(encoding, body, options)?;
+            if batch.rejected > 0 {
+                let issue = sluice_model::Issue::new(Vec::new(), batch.error_message);
+                return Err(IngestError::Invalid(vec![issue]));
+            }
+            Ok(Batch { entries: batch.entries })
+        }
     }
 }

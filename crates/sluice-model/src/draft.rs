@@ -197,6 +197,15 @@ fn string(value: Value) -> Sent<String> {
     }
 }
 
+/// `userId`: a string, or a whole number taken as its decimal text (pino and OpenTelemetry
+/// users often log `userId: 42`; docs/API.md, "Node.js loggers").
+fn user_id(value: Value) -> Sent<String> {
+    match value {
+        Value::Number(number) if number.is_i64() || number.is_u64() => Sent::Value(number.to_string()),
+        other => string(other),
+    }
+}
+
 /// A text field kept as a [`SmolStr`] (inline when short).
 fn smol(sent: Sent<String>) -> Sent<SmolStr> {
     match sent {
@@ -271,7 +280,7 @@ impl Draft {
             Field::Environment => self.environment = vocabulary(value),
             Field::Dataset => self.dataset = smol(string(value)),
             Field::Version => self.version = string(value),
-            Field::UserId => self.user_id = string(value),
+            Field::UserId => self.user_id = user_id(value),
             Field::SessionId => self.session_id = string(value),
             Field::RequestId => self.request_id = string(value),
             Field::ErrorName => self.error_name = string(value),

@@ -85,6 +85,16 @@ fn connection_pragmas(busy_timeout: Duration) -> String {
 
 #[async_trait]
 impl Store for SqliteStore {
+    fn pool_status(&self) -> Option<sluice_store::PoolStatus> {
+        let status = self.pool.status();
+        Some(sluice_store::PoolStatus {
+            max: status.max_size,
+            open: status.size,
+            idle: status.available,
+            waiting: status.waiting,
+        })
+    }
+
     async fn ping(&self) -> Result<(), StoreError> {
         // Readiness means "ingest would work": take the write lock and give it back, so a file
         // another process keeps locked fails the check instead of passing a trivial SELECT.

@@ -23,7 +23,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use sluice_model::{Log, WorkspaceId};
 use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
@@ -53,6 +53,8 @@ struct Pending {
     state: Arc<AtomicU8>,
     /// Its logs' room in the queue, given back when the batch is answered or dropped.
     room: OwnedSemaphorePermit,
+    /// When it was queued (for [`GroupCommit::waited`]).
+    queued_at: Instant,
 }
 
 /// A batch in the queue that no writer has taken.
@@ -77,6 +79,22 @@ enum Message {
     Stop,
 }
 
+/// One group written ([`GroupCommitter::observe`]): what `/metrics` shows of the committer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupCommit {
+    /// Batches (requests) in the group.
+    pub batches: usize,
+    /// Logs in the group.
+    pub logs: usize,
+    /// How long its oldest batch waited in the queue before a writer took the group.
+    pub waited: Duration,
+    /// How long the store took to write it.
+    pub took: Duration,
+}
+
+/// Told of every group a committer writes.
+pub type CommitObserver = Arc<dyn Fn(&GroupCommit) + Send + Sync>;
+
 /// The queue in front of a store's writes. Cloning shares it.
 #[derive(Clone)]
 pub struct GroupCommitter {
@@ -86,6 +104,8 @@ pub struct GroupCommitter {
     room: Arc<Semaphore>,
     max_queued_logs: usize,
     max_wait: Duration,
+    /// Told of each group written, once set ([`GroupCommitter::observe`]).
+    observer: Arc<std::sync::OnceLock<CommitObserver>>,
 }
 
 impl std::fmt::Debug for GroupCommitter {
@@ -100,8 +120,9 @@ impl GroupCommitter {
     pub fn start(store: Arc<dyn GroupWriter>, options: GroupOptions) -> Self {
         let (queue, receiver) = mpsc::unbounded_channel();
         let receiver = Arc::new(Mutex::new(receiver));
+        let observer = Arc::new(std::sync::OnceLock::new());
         let writers = (0..options.writers.max(1))
-            .map(|_| tokio::spawn(write_groups(store.clone(), receiver.clone(), options)))
+            .map(|_| tokio::spawn(write_groups(store.clone(), receiver.clone(), options, observer.clone())))
             .collect();
         let max_queued_logs = options.max_queued_logs.clamp(1, Semaphore::MAX_PERMITS);
         Self {
@@ -110,7 +131,13 @@ impl GroupCommitter {
             room: Arc::new(Semaphore::new(max_queued_logs)),
             max_queued_logs,
             max_wait: options.max_wait,
+            observer,
         }
+    }
+
+    /// Has `observer` told of every group written from now on (the first observer set stays).
+    pub fn observe(&self, observer: CommitObserver) {
+        let _ = self.observer.set(observer);
     }
 
     /// The logs queued or being written now (what [`GroupOptions::max_queued_logs`] bounds).
@@ -154,7 +181,7 @@ impl GroupCommitter {
                 return Err(stopped());
             }
             let batch = WriteBatch { workspace, logs };
-            let pending = Pending { batch, answer, state: state.clone(), room };
+            let pending = Pending { batch, answer, state: state.clone(), room, queued_at: Instant::now() };
             self.queue.send(Message::WriteBatch(pending)).map_err(|_| stopped())?;
         }
         match tokio::time::timeout(self.max_wait, &mut answered).await {
@@ -175,6 +202,7 @@ async fn write_groups(
     store: Arc<dyn GroupWriter>,
     receiver: Arc<Mutex<mpsc::UnboundedReceiver<Message>>>,
     options: GroupOptions,
+    observer: Arc<std::sync::OnceLock<CommitObserver>>,
 ) {
     loop {
         let (group, go_on) = {
@@ -183,7 +211,12 @@ async fn write_groups(
             gather(&mut receiver, options.max_rows, options.linger).await
         };
         if !group.is_empty() {
-            commit(store.as_ref(), group).await;
+            let observed = observer.get().map(|observer| {
+                let logs = group.iter().map(|pending| pending.batch.logs.len()).sum();
+                let oldest = group.iter().map(|pending| pending.queued_at).min().unwrap_or_else(Instant::now);
+                (observer, GroupCommit { batches: group.len(), logs, waited: oldest.elapsed(), took: Duration::ZERO })
+            });
+            commit(store.as_ref(), group, observed).await;
         }
         if !go_on {
             return;
@@ -235,8 +268,9 @@ async fn gather(
     (group, true)
 }
 
-/// Writes a group and answers each of its batches.
-async fn commit(store: &dyn GroupWriter, group: Vec<Pending>) {
+/// Writes a group and answers each of its batches; tells the observer of it first, so what it
+/// counts is there by the time a caller hears its batch was written.
+async fn commit(store: &dyn GroupWriter, group: Vec<Pending>, observed: Option<(&CommitObserver, GroupCommit)>) {
     // Each batch's room in the queue is given back once the group is answered.
     let mut rooms = Vec::with_capacity(group.len());
     let (batches, answers): (Vec<WriteBatch>, Vec<_>) = group
@@ -246,7 +280,13 @@ async fn commit(store: &dyn GroupWriter, group: Vec<Pending>) {
             (pending.batch, pending.answer)
         })
         .unzip();
-    match store.write_group(&batches).await {
+    let started = Instant::now();
+    let written = store.write_group(&batches).await;
+    if let Some((observer, mut seen)) = observed {
+        seen.took = started.elapsed();
+        observer(&seen);
+    }
+    match written {
         // A store that answers for more or fewer batches than it was given is broken; what
         // it stored cannot be told, so nobody is told it was stored.
         Ok(outcomes) if outcomes.len() != answers.len() => {

@@ -412,6 +412,11 @@ pub trait Store: LogStore + TenantStore + accounts::AccountStore {
         Ok(())
     }
 
+    /// The connection pool's state now, for `/metrics`; `None` for a store without one.
+    fn pool_status(&self) -> Option<PoolStatus> {
+        None
+    }
+
     /// Tells the other servers sharing this database that these batches were committed (each
     /// a workspace and its logs' ids and timestamps), for their live tails. Nothing by default:
     /// a store no other server shares.
@@ -425,6 +430,19 @@ pub trait Store: LogStore + TenantStore + accounts::AccountStore {
     fn follow(&self, _watched: Watched, _deliver: Deliver, _stop: tokio::sync::watch::Receiver<bool>) -> bool {
         false
     }
+}
+
+/// A connection pool's state ([`Store::pool_status`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PoolStatus {
+    /// The most connections it opens.
+    pub max: usize,
+    /// Connections open now.
+    pub open: usize,
+    /// Of those, idle.
+    pub idle: usize,
+    /// Calls waiting for a connection.
+    pub waiting: usize,
 }
 
 /// One committed batch as announced to other servers: its workspace, and its logs' ids and

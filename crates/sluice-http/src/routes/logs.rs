@@ -4,8 +4,9 @@
 use actix_web::http::header::{CONTENT_TYPE, HeaderName, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use serde::Serialize;
-use sluice_ingest::{Defaults, Format, Options};
-use sluice_model::{Issue, Log, LogId, WorkspaceId};
+use sluice_auth::{Actor, Principal};
+use sluice_ingest::{Defaults, Format, Options, otlp};
+use sluice_model::{Issue, KeyEnv, Log, LogId};
 use sluice_query::{Parsed, Query, QueryError, SearchField};
 use sluice_store::{LogFilter, LogPage, Page, Search, StoreError};
 
@@ -19,13 +20,34 @@ const LIST_MAX_LIMIT: i64 = 1000;
 const SEARCH_DEFAULT_LIMIT: i64 = 50;
 const SEARCH_MAX_LIMIT: i64 = 500;
 
-/// The format of a body: the `format` parameter, else a known `Content-Type`, else a guess.
-fn resolve_format(params: &mut Params, request: &HttpRequest, body: &[u8]) -> Format {
-    if let Some(format) = params.vocabulary::<Format>("format") {
-        return format;
-    }
+/// The format of a body: the `format` parameter, else a known `Content-Type`, else a guess;
+/// OTLP when the `Content-Type` is protobuf (and no `format` is named) or when a JSON body's
+/// top level has `resourceLogs` (DECISIONS, "OTLP/HTTP").
+fn resolve_format(params: &mut Params, request: &HttpRequest, body: &[u8]) -> (Format, Option<otlp::Encoding>) {
+    let named = params.vocabulary::<Format>("format");
     let content_type = request.headers().get(CONTENT_TYPE).and_then(|value| value.to_str().ok());
-    content_type.and_then(Format::from_content_type).unwrap_or_else(|| Format::sniff(body))
+    let essence = content_type.and_then(|value| value.split(';').next()).map(|value| value.trim().to_ascii_lowercase());
+    if named.is_none() && matches!(essence.as_deref(), Some("application/x-protobuf" | "application/protobuf")) {
+        return (Format::Otlp, Some(otlp::Encoding::Protobuf));
+    }
+    let format =
+        named.or_else(|| content_type.and_then(Format::from_content_type)).unwrap_or_else(|| Format::sniff(body));
+    if format == Format::Json && otlp::is_otlp_json(body) {
+        return (Format::Otlp, Some(otlp::Encoding::Json));
+    }
+    (format, None)
+}
+
+/// The environment of an OTLP record that names none and whose query gives none: the key's
+/// (`live` production, `test` development).
+fn key_environment(principal: &Principal) -> Option<String> {
+    match &principal.actor {
+        Actor::Key(key) => Some(match key.env {
+            KeyEnv::Live => "production".to_owned(),
+            KeyEnv::Test => "development".to_owned(),
+        }),
+        Actor::User(..) => None,
+    }
 }
 
 /// Ingests one batch, all or nothing. In a workspace with a rate limit the request is counted
@@ -46,7 +68,7 @@ pub(crate) async fn ingest(
         Some(decision) if !decision.allowed => {
             ApiError::RateLimited { retry_after: decision.retry_after_seconds() }.error_response()
         }
-        _ => match ingest_batch(workspace.id, &request, payload, &state, now).await {
+        _ => match ingest_batch(&principal, &request, payload, &state, now).await {
             Ok(response) => response,
             Err(error) => error.error_response(),
         },
@@ -66,7 +88,7 @@ pub(crate) async fn ingest(
 
 /// Reads, parses and stores one batch (within the workspace's monthly quota).
 async fn ingest_batch(
-    workspace: WorkspaceId,
+    principal: &Principal,
     request: &HttpRequest,
     payload: web::Payload,
     state: &AppState,
@@ -80,15 +102,26 @@ async fn ingest_batch(
         dataset: params.text("dataset").map(Into::into),
     };
     let body = body::read_capped(payload, request.headers(), MAX_BODY_BYTES, state.body_timeout).await?;
-    let format = resolve_format(&mut params, request, &body);
+    let (format, otlp_encoding) = resolve_format(&mut params, request, &body);
     params.finish()?;
 
-    let options = Options { defaults, received_at_ms: received_at, ..Options::new(received_at) };
-    let batch = sluice_ingest::parse(format, &body, &options)?;
+    let mut options = Options { defaults, received_at_ms: received_at, ..Options::new(received_at) };
+    let (entries, otlp_answer) = match otlp_encoding {
+        Some(encoding) => {
+            if options.defaults.environment.is_none() {
+                options.defaults.environment = key_environment(principal);
+            }
+            let mut batch = otlp::parse_otlp(encoding, &body, &options)?;
+            let entries = std::mem::take(&mut batch.entries);
+            (entries, Some((batch.response(encoding), batch.rejected)))
+        }
+        None => (sluice_ingest::parse(format, &body, &options)?.entries, None),
+    };
+    let rejected = otlp_answer.as_ref().map_or(0, |(_, rejected)| *rejected);
+    let workspace = principal.workspace.id;
     let client = state.origins.resolve(request.peer_addr(), request.headers());
     let ip_address = client.ip.map(|ip| ip.to_string());
-    let logs: Vec<Log> = batch
-        .entries
+    let logs: Vec<Log> = entries
         .into_iter()
         .map(|entry| Log {
             id: LogId::generate(),
@@ -101,9 +134,16 @@ async fn ingest_batch(
     // The tails get the logs once they are committed, and only when one is open.
     let tailed = state.tails.watches(workspace).then(|| logs.clone());
     let announced = state.tails.announces().then(|| logs.iter().map(|log| (log.id, log.entry.timestamp)).collect());
-    match state.writer.insert(workspace, logs).await {
-        Err(StoreError::QuotaExceeded) => return Err(ApiError::quota_exceeded(received_at)),
-        other => other?,
+    // An OTLP request whose every record was refused (or that held none) stores nothing.
+    if count > 0 {
+        match state.writer.insert(workspace, logs).await {
+            Err(StoreError::QuotaExceeded) => return Err(ApiError::quota_exceeded(received_at)),
+            other => other?,
+        }
+    }
+    state.metrics.ingested(format.as_str(), count, body.len());
+    if rejected > 0 {
+        state.metrics.rejected("otlp_record", rejected as u64);
     }
     if let Some(logs) = tailed {
         state.tails.publish(workspace, &logs);
@@ -111,7 +151,10 @@ async fn ingest_batch(
     if let Some(logs) = announced {
         state.tails.announce(workspace, logs);
     }
-    Ok(HttpResponse::Ok().json(IngestResponse { success: true, count, timestamp: received_at }))
+    Ok(match otlp_answer {
+        Some(((content_type, answer), _)) => HttpResponse::Ok().content_type(content_type).body(answer),
+        None => HttpResponse::Ok().json(IngestResponse { success: true, count, timestamp: received_at }),
+    })
 }
 
 #[derive(Serialize)]

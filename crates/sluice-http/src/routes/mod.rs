@@ -63,6 +63,12 @@ impl Route {
 /// `/v1/logs/tail` come before `/v1/logs/{id}`, which would otherwise take them for an id.
 pub const ROUTES: &[Route] = &[
     Route { method: Method::GET, path: "/healthz", access: Access::Public, handler: |route| route.to(health::healthz) },
+    Route {
+        method: Method::GET,
+        path: "/metrics",
+        access: Access::Public,
+        handler: |route| route.to(crate::metrics::scrape),
+    },
     Route { method: Method::GET, path: "/readyz", access: Access::Public, handler: |route| route.to(health::readyz) },
     Route { method: Method::GET, path: "/v1/logs", access: Access::Logs, handler: |route| route.to(logs::list) },
     Route { method: Method::POST, path: "/v1/logs", access: Access::Logs, handler: |route| route.to(logs::ingest) },

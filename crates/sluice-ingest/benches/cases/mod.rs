@@ -156,5 +156,71 @@ pub fn cases() -> Vec<Case> {
             baseline: Some(("csv_byte_record", csv_byte_record)),
         },
         Case { name: "obl", format: Format::Obl, body: corpus("obl/coughdrop_export_spec.obl"), baseline: None },
+        Case {
+            name: "otlp_protobuf",
+            format: Format::Otlp,
+            body: otlp_body(&lines_of(&text_files)),
+            baseline: Some(("prost_decode", prost_decode)),
+        },
     ]
+}
+
+/// An SDK-sized OTLP/HTTP protobuf export (512 records, as the SDKs batch) of loghub lines,
+/// each with a trace and span id and three attributes, under a resource of four.
+pub fn otlp_body(lines: &[u8]) -> Vec<u8> {
+    use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
+    use opentelemetry_proto::tonic::common::v1::{AnyValue, InstrumentationScope, KeyValue, any_value};
+    use opentelemetry_proto::tonic::logs::v1::{LogRecord, ResourceLogs, ScopeLogs};
+    use opentelemetry_proto::tonic::resource::v1::Resource;
+    use prost::Message;
+
+    let text = |value: &str| Some(AnyValue { value: Some(any_value::Value::StringValue(value.to_owned())) });
+    let int = |value: i64| Some(AnyValue { value: Some(any_value::Value::IntValue(value)) });
+    let pair = |key: &str, value| KeyValue { key: key.to_owned(), value, ..KeyValue::default() };
+    let records = String::from_utf8_lossy(lines)
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .take(512)
+        .enumerate()
+        .map(|(index, line)| LogRecord {
+            time_unix_nano: 1_795_348_000_000_000_000 + index as u64 * 1_000_000,
+            severity_number: [5, 9, 13, 17][index % 4],
+            severity_text: ["DEBUG", "INFO", "WARN", "ERROR"][index % 4].to_owned(),
+            body: text(line),
+            attributes: vec![
+                pair("user.id", text(&format!("u-{}", index % 97))),
+                pair("http.route", text("/v1/orders/{id}")),
+                pair("attempt", int(index as i64 % 3)),
+            ],
+            trace_id: (index as u128 + 1).to_be_bytes().to_vec(),
+            span_id: (index as u64 + 1).to_be_bytes().to_vec(),
+            ..LogRecord::default()
+        })
+        .collect();
+    let resource = vec![
+        pair("service.name", text("checkout")),
+        pair("service.version", text("1.4.2")),
+        pair("deployment.environment.name", text("production")),
+        pair("host.name", text("web-7")),
+    ];
+    ExportLogsServiceRequest {
+        resource_logs: vec![ResourceLogs {
+            resource: Some(Resource { attributes: resource, ..Resource::default() }),
+            scope_logs: vec![ScopeLogs {
+                scope: Some(InstrumentationScope { name: "checkout".to_owned(), ..InstrumentationScope::default() }),
+                log_records: records,
+                ..ScopeLogs::default()
+            }],
+            ..ResourceLogs::default()
+        }],
+    }
+    .encode_to_vec()
+}
+
+/// The prost baseline: decoding the generated types alone, no mapping and no rules.
+fn prost_decode(body: &[u8]) -> usize {
+    use prost::Message;
+    opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest::decode(body)
+        .map(|request| request.resource_logs.iter().flat_map(|r| &r.scope_logs).map(|s| s.log_records.len()).sum())
+        .unwrap_or(0)
 }
