@@ -1,9 +1,13 @@
 //! The real clients of `bins/sluice/tests/shippers.rs` (`cargo xtask shippers`, and part of
 //! `ci`): the OpenTelemetry Python SDK from PyPI into a virtualenv and the OpenTelemetry JS SDK,
 //! pino and pino-http-send from npm, installed into `target/shippers` with the versions pinned in
-//! `bins/sluice/tests/shippers/`, then that test run against the real binary.
+//! `bins/sluice/tests/shippers/`, then that test run against the real binary; and schemathesis
+//! (from the same virtualenv) against a live `sluice serve`, checking every answer against
+//! `/openapi.json` (`api_check.py`).
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 use anyhow::Context;
 
@@ -11,7 +15,8 @@ use crate::{run, run_in_env, succeeds};
 
 /// The files of `bins/sluice/tests/shippers` copied next to the installed clients (Node.js
 /// resolves `require` from the script's folder).
-const FILES: [&str; 5] = ["requirements.txt", "package.json", "otel_python.py", "otel_js.js", "pino.js"];
+const FILES: [&str; 6] =
+    ["requirements.txt", "package.json", "otel_python.py", "otel_js.js", "pino.js", "api_check.py"];
 
 /// Installs the clients when their pinned lists changed, and returns the folder.
 fn prepare(root: &Path) -> anyhow::Result<PathBuf> {
@@ -41,14 +46,62 @@ fn prepare(root: &Path) -> anyhow::Result<PathBuf> {
     Ok(dir)
 }
 
-/// Prepares the clients and runs the ignored tests that use them.
+/// Prepares the clients and runs the ignored tests that use them, then the schema check.
 pub fn run_all(root: &Path) -> anyhow::Result<()> {
-    let dir = prepare(root)?.display().to_string();
+    let prepared = prepare(root)?;
+    let dir = prepared.display().to_string();
     let env = [("SLUICE_SHIPPERS_DIR", dir.as_str())];
     if succeeds("cargo", &["nextest", "--version"]) {
         let args = ["nextest", "run", "--locked", "-p", "sluice", "--test", "shippers", "--run-ignored", "only"];
-        run_in_env("cargo", &args, &env)
+        run_in_env("cargo", &args, &env)?;
     } else {
-        run_in_env("cargo", &["test", "--locked", "-p", "sluice", "--test", "shippers", "--", "--ignored"], &env)
+        run_in_env("cargo", &["test", "--locked", "-p", "sluice", "--test", "shippers", "--", "--ignored"], &env)?;
+    }
+    api_check(root, &prepared)
+}
+
+/// schemathesis against the debug binary on a fresh SQLite file, with its first-start key and
+/// its first admin's session.
+fn api_check(root: &Path, dir: &Path) -> anyhow::Result<()> {
+    run("cargo", &["build", "--locked", "-p", "sluice"])?;
+    let data = dir.join("api-check");
+    let _ = std::fs::remove_dir_all(&data);
+    std::fs::create_dir_all(&data)?;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let mut child = Command::new(root.join("target/debug/sluice"))
+        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+        .env("SLUICE_DATABASE_URL", format!("sqlite://{}", data.join("sluice.db").display()))
+        .env("SLUICE_LOG", "warn")
+        .stdout(Stdio::piped())
+        .spawn()
+        .context("cannot start target/debug/sluice")?;
+    let checked = first_start(&mut child).and_then(|(key, password)| {
+        let python = dir.join("venv/bin/python").display().to_string();
+        let script = dir.join("api_check.py").display().to_string();
+        run(&python, &[&script, &format!("http://127.0.0.1:{port}"), &key, &password])
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    checked
+}
+
+/// The key and the admin's password a first start prints (the server listens by then).
+fn first_start(child: &mut std::process::Child) -> anyhow::Result<(String, String)> {
+    let stdout = child.stdout.take().context("server stdout")?;
+    let mut lines = BufReader::new(stdout).lines();
+    let (mut key, mut password, mut announced) = (None, None, false);
+    while let Some(line) = lines.next().transpose()? {
+        if let Some(found) = line.split_whitespace().find(|word| word.starts_with("slc_live_")) {
+            key = Some(found.to_owned());
+        } else if line.contains("admin@localhost") {
+            announced = true;
+        } else if announced && !line.trim().is_empty() {
+            password = Some(line.trim().to_owned());
+            break;
+        }
+    }
+    match (key, password) {
+        (Some(key), Some(password)) => Ok((key, password)),
+        _ => anyhow::bail!("the server printed no key and admin password on its first start"),
     }
 }

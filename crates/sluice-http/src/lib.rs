@@ -14,6 +14,7 @@ mod extract;
 mod fields;
 pub mod limits;
 pub mod metrics;
+pub mod openapi;
 pub mod origin;
 mod params;
 mod routes;

@@ -156,6 +156,12 @@ impl Metrics {
         self.ingested_bytes.get_or_create(&label).inc_by(bytes as u64);
     }
 
+    /// One answered request: its route pattern, status and latency.
+    pub fn request(&self, route: String, status: u16, seconds: f64) {
+        self.latency.get_or_create(&RouteLabel { route: route.clone() }).observe(seconds);
+        self.requests.get_or_create(&RouteStatus { route, status }).inc();
+    }
+
     /// `count` refusals for `reason` (OTLP records left out of a partial success).
     pub fn rejected(&self, reason: &'static str, count: u64) {
         self.rejections.get_or_create(&ReasonLabel { reason }).inc_by(count);
@@ -206,9 +212,7 @@ pub async fn track(
     let response = next.call(request).await?;
     if let Some(metrics) = metrics {
         let route = response.request().match_pattern().unwrap_or_else(|| "unmatched".to_owned());
-        let status = response.status().as_u16();
-        metrics.latency.get_or_create(&RouteLabel { route: route.clone() }).observe(started.elapsed().as_secs_f64());
-        metrics.requests.get_or_create(&RouteStatus { route, status }).inc();
+        metrics.request(route, response.status().as_u16(), started.elapsed().as_secs_f64());
         if let Some(Rejection(reason)) = response.response().extensions().get::<Rejection>().copied() {
             metrics.rejected(reason, 1);
         }
@@ -217,6 +221,8 @@ pub async fn track(
 }
 
 /// `GET /metrics` (no key).
+#[utoipa::path(get, path = "/metrics", tag = "health", summary = "Prometheus metrics (OpenMetrics text)", security(()),
+    responses((status = 200, description = "The metrics", content_type = "application/openmetrics-text")))]
 pub(crate) async fn scrape(state: web::Data<AppState>) -> HttpResponse {
     match state.metrics.encode(&state) {
         Ok(text) => {

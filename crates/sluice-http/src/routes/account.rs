@@ -87,6 +87,8 @@ async fn me_json(state: &AppState, user: &sluice_model::User) -> Result<serde_js
 }
 
 /// Signs in with email and password: the user, their workspaces, and the session cookie.
+#[utoipa::path(post, path = "/v1/auth/login", tag = "accounts", summary = "Sign in with email and password", request_body = crate::openapi::schemas::Login, security(()),
+    responses((status = 200, description = "Signed in; the session is the `sluice_session` cookie", body = crate::openapi::schemas::Me, headers(("Set-Cookie" = String, description = "sluice_session=<token>; HttpOnly; SameSite=Lax; Path=/"))), crate::openapi::Errors))]
 pub(crate) async fn login(
     request: HttpRequest,
     payload: web::Payload,
@@ -105,6 +107,8 @@ pub(crate) async fn login(
 }
 
 /// Ends the session that asks, and clears the cookie.
+#[utoipa::path(post, path = "/v1/auth/logout", tag = "accounts", summary = "Sign out (ends this session)",
+    responses((status = 204, description = "Signed out; the cookie is cleared"), crate::openapi::Errors))]
 pub(crate) async fn logout(
     User(signed_in): User,
     request: HttpRequest,
@@ -119,16 +123,22 @@ pub(crate) async fn logout(
 }
 
 /// Who is signed in, and their workspaces.
+#[utoipa::path(get, path = "/v1/me", tag = "accounts", summary = "The signed-in user and their workspaces",
+    responses((status = 200, description = "The user", body = crate::openapi::schemas::Me), crate::openapi::Errors))]
 pub(crate) async fn me(User(signed_in): User, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     Ok(HttpResponse::Ok().json(me_json(&state, &signed_in.user).await?))
 }
 
 /// The user's workspaces, by name.
+#[utoipa::path(get, path = "/v1/workspaces", tag = "accounts", summary = "The user's workspaces",
+    responses((status = 200, description = "By name", body = crate::openapi::schemas::Workspaces), crate::openapi::Errors))]
 pub(crate) async fn workspaces(User(signed_in): User, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     Ok(HttpResponse::Ok().json(json!({"workspaces": workspaces_json(&state, signed_in.user.id).await?})))
 }
 
 /// Makes a workspace on the free plan; its creator is its owner.
+#[utoipa::path(post, path = "/v1/workspaces", tag = "accounts", summary = "Create a workspace (the user owns it)", request_body = crate::openapi::schemas::Named,
+    responses((status = 201, description = "Created", body = crate::openapi::schemas::Membership), crate::openapi::Errors))]
 pub(crate) async fn create_workspace(
     User(signed_in): User,
     request: HttpRequest,
@@ -149,6 +159,8 @@ pub(crate) async fn create_workspace(
 }
 
 /// The workspace a request acts on: plan, limits in force, this month's usage, retention.
+#[utoipa::path(get, path = "/v1/workspace", tag = "accounts", summary = "The workspace: plan, limits, usage", params(("X-Workspace-Id" = Option<String>, Header, description = "The workspace (else the user's first)")),
+    responses((status = 200, description = "The workspace", body = crate::openapi::schemas::WorkspaceJson), crate::openapi::Errors))]
 pub(crate) async fn workspace(member: InWorkspace, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     // Read again: the membership cache may hold the workspace as it was a few seconds ago.
     let workspace = state.store.get_workspace(member.workspace.id).await?.unwrap_or(member.workspace);
@@ -170,6 +182,8 @@ pub(crate) async fn workspace(member: InWorkspace, state: web::Data<AppState>) -
 
 /// Puts the workspace on a plan (instance admins only): `{"plan"}` with the plan's figures,
 /// or custom ones as `requestsPerMinute`, `logsPerMonth`, `retentionDays`.
+#[utoipa::path(put, path = "/v1/workspace/plan", tag = "accounts", summary = "Change the workspace's plan (instance admins)", request_body = crate::openapi::schemas::SetPlan, params(("X-Workspace-Id" = Option<String>, Header, description = "The workspace")),
+    responses((status = 200, description = "The plan in force", body = crate::openapi::schemas::WorkspaceJson), crate::openapi::Errors))]
 pub(crate) async fn set_plan(
     member: InWorkspace,
     request: HttpRequest,
@@ -201,6 +215,8 @@ pub(crate) async fn set_plan(
 }
 
 /// The user's sessions that still work, newest first.
+#[utoipa::path(get, path = "/v1/sessions", tag = "accounts", summary = "The user's working sessions",
+    responses((status = 200, description = "Newest first", body = crate::openapi::schemas::Sessions), crate::openapi::Errors))]
 pub(crate) async fn sessions(User(signed_in): User, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let now = state.now_ms();
     let sessions = state.store.sessions(signed_in.user.id).await?;
@@ -213,6 +229,8 @@ pub(crate) async fn sessions(User(signed_in): User, state: web::Data<AppState>) 
 }
 
 /// Ends one of the user's sessions (on every node within 5 s, here at once).
+#[utoipa::path(delete, path = "/v1/sessions/{sessionId}", tag = "accounts", summary = "End one of the user's sessions", params(("sessionId" = String, Path, description = "The session")),
+    responses((status = 204, description = "Ended"), crate::openapi::Errors))]
 pub(crate) async fn revoke_session(
     User(signed_in): User,
     path: web::Path<String>,

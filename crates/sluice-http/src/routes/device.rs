@@ -72,6 +72,8 @@ fn verification_uri(request: &HttpRequest, state: &AppState) -> String {
 }
 
 /// Starts a device sign-in.
+#[utoipa::path(post, path = "/oauth/device/code", tag = "device", summary = "Start a device sign-in (RFC 8628)", request_body(content_type = "application/x-www-form-urlencoded", description = "client_id=sluice-cli"), security(()),
+    responses((status = 200, description = "The codes", body = crate::openapi::schemas::DeviceCode), crate::openapi::Errors))]
 pub(crate) async fn device_code(
     request: HttpRequest,
     payload: web::Payload,
@@ -112,6 +114,8 @@ pub(crate) async fn device_code(
 }
 
 /// A device's poll: pending, slow down, denied, expired, invalid, or its session token, once.
+#[utoipa::path(post, path = "/oauth/token", tag = "device", summary = "Poll a device sign-in for its token", request_body(content_type = "application/x-www-form-urlencoded", description = "grant_type=urn:ietf:params:oauth:grant-type:device_code, device_code, client_id"), security(()),
+    responses((status = 200, description = "The session token, once", body = crate::openapi::schemas::TokenAnswer), crate::openapi::Errors))]
 pub(crate) async fn token(
     request: HttpRequest,
     payload: web::Payload,
@@ -176,6 +180,8 @@ async fn decide_route(
 }
 
 /// `POST /v1/device/approve` `{"userCode"}`.
+#[utoipa::path(post, path = "/v1/device/approve", tag = "device", summary = "Approve a device's code", request_body = crate::openapi::schemas::UserCode,
+    responses((status = 200, description = "Approved", body = crate::openapi::schemas::StateChange), crate::openapi::Errors))]
 pub(crate) async fn approve(
     user: User,
     request: HttpRequest,
@@ -186,6 +192,8 @@ pub(crate) async fn approve(
 }
 
 /// `POST /v1/device/deny` `{"userCode"}`.
+#[utoipa::path(post, path = "/v1/device/deny", tag = "device", summary = "Deny a device's code", request_body = crate::openapi::schemas::UserCode,
+    responses((status = 200, description = "Denied", body = crate::openapi::schemas::StateChange), crate::openapi::Errors))]
 pub(crate) async fn deny(
     user: User,
     request: HttpRequest,
@@ -285,6 +293,8 @@ struct PageQuery {
 }
 
 /// `GET /device[?code=XXXX-XXXX]`.
+#[utoipa::path(get, path = "/device", tag = "device", summary = "The device approval page (HTML)", params(("code" = Option<String>, Query, description = "The code to approve")), security(()),
+    responses((status = 200, description = "The page", content_type = "text/html"), crate::openapi::Errors))]
 pub(crate) async fn page(request: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let query: PageQuery = serde_urlencoded::from_str(request.query_string()).unwrap_or_default();
     let typed = query.code.unwrap_or_default();
@@ -306,6 +316,8 @@ struct PageForm {
 }
 
 /// `POST /device`: the page's sign-in, approval and denial, as plain forms (no script).
+#[utoipa::path(post, path = "/device", tag = "device", summary = "The device page's forms", request_body(content_type = "application/x-www-form-urlencoded", description = "action=login|approve|deny, code, email, password"), security(()),
+    responses((status = 200, description = "The page", content_type = "text/html"), (status = 303, description = "Signed in: back to the page"), crate::openapi::Errors))]
 pub(crate) async fn page_post(
     request: HttpRequest,
     payload: web::Payload,

@@ -105,6 +105,8 @@ fn name_of(body: &[u8]) -> Result<Option<String>, ApiError> {
 }
 
 /// Makes a flow before its logs: 201 with its new id.
+#[utoipa::path(post, path = "/v1/flows", tag = "flows", summary = "Create a flow (needs `ingest`)", request_body = crate::openapi::schemas::NewFlow,
+    responses((status = 201, description = "Created", body = crate::openapi::schemas::CreatedFlow), crate::openapi::Errors))]
 pub(crate) async fn create(
     Authed(principal): Authed,
     request: HttpRequest,
@@ -130,6 +132,8 @@ struct ListResponse<'a> {
 }
 
 /// A page of the workspace's flows, the most recently active first.
+#[utoipa::path(get, path = "/v1/flows", tag = "flows", summary = "The workspace's flows, most recently active first", params(crate::openapi::schemas::FlowParams),
+    responses((status = 200, description = "A page of flows", body = crate::openapi::schemas::FlowPage), crate::openapi::Errors))]
 pub(crate) async fn list(
     Authed(principal): Authed,
     request: HttpRequest,
@@ -180,6 +184,8 @@ struct TimelineResponse<'a> {
 }
 
 /// One flow: its summary, gaps and duplicates, and its logs in step order.
+#[utoipa::path(get, path = "/v1/flows/{flowId}", tag = "flows", summary = "A flow's timeline", params(("flowId" = String, Path, description = "The flow id (1-100 characters)")),
+    responses((status = 200, description = "The flow and its logs by step", body = crate::openapi::schemas::Timeline), crate::openapi::Errors))]
 pub(crate) async fn timeline(
     Authed(principal): Authed,
     flow_id: web::Path<String>,

@@ -6,11 +6,15 @@ use serde_json::json;
 use crate::{ApiError, AppState};
 
 /// 200 while the process runs.
+#[utoipa::path(get, path = "/healthz", tag = "health", summary = "Liveness", security(()),
+    responses((status = 200, description = "The process answers", body = crate::openapi::schemas::Health), crate::openapi::Errors))]
 pub(crate) async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(json!({"status": "ok"}))
 }
 
 /// 200 when the database answers, else 503.
+#[utoipa::path(get, path = "/readyz", tag = "health", summary = "Readiness: the database takes writes", security(()),
+    responses((status = 200, description = "Ready", body = crate::openapi::schemas::Health), crate::openapi::Errors))]
 pub(crate) async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     state.store.ping().await.map_err(|error| {
         tracing::warn!(error.reason = %error, "readiness check failed");

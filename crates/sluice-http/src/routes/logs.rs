@@ -52,6 +52,8 @@ fn key_environment(principal: &Principal) -> Option<String> {
 
 /// Ingests one batch, all or nothing. In a workspace with a rate limit the request is counted
 /// first, and every answer, refusals and errors included, carries the `X-RateLimit-*` headers.
+#[utoipa::path(post, path = "/v1/logs", tag = "logs", summary = "Ingest logs: JSON, JSONL, syslog, text, CSV, OBL or OTLP", params(crate::openapi::schemas::IngestParams), request_body(content((crate::openapi::schemas::IngestBody = "application/json"), (String = "application/x-ndjson"), (String = "text/plain"), (String = "text/csv"), (String = "application/x-obl"), (Vec<u8> = "application/x-protobuf")), description = "A batch of 1-100 entries (OTLP: 1,000 records), up to 5 MiB after decompression"),
+    responses((status = 200, description = "Stored (OTLP: an ExportLogsServiceResponse in the request's encoding)", content((crate::openapi::schemas::IngestAnswer = "application/json"), (Vec<u8> = "application/x-protobuf")), headers(("X-RateLimit-Limit" = u32, description = "Requests a minute the plan allows (plans with a limit)"), ("X-RateLimit-Remaining" = u32, description = "Requests left in the window"), ("X-RateLimit-Reset" = u64, description = "Seconds until the oldest request leaves the window"))), crate::openapi::Errors))]
 pub(crate) async fn ingest(
     Authed(principal): Authed,
     request: HttpRequest,
@@ -235,6 +237,8 @@ pub(crate) fn page_of(params: &mut Params, default: i64, max: i64) -> Page {
 }
 
 /// A page of the workspace's logs, newest first.
+#[utoipa::path(get, path = "/v1/logs", tag = "logs", summary = "List logs, newest first", params(crate::openapi::schemas::ListParams),
+    responses((status = 200, description = "A page of logs", body = crate::openapi::schemas::LogPage), crate::openapi::Errors))]
 pub(crate) async fn list(
     Authed(principal): Authed,
     request: HttpRequest,
@@ -286,6 +290,8 @@ pub(crate) fn fields_of(params: &mut Params) -> Vec<SearchField> {
 }
 
 /// A page of the workspace's logs matching a search query, newest first.
+#[utoipa::path(get, path = "/v1/logs/search", tag = "logs", summary = "Search logs (case-insensitive substrings)", params(crate::openapi::schemas::SearchParams, crate::openapi::schemas::ListParams),
+    responses((status = 200, description = "A page of matches", body = crate::openapi::schemas::SearchPage), crate::openapi::Errors))]
 pub(crate) async fn search(
     Authed(principal): Authed,
     request: HttpRequest,
@@ -316,6 +322,8 @@ pub(crate) async fn search(
 }
 
 /// One log of the workspace.
+#[utoipa::path(get, path = "/v1/logs/{id}", tag = "logs", summary = "One log", params(("id" = String, Path, description = "The log's id")),
+    responses((status = 200, description = "The log", body = crate::openapi::schemas::OneLog), crate::openapi::Errors))]
 pub(crate) async fn get(
     Authed(principal): Authed,
     id: web::Path<String>,

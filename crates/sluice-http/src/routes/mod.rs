@@ -65,6 +65,36 @@ pub const ROUTES: &[Route] = &[
     Route { method: Method::GET, path: "/healthz", access: Access::Public, handler: |route| route.to(health::healthz) },
     Route {
         method: Method::GET,
+        path: "/openapi.json",
+        access: Access::Public,
+        handler: |route| route.to(crate::openapi::openapi_json),
+    },
+    Route {
+        method: Method::GET,
+        path: "/docs",
+        access: Access::Public,
+        handler: |route| route.to(crate::openapi::docs),
+    },
+    Route {
+        method: Method::GET,
+        path: "/docs/swagger-ui-bundle.js",
+        access: Access::Public,
+        handler: |route| route.to(crate::openapi::docs_bundle),
+    },
+    Route {
+        method: Method::GET,
+        path: "/docs/swagger-ui.css",
+        access: Access::Public,
+        handler: |route| route.to(crate::openapi::docs_css),
+    },
+    Route {
+        method: Method::GET,
+        path: "/docs/docs.js",
+        access: Access::Public,
+        handler: |route| route.to(crate::openapi::docs_init),
+    },
+    Route {
+        method: Method::GET,
         path: "/metrics",
         access: Access::Public,
         handler: |route| route.to(crate::metrics::scrape),

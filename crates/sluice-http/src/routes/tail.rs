@@ -16,6 +16,8 @@ const MAX_REPLAY: u32 = 1_000;
 
 /// Opens a live tail: the replay after `Last-Event-ID` (header, else `lastEventId`), then every
 /// matching log as it is committed.
+#[utoipa::path(get, path = "/v1/logs/tail", tag = "logs", summary = "Live tail (Server-Sent Events)", params(crate::openapi::schemas::SearchParams, crate::openapi::schemas::ListParams, ("lastEventId" = Option<String>, Query, description = "Replay after this log (else the Last-Event-ID header)"), ("Last-Event-ID" = Option<String>, Header, description = "Replay after this log")),
+    responses((status = 200, description = "`event: log` per matching log, `event: dropped` after a full queue, `: heartbeat` comments", content_type = "text/event-stream"), crate::openapi::Errors))]
 pub(crate) async fn tail(
     Authed(principal): Authed,
     request: HttpRequest,

@@ -18,6 +18,8 @@ use crate::{ApiError, AppState, views};
 const MAX_EXPIRES_IN: u64 = 10 * 365 * 24 * 3600;
 
 /// The workspace's keys, oldest first, never their text.
+#[utoipa::path(get, path = "/v1/keys", tag = "team", summary = "The workspace's API keys (never their text)",
+    responses((status = 200, description = "The keys", body = crate::openapi::schemas::Keys), crate::openapi::Errors))]
 pub(crate) async fn keys(member: InWorkspace, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     member.require(Role::Member)?;
     let now = state.now_ms();
@@ -52,6 +54,8 @@ fn scopes_of(fields: &mut Fields) -> Scopes {
 }
 
 /// Makes a key: 201 with its text, shown this once.
+#[utoipa::path(post, path = "/v1/keys", tag = "team", summary = "Create an API key (shown once)", request_body = crate::openapi::schemas::NewKey,
+    responses((status = 201, description = "The key, shown this once", body = crate::openapi::schemas::CreatedKey), crate::openapi::Errors))]
 pub(crate) async fn create_key(
     member: InWorkspace,
     request: HttpRequest,
@@ -73,6 +77,8 @@ pub(crate) async fn create_key(
 }
 
 /// Revokes one of the workspace's keys: refused on this node at once, on every node within 5 s.
+#[utoipa::path(delete, path = "/v1/keys/{keyId}", tag = "team", summary = "Revoke a key", params(("keyId" = String, Path, description = "The key")),
+    responses((status = 200, description = "Revoked", body = crate::openapi::schemas::StateChange), crate::openapi::Errors))]
 pub(crate) async fn revoke_key(
     member: InWorkspace,
     path: web::Path<String>,
@@ -91,6 +97,8 @@ pub(crate) async fn revoke_key(
 }
 
 /// The workspace's members, by email: any role may list them.
+#[utoipa::path(get, path = "/v1/members", tag = "team", summary = "The workspace's members",
+    responses((status = 200, description = "By email", body = crate::openapi::schemas::Members), crate::openapi::Errors))]
 pub(crate) async fn members(member: InWorkspace, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let members = state.store.members(member.workspace.id).await?;
     Ok(HttpResponse::Ok().json(json!({"members": members.iter().map(views::member).collect::<Vec<_>>()})))
@@ -108,6 +116,8 @@ async fn change(state: &AppState, member: &InWorkspace, user: UserId, change: Me
 }
 
 /// Adds an existing user, by email, with a role: 201 with the member.
+#[utoipa::path(post, path = "/v1/members", tag = "team", summary = "Add a member by email", request_body = crate::openapi::schemas::NewMember,
+    responses((status = 201, description = "The member", body = crate::openapi::schemas::Member), crate::openapi::Errors))]
 pub(crate) async fn add_member(
     member: InWorkspace,
     request: HttpRequest,
@@ -133,6 +143,8 @@ fn user_of(path: &str) -> Result<UserId, ApiError> {
 }
 
 /// Gives a member another role.
+#[utoipa::path(patch, path = "/v1/members/{userId}", tag = "team", summary = "Change a member's role", request_body = crate::openapi::schemas::RoleChange, params(("userId" = String, Path, description = "The member")),
+    responses((status = 200, description = "The new role", body = crate::openapi::schemas::Member), crate::openapi::Errors))]
 pub(crate) async fn set_role(
     member: InWorkspace,
     path: web::Path<String>,
@@ -151,6 +163,8 @@ pub(crate) async fn set_role(
 }
 
 /// Removes a member.
+#[utoipa::path(delete, path = "/v1/members/{userId}", tag = "team", summary = "Remove a member", params(("userId" = String, Path, description = "The member")),
+    responses((status = 204, description = "Removed"), crate::openapi::Errors))]
 pub(crate) async fn remove_member(
     member: InWorkspace,
     path: web::Path<String>,

@@ -11,6 +11,7 @@ mod flows;
 mod ingest;
 mod limits;
 mod metrics;
+mod openapi;
 mod outage;
 mod overload;
 mod plans;
