@@ -17,6 +17,11 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use serde_json::json;
 
+/// Where `needle` first occurs in `haystack`.
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|window| window == needle)
+}
+
 /// Connections that send batches.
 const SENDERS: usize = 32;
 
@@ -68,17 +73,28 @@ pub(crate) async fn run() -> anyhow::Result<()> {
                 let Some(Ok(chunk)) = chunk else { break };
                 let at = Instant::now();
                 buffer.extend_from_slice(&chunk);
-                while let Some(end) = buffer.windows(2).position(|pair| pair == b"\n\n") {
-                    let event: Vec<u8> = buffer.drain(..end + 2).collect();
-                    let text = String::from_utf8_lossy(&event);
-                    if let Some(count) = text.split("data: {\"count\":").nth(1) {
+                // Each whole event of the buffer read in place, then the buffer's read part
+                // dropped once per chunk: the reader costs little beside the server it measures
+                // (both share this machine's cores).
+                let mut start = 0;
+                while let Some(end) = find(&buffer[start..], b"\n\n") {
+                    let event = &buffer[start..start + end];
+                    start += end + 2;
+                    const DROPPED: &[u8] = b"data: {\"count\":";
+                    const LOG: &[u8] = b"tailbench ";
+                    if let Some(at_count) = find(event, DROPPED) {
+                        let digits = &event[at_count + DROPPED.len()..];
+                        let digits = &digits[..digits.iter().take_while(|byte| byte.is_ascii_digit()).count()];
                         *dropped.borrow_mut() +=
-                            count.trim_end_matches(|c: char| !c.is_ascii_digit()).parse::<u64>().unwrap_or(0);
-                    } else if let Some(batch) = text.split("tailbench ").nth(1).and_then(|rest| rest.split(' ').next())
-                    {
-                        arrivals.borrow_mut().push((batch.parse().unwrap_or(0), at));
+                            std::str::from_utf8(digits).ok().and_then(|d| d.parse().ok()).unwrap_or(0);
+                    } else if let Some(at_batch) = find(event, LOG) {
+                        let digits = &event[at_batch + LOG.len()..];
+                        let digits = &digits[..digits.iter().take_while(|byte| byte.is_ascii_digit()).count()];
+                        let batch = std::str::from_utf8(digits).ok().and_then(|d| d.parse().ok()).unwrap_or(0);
+                        arrivals.borrow_mut().push((batch, at));
                     }
                 }
+                buffer.drain(..start);
             }
         }));
     }

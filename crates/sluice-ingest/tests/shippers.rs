@@ -5,46 +5,7 @@
 use sluice_ingest::{Defaults, Format, Options, parse};
 use sluice_model::Level;
 
-/// The bodies of a capture file: each `--- body (N bytes) repr:` line is followed by a Python
-/// bytes literal.
-fn bodies(name: &str) -> Vec<Vec<u8>> {
-    let path = format!("{}/../../../shared/corpus/client-captures/{name}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{path}: {error}"));
-    let mut lines = text.lines();
-    let mut found = Vec::new();
-    while let Some(line) = lines.next() {
-        if line.starts_with("--- body") {
-            found.push(unrepr(lines.next().unwrap_or_default()));
-        }
-    }
-    found
-}
-
-/// A Python `b'...'` literal's bytes.
-fn unrepr(literal: &str) -> Vec<u8> {
-    let inner = literal.trim().strip_prefix("b'").and_then(|rest| rest.strip_suffix('\'')).unwrap_or_default();
-    let mut bytes = Vec::new();
-    let mut chars = inner.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            let mut buffer = [0; 4];
-            bytes.extend_from_slice(c.encode_utf8(&mut buffer).as_bytes());
-            continue;
-        }
-        match chars.next() {
-            Some('n') => bytes.push(b'\n'),
-            Some('r') => bytes.push(b'\r'),
-            Some('t') => bytes.push(b'\t'),
-            Some('x') => {
-                let hex: String = chars.by_ref().take(2).collect();
-                bytes.push(u8::from_str_radix(&hex, 16).unwrap_or(b'?'));
-            }
-            Some(other) => bytes.push(u8::try_from(other).unwrap_or(b'?')),
-            None => {}
-        }
-    }
-    bytes
-}
+use sluice_testkit::captures::bodies;
 
 fn options() -> Options {
     let mut options = Options::new(1_795_314_400_000);

@@ -13,68 +13,9 @@ use opentelemetry_proto::tonic::resource::v1::Resource;
 use prost::Message;
 use serde_json::{Value, json};
 
+use sluice_testkit::captures::{Captured, captures};
+
 use crate::common::{TestServer, start};
-
-/// One captured request: method, path and query, headers, body.
-struct Captured {
-    method: String,
-    path: String,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-/// The requests of a capture file: `=== <time> <METHOD> <path> HTTP/1.1`, headers, then a
-/// `--- body (N bytes) repr:` line followed by a Python bytes literal.
-fn captures(name: &str) -> Vec<Captured> {
-    let path = format!("{}/../../../shared/corpus/client-captures/{name}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{path}: {error}"));
-    let mut found = Vec::new();
-    let mut lines = text.lines();
-    while let Some(line) = lines.next() {
-        let Some(request_line) = line.strip_prefix("=== ") else { continue };
-        let mut words = request_line.split(' ').skip(1);
-        let (method, path) = (words.next().unwrap_or_default(), words.next().unwrap_or_default());
-        let mut headers = Vec::new();
-        for line in lines.by_ref() {
-            if line.starts_with("--- body") {
-                break;
-            }
-            if let Some((name, value)) = line.split_once(": ") {
-                headers.push((name.to_ascii_lowercase(), value.to_owned()));
-            }
-        }
-        let body = unrepr(lines.next().unwrap_or_default());
-        found.push(Captured { method: method.to_owned(), path: path.to_owned(), headers, body });
-    }
-    assert!(!found.is_empty(), "{name} holds requests");
-    found
-}
-
-/// A Python `b'...'` literal's bytes.
-fn unrepr(literal: &str) -> Vec<u8> {
-    let inner = literal.trim().strip_prefix("b'").and_then(|rest| rest.strip_suffix('\'')).unwrap_or_default();
-    let mut bytes = Vec::new();
-    let mut chars = inner.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            let mut buffer = [0; 4];
-            bytes.extend_from_slice(c.encode_utf8(&mut buffer).as_bytes());
-            continue;
-        }
-        match chars.next() {
-            Some('n') => bytes.push(b'\n'),
-            Some('r') => bytes.push(b'\r'),
-            Some('t') => bytes.push(b'\t'),
-            Some('x') => {
-                let hex: String = chars.by_ref().take(2).collect();
-                bytes.push(u8::from_str_radix(&hex, 16).expect("a \\x escape"));
-            }
-            Some(other) => bytes.push(u8::try_from(other).expect("an ASCII escape")),
-            None => {}
-        }
-    }
-    bytes
-}
 
 /// Sends a captured request as it was, with the server's key for `KEY` and `extra_query`
 /// appended (the URL a user configures), and only the headers that describe the body.
