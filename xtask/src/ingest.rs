@@ -49,13 +49,17 @@ impl Server {
             .context("cannot start target/release/sluice")?;
         let stdout = child.stdout.take().context("server stdout")?;
         let mut key = None;
-        for line in BufReader::new(stdout).lines() {
+        let mut lines = BufReader::new(stdout).lines();
+        for line in lines.by_ref() {
             let line = line?;
             if let Some(found) = line.split_whitespace().find(|word| word.starts_with("slc_live_")) {
                 key = Some(found.to_owned());
                 break;
             }
         }
+        // The rest (the admin's password, anything later) is read and dropped, so the server
+        // never writes to a closed pipe.
+        std::thread::spawn(move || lines.for_each(drop));
         let Some(key) = key else {
             let _ = child.kill();
             bail!("the server printed no key (was the database fresh?)");

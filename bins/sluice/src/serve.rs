@@ -1,6 +1,7 @@
 //! `sluice serve`: first-start bootstrap, then the HTTP server until SIGTERM or SIGINT, after
 //! which in-flight requests finish (up to 30 seconds) before the process exits.
 
+use std::io::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -29,17 +30,23 @@ async fn bootstrap(store: &dyn Store, now: i64) -> anyhow::Result<()> {
     if !store.bootstrap(&workspace, &key).await? {
         return Ok(());
     }
-    println!(
+    // Written, not printed: a stdout nobody reads any more (a closed pipe) must not stop the
+    // server (`println!` panics on it).
+    let mut stdout = std::io::stdout();
+    let _ = writeln!(
+        stdout,
         "First start: created workspace \"default\" ({}) and an API key. It is shown only this once:\n\n    {}\n",
         workspace.id, text
     );
     let (admin, password) =
         crate::accounts::create_user(store, FIRST_ADMIN, Some("Administrator".into()), true, None, now).await?;
     store.change_member(workspace.id, admin.id, MemberChange::Set(Role::Owner), false, now).await?;
-    println!(
+    let _ = writeln!(
+        stdout,
         "Sign in (dashboard, or `sluice login`) as {FIRST_ADMIN} with this password, shown only this once:\n\n    {}\n",
         password.unwrap_or_default()
     );
+    let _ = stdout.flush();
     Ok(())
 }
 
