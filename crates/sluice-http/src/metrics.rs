@@ -80,6 +80,9 @@ pub struct Metrics {
     write_queue: Gauge,
     tails_open: Gauge,
     limiter_fail_opens: Counter,
+    /// Held while a scrape brings the fail-open counter up to the limiter's total, so two
+    /// scrapes at once cannot both add the same difference.
+    scraping: std::sync::Mutex<()>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -107,6 +110,7 @@ impl Default for Metrics {
             write_queue: Gauge::default(),
             tails_open: Gauge::default(),
             limiter_fail_opens: Counter::default(),
+            scraping: std::sync::Mutex::new(()),
         };
         let registry = &mut metrics.registry;
         registry.register("ingested_logs", "Logs stored, by body format", metrics.ingested_logs.clone());
@@ -186,9 +190,11 @@ impl Metrics {
         }
         self.write_queue.set(i64::try_from(state.writer.queued_logs()).unwrap_or(i64::MAX));
         self.tails_open.set(i64::try_from(state.tails.open_total()).unwrap_or(i64::MAX));
-        // The limiter keeps its own total: the counter catches up to it.
+        // The limiter keeps its own total: the counter catches up to it, one scrape at a time.
+        let scraping = self.scraping.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let failures = state.limiter.failures();
         self.limiter_fail_opens.inc_by(failures.saturating_sub(self.limiter_fail_opens.get()));
+        drop(scraping);
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &self.registry)?;
         Ok(text)

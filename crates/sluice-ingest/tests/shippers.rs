@@ -170,4 +170,43 @@ mod otlp {
             assert!(error.to_string().starts_with("OTLP"), "{error}");
         }
     }
+
+    #[test]
+    fn a_large_resource_over_many_records_is_held_to_a_budget() {
+        use opentelemetry_proto::tonic::common::v1::KeyValue;
+        let big = KeyValue {
+            key: "blob".into(),
+            value: Some(AnyValue { value: Some(any_value::Value::StringValue("x".repeat(600_000))) }),
+            ..KeyValue::default()
+        };
+        let mut export = request(vec![record("one"); 10]);
+        export.resource_logs[0].resource =
+            Some(opentelemetry_proto::tonic::resource::v1::Resource { attributes: vec![big], ..Default::default() });
+        let body = export.encode_to_vec();
+        let batch = parse_otlp(Encoding::Protobuf, &body, &options()).expect("partial");
+        // Each record's data holds the resource's 600 KB: four fit in four times the body.
+        assert_eq!((batch.entries.len(), batch.rejected), (4, 6));
+        assert!(batch.error_message.starts_with("record 4: the request's entries pass "), "{}", batch.error_message);
+    }
+
+    #[test]
+    fn user_id_wins_over_enduser_id_and_either_environment_key_is_read() {
+        use opentelemetry_proto::tonic::common::v1::KeyValue;
+        let text = |value: &str| Some(AnyValue { value: Some(any_value::Value::StringValue(value.into())) });
+        let pair = |key: &str, value: &str| KeyValue { key: key.into(), value: text(value), ..KeyValue::default() };
+        let mut one = record("a");
+        one.attributes = vec![pair("user.id", "u-1"), pair("enduser.id", "e-1")];
+        let mut two = record("b");
+        two.attributes = vec![pair("enduser.id", "e-2")];
+        let mut export = request(vec![one, two]);
+        export.resource_logs[0].resource = Some(opentelemetry_proto::tonic::resource::v1::Resource {
+            attributes: vec![pair("deployment.environment", "staging"), pair("deployment.environment.name", "dev")],
+            ..Default::default()
+        });
+        let batch = parse_otlp(Encoding::Protobuf, &export.encode_to_vec(), &options()).expect("two");
+        let [a, b] = &batch.entries[..] else { panic!("{batch:?}") };
+        assert_eq!((a.user_id.as_deref(), b.user_id.as_deref()), (Some("u-1"), Some("e-2")));
+        assert_eq!(a.environment, Environment::Development, "the .name key wins, whatever the order");
+        assert!(serde_json::to_value(&a.data).expect("data").get("resource").is_none(), "both keys mapped away");
+    }
 }

@@ -282,7 +282,8 @@ async fn commit(store: &dyn GroupWriter, group: Vec<Pending>, observed: Option<(
         .unzip();
     let started = Instant::now();
     let written = store.write_group(&batches).await;
-    if let Some((observer, mut seen)) = observed {
+    // Only a group the store wrote as one is counted (its batches' own outcomes aside).
+    if let (Some((observer, mut seen)), Ok(_)) = (observed, &written) {
         seen.took = started.elapsed();
         observer(&seen);
     }

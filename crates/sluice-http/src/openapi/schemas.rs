@@ -85,6 +85,7 @@ pub struct Entry {
 
 /// `POST /v1/logs` as JSON: `{"logs": [...]}`, a bare array, or one entry.
 #[derive(ToSchema)]
+#[serde(untagged)]
 pub enum IngestBody {
     Wrapped(Wrapped),
     Bare(Vec<Entry>),
@@ -104,6 +105,33 @@ pub struct IngestAnswer {
     count: u32,
     /// When it was received, Unix ms.
     timestamp: i64,
+}
+
+/// What `POST /v1/logs` answers in JSON: a stored batch, or to OTLP JSON an
+/// `ExportLogsServiceResponse` (`{}`, or `partialSuccess` when records were refused).
+#[derive(ToSchema)]
+#[serde(untagged)]
+pub enum IngestReply {
+    Stored(IngestAnswer),
+    Otlp(OtlpAnswer),
+}
+
+/// OTLP JSON's `ExportLogsServiceResponse` (nothing else in it, so a stored batch's answer
+/// is never taken for one).
+#[derive(ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[serde(deny_unknown_fields)]
+pub struct OtlpAnswer {
+    partial_success: Option<PartialSuccess>,
+}
+
+/// The records an OTLP request had refused, and why.
+#[derive(ToSchema)]
+#[schema(rename_all = "camelCase")]
+pub struct PartialSuccess {
+    /// An int64, as a string (OTLP JSON).
+    rejected_log_records: String,
+    error_message: String,
 }
 
 /// What a page answers about itself.
@@ -135,7 +163,7 @@ pub struct Parsed {
     required: Vec<String>,
     phrases: Vec<String>,
     excluded: Vec<String>,
-    optional: Vec<Vec<String>>,
+    optional: Vec<String>,
 }
 
 /// The query echoed.

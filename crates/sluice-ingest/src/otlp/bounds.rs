@@ -11,11 +11,16 @@ use prost::bytes::Buf;
 use prost::encoding::{WireType, decode_key, decode_varint};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-/// The most messages (JSON objects) one OTLP body may hold: a full SDK batch of 1,000 records
-/// with a dozen attributes each is about 30,000; decoded, the cap costs at most ~20 MB.
+/// The most messages one OTLP body may hold (in OTLP JSON, values of any kind): a full SDK
+/// batch of 1,000 records with a dozen attributes each is about 30,000 messages (80,000 JSON
+/// values); decoded, the cap costs at most ~20 MB.
 pub const MAX_MESSAGES: usize = 100_000;
 /// Deeper than this an attribute value is refused (prost's own limit is 100).
 const MAX_DEPTH: usize = 64;
+/// The deepest OTLP JSON read: an SDK's records with a key-value list attribute inside another
+/// are 18 levels. serde buffers each flattened `AnyValue` it reads, once per level, so the
+/// depth bounds how many copies of a value a body can make.
+const MAX_JSON_DEPTH: usize = 24;
 
 /// What a walk found: messages in all, and log records among them.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -105,7 +110,14 @@ fn walk(mut buf: &[u8], kind: Kind, depth: usize, counts: &mut Counts, max_recor
                 }
                 let (inside, rest) = buf.split_at(length);
                 buf = rest;
-                if let Some(child) = kind.child(tag) {
+                // An entity reference's repeated strings (its id and description keys) are
+                // counted like messages: each costs an allocation.
+                if matches!(kind, Kind::Leaf) {
+                    counts.messages += 1;
+                    if counts.messages > MAX_MESSAGES {
+                        return Err(Refusal::TooManyMessages);
+                    }
+                } else if let Some(child) = kind.child(tag) {
                     counts.messages += 1;
                     if counts.messages > MAX_MESSAGES {
                         return Err(Refusal::TooManyMessages);
@@ -127,22 +139,44 @@ fn walk(mut buf: &[u8], kind: Kind, depth: usize, counts: &mut Counts, max_recor
     Ok(())
 }
 
-/// Counts the objects of an OTLP JSON body without building them; `Err` past [`MAX_MESSAGES`]
-/// or when the body is no JSON at all (serde_json's own message).
+/// Counts the values of an OTLP JSON body without building them; `Err` past [`MAX_MESSAGES`]
+/// values or [`MAX_JSON_DEPTH`] levels, or when the body is no JSON at all (serde_json's own
+/// message).
 pub(crate) fn count_json(body: &[u8]) -> Result<usize, Refusal> {
     let mut deserializer = serde_json::Deserializer::from_slice(body);
-    let mut objects = 0;
-    let walked = Counter { objects: &mut objects }.deserialize(&mut deserializer).and_then(|()| deserializer.end());
+    let mut values = 0;
+    let walked =
+        Counter { values: &mut values, depth: 0 }.deserialize(&mut deserializer).and_then(|()| deserializer.end());
     match walked {
-        Ok(()) => Ok(objects),
-        Err(_) if objects > MAX_MESSAGES => Err(Refusal::TooManyMessages),
+        Ok(()) => Ok(values),
+        Err(_) if values > MAX_MESSAGES => Err(Refusal::TooManyMessages),
         Err(error) => Err(Refusal::Malformed(error.to_string())),
     }
 }
 
-/// A visitor that reads any JSON value and counts its objects, failing past the cap.
+/// A visitor that reads any JSON value and counts its values, failing past the caps.
 struct Counter<'a> {
-    objects: &'a mut usize,
+    values: &'a mut usize,
+    depth: usize,
+}
+
+impl Counter<'_> {
+    /// Counts one value; an error past the cap.
+    fn count<E: de::Error>(&mut self) -> Result<(), E> {
+        *self.values += 1;
+        if *self.values > MAX_MESSAGES {
+            return Err(E::custom("too many values"));
+        }
+        Ok(())
+    }
+
+    /// The counter of a value one level down; an error past the depth.
+    fn inner<E: de::Error>(&mut self) -> Result<Counter<'_>, E> {
+        if self.depth >= MAX_JSON_DEPTH {
+            return Err(E::custom(format!("nested deeper than {MAX_JSON_DEPTH} levels")));
+        }
+        Ok(Counter { values: &mut *self.values, depth: self.depth + 1 })
+    }
 }
 
 impl<'de> DeserializeSeed<'de> for Counter<'_> {
@@ -159,37 +193,35 @@ impl<'de> Visitor<'de> for Counter<'_> {
     fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter.write_str("any JSON value")
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        *self.objects += 1;
-        if *self.objects > MAX_MESSAGES {
-            return Err(de::Error::custom("too many objects"));
-        }
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
+        self.count()?;
         while map.next_key::<de::IgnoredAny>()?.is_some() {
-            map.next_value_seed(Counter { objects: &mut *self.objects })?;
+            map.next_value_seed(self.inner()?)?;
         }
         Ok(())
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while seq.next_element_seed(Counter { objects: &mut *self.objects })?.is_some() {}
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
+        self.count()?;
+        while seq.next_element_seed(self.inner()?)?.is_some() {}
         Ok(())
     }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
-        Ok(())
+    fn visit_bool<E: de::Error>(mut self, _: bool) -> Result<(), E> {
+        self.count()
     }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-        Ok(())
+    fn visit_i64<E: de::Error>(mut self, _: i64) -> Result<(), E> {
+        self.count()
     }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
-        Ok(())
+    fn visit_u64<E: de::Error>(mut self, _: u64) -> Result<(), E> {
+        self.count()
     }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
-        Ok(())
+    fn visit_f64<E: de::Error>(mut self, _: f64) -> Result<(), E> {
+        self.count()
     }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
-        Ok(())
+    fn visit_str<E: de::Error>(mut self, _: &str) -> Result<(), E> {
+        self.count()
     }
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
+    fn visit_unit<E: de::Error>(mut self) -> Result<(), E> {
+        self.count()
     }
 }
 
@@ -218,10 +250,34 @@ mod tests {
     }
 
     #[test]
-    fn json_objects_past_the_cap_are_refused() {
-        let body = format!("[{}]", vec!["{}"; MAX_MESSAGES + 1].join(","));
-        assert_eq!(count_json(body.as_bytes()), Err(Refusal::TooManyMessages));
-        assert_eq!(count_json(br#"{"resourceLogs":[{"scopeLogs":[]}]}"#), Ok(2));
+    fn json_values_past_the_cap_or_the_depth_are_refused() {
+        let body = format!("[{}]", vec!["0"; MAX_MESSAGES].join(","));
+        assert_eq!(count_json(body.as_bytes()), Err(Refusal::TooManyMessages), "numbers count too");
+        assert_eq!(count_json(br#"{"resourceLogs":[{"scopeLogs":[]}]}"#), Ok(4));
         assert!(matches!(count_json(b"{\"a\":"), Err(Refusal::Malformed(_))));
+        let deep = format!("{}0{}", "[".repeat(MAX_JSON_DEPTH + 1), "]".repeat(MAX_JSON_DEPTH + 1));
+        assert!(
+            matches!(count_json(deep.as_bytes()), Err(Refusal::Malformed(reason)) if reason.contains("nested deeper"))
+        );
+        let fits = format!("{}0{}", "[".repeat(MAX_JSON_DEPTH), "]".repeat(MAX_JSON_DEPTH));
+        assert!(count_json(fits.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn an_entity_references_strings_are_counted() {
+        // Resource { entity_refs: [EntityRef { id_keys: ["" × n] }] }.
+        let strings = MAX_MESSAGES;
+        let mut entity = Vec::new();
+        for _ in 0..strings {
+            entity.extend_from_slice(&[0x1a, 0x00]);
+        }
+        let nest = |tag: u8, inside: &[u8]| {
+            let mut out = vec![tag];
+            prost::encoding::encode_varint(inside.len() as u64, &mut out);
+            out.extend_from_slice(inside);
+            out
+        };
+        let body = nest(0x0a, &nest(0x0a, &nest(0x1a, &entity)));
+        assert_eq!(count_protobuf(&body, 1_000), Err(Refusal::TooManyMessages));
     }
 }

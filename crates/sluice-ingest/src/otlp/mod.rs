@@ -39,6 +39,14 @@ use crate::{Format, IngestError, Options, ParseError};
 pub const MAX_RECORDS: usize = 1_000;
 /// The source of a record whose resource names no `service.name` and whose query gives none.
 pub const UNKNOWN_SERVICE: &str = "unknown_service";
+/// What the entries of one request may hold in all (messages, `data`, stacks), past 4 times
+/// the body: a resource's attributes are copied into each of its records' `data`, so a large
+/// resource over many records could otherwise grow a request far past its 5 MiB. Records past
+/// the budget are refused (`partial_success`).
+const EXPANSION: usize = 4;
+/// The budget of a small body.
+const MIN_BUDGET: usize = 1 << 20;
+
 /// How many rejected records `error_message` describes; the rest are only counted.
 const DESCRIBED_REJECTIONS: usize = 5;
 
@@ -151,17 +159,19 @@ pub fn parse_otlp(encoding: Encoding, body: &[u8], options: &Options) -> Result<
     if records > MAX_RECORDS {
         return Err(refused(Refusal::TooManyRecords));
     }
-    Ok(map_request(request, options))
+    let budget = body.len().saturating_mul(EXPANSION).max(MIN_BUDGET);
+    Ok(map_request(request, options, budget))
 }
 
 /// The entries of a decoded request.
-fn map_request(request: ExportLogsServiceRequest, options: &Options) -> OtlpBatch {
+fn map_request(request: ExportLogsServiceRequest, options: &Options, budget: usize) -> OtlpBatch {
     let mut defaults = options.defaults.clone();
     defaults.source.get_or_insert_with(|| UNKNOWN_SERVICE.into());
     defaults.level.get_or_insert_with(|| "info".to_owned());
     let defaults = defaults.resolve();
     let mut batch = OtlpBatch { entries: Vec::new(), rejected: 0, error_message: String::new() };
     let mut index = 0;
+    let mut held = 0_usize;
     for resource_logs in request.resource_logs {
         let attributes = resource_logs.resource.map(|resource| resource.attributes).unwrap_or_default();
         let resource = Resource::of(attributes);
@@ -170,7 +180,15 @@ fn map_request(request: ExportLogsServiceRequest, options: &Options) -> OtlpBatc
             for record in scope_logs.log_records {
                 let draft = draft_of(record, &resource, scope.as_ref());
                 match draft.finish_resolved(&defaults, options.received_at_ms) {
-                    Ok(entry) => batch.entries.push(entry),
+                    Ok(entry) => {
+                        held = held.saturating_add(size_of(&entry));
+                        if held <= budget {
+                            batch.entries.push(entry);
+                        } else {
+                            let message = format!("the request's entries pass {budget} bytes");
+                            batch.reject(index, &[Issue::new(Vec::new(), message)]);
+                        }
+                    }
                     Err(issues) => batch.reject(index, &issues),
                 }
                 index += 1;
@@ -196,9 +214,21 @@ impl OtlpBatch {
                 PathSegment::Key(key) => key.clone(),
                 PathSegment::Index(at) => at.to_string(),
             });
-            let _ = write!(self.error_message, " {}: {}", field.collect::<Vec<_>>().join("."), issue.message);
+            let field = field.collect::<Vec<_>>().join(".");
+            if field.is_empty() {
+                let _ = write!(self.error_message, " {}", issue.message);
+            } else {
+                let _ = write!(self.error_message, " {field}: {}", issue.message);
+            }
         }
     }
+}
+
+/// The bytes of text an entry holds (its other fields are small and bounded).
+fn size_of(entry: &LogEntry) -> usize {
+    let data = entry.data.as_ref().map_or(0, |data| data.as_str().len());
+    let stack = entry.error_stack.as_deref().map_or(0, str::len);
+    entry.message.len() + data + stack
 }
 
 /// What a resource gives each of its records.
@@ -213,23 +243,21 @@ struct Resource {
 impl Resource {
     fn of(attributes: Vec<KeyValue>) -> Resource {
         let mut resource = Resource { service: None, version: None, environment: None, rest: None };
-        let mut named_environment = None;
+        let (mut named_environment, mut legacy_environment) = (None, None);
         let mut rest = Map::new();
         for KeyValue { key, value, .. } in attributes {
             match key.as_str() {
                 "service.name" => resource.service = value.as_ref().and_then(text),
                 "service.version" => resource.version = value.as_ref().and_then(text),
                 "deployment.environment.name" => named_environment = value.as_ref().and_then(text),
-                "deployment.environment" if named_environment.is_none() => {
-                    named_environment = value.as_ref().and_then(text);
-                }
+                "deployment.environment" => legacy_environment = value.as_ref().and_then(text),
                 _ => {
                     rest.insert(key, value.as_ref().map_or(Value::Null, json));
                 }
             }
         }
         resource.rest = (!rest.is_empty()).then(|| JsonObject::from_map(&rest));
-        resource.environment = named_environment.as_deref().and_then(environment_of);
+        resource.environment = named_environment.or(legacy_environment).as_deref().and_then(environment_of);
         resource
     }
 }
@@ -289,11 +317,13 @@ fn draft_of(record: LogRecord, resource: &Resource, scope: Option<&JsonObject>) 
         draft.timestamp = Sent::Value(i64::try_from(nanos / 1_000_000).unwrap_or(i64::MAX));
     }
     let mut attributes = Map::new();
+    let mut end_user = None;
     for KeyValue { key, value, .. } in record.attributes {
         let value = value.unwrap_or_default();
         let sent = || Sent::from_option(text(&value));
         match key.as_str() {
-            "user.id" | "enduser.id" => draft.user_id = sent(),
+            "user.id" => draft.user_id = sent(),
+            "enduser.id" => end_user = Some(sent()),
             "session.id" => draft.session_id = sent(),
             "exception.type" => draft.error_name = sent(),
             "exception.stacktrace" => draft.error_stack = sent(),
@@ -301,6 +331,10 @@ fn draft_of(record: LogRecord, resource: &Resource, scope: Option<&JsonObject>) 
                 attributes.insert(key, json(&value));
             }
         }
+    }
+    // `user.id`, else `enduser.id`, whichever order they come in.
+    if let (Sent::Absent, Some(end_user)) = (&draft.user_id, end_user) {
+        draft.user_id = end_user;
     }
     let trace_id = hex(&record.trace_id);
     let span_id = hex(&record.span_id);
@@ -339,8 +373,8 @@ fn draft_of(record: LogRecord, resource: &Resource, scope: Option<&JsonObject>) 
 fn message_of(body: Option<&AnyValue>) -> String {
     let message = match body.and_then(|body| body.value.as_ref()) {
         Some(any_value::Value::StringValue(text)) => text.clone(),
+        None | Some(any_value::Value::StringValueStrindex(_)) => String::new(),
         Some(_) => body.map(json).unwrap_or_default().to_string(),
-        None => String::new(),
     };
     if message.trim().is_empty() { "(empty)".to_owned() } else { message }
 }
