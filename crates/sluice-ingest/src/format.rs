@@ -77,8 +77,7 @@ impl Format {
     /// assert_eq!(Format::from_content_type("application/xml"), None);
     /// ```
     pub fn from_content_type(content_type: &str) -> Option<Format> {
-        let essence = content_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
-        match essence.as_str() {
+        match essence(content_type).as_str() {
             "application/json" => Some(Format::Json),
             "application/x-ndjson" | "application/jsonl" | "application/x-jsonlines" => Some(Format::Jsonl),
             "application/x-syslog" => Some(Format::Syslog),
@@ -139,7 +138,12 @@ fn looks_like_csv_header(line: &[u8]) -> bool {
     known * 2 > names.len() && names.iter().any(|name| *name == "message" || *name == "level")
 }
 
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+/// A `Content-Type`'s type and subtype, in lower case, without parameters.
+pub(crate) fn essence(content_type: &str) -> String {
+    content_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase()
+}
+
+pub(crate) fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|window| window == needle)
 }
 

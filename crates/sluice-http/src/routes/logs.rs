@@ -26,8 +26,7 @@ const SEARCH_MAX_LIMIT: i64 = 500;
 fn resolve_format(params: &mut Params, request: &HttpRequest, body: &[u8]) -> (Format, Option<otlp::Encoding>) {
     let named = params.vocabulary::<Format>("format");
     let content_type = request.headers().get(CONTENT_TYPE).and_then(|value| value.to_str().ok());
-    let essence = content_type.and_then(|value| value.split(';').next()).map(|value| value.trim().to_ascii_lowercase());
-    if named.is_none() && matches!(essence.as_deref(), Some("application/x-protobuf" | "application/protobuf")) {
+    if named.is_none() && content_type.and_then(otlp::Encoding::from_content_type).is_some() {
         return (Format::Otlp, Some(otlp::Encoding::Protobuf));
     }
     let format =

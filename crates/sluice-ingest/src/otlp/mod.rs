@@ -59,6 +59,22 @@ pub enum Encoding {
     Json,
 }
 
+impl Encoding {
+    /// The encoding a `Content-Type` names on its own: protobuf (`application/x-protobuf` or
+    /// `application/protobuf`, parameters ignored). OTLP JSON is told by its body
+    /// ([`is_otlp_json`]), since plain JSON entries share its type.
+    ///
+    /// ```
+    /// use sluice_ingest::otlp::Encoding;
+    /// assert_eq!(Encoding::from_content_type("Application/X-Protobuf; a=b"), Some(Encoding::Protobuf));
+    /// assert_eq!(Encoding::from_content_type("application/json"), None);
+    /// ```
+    pub fn from_content_type(content_type: &str) -> Option<Encoding> {
+        matches!(crate::format::essence(content_type).as_str(), "application/x-protobuf" | "application/protobuf")
+            .then_some(Encoding::Protobuf)
+    }
+}
+
 /// The records of one OTLP request that pass the entry rules, and what was made of the others.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OtlpBatch {
@@ -119,7 +135,7 @@ pub fn is_otlp_json(body: &[u8]) -> bool {
         resource_logs: Option<serde::de::IgnoredAny>,
     }
     body.trim_ascii_start().starts_with(b"{")
-        && body.windows(b"\"resourceLogs\"".len()).any(|window| window == b"\"resourceLogs\"")
+        && crate::format::contains(body, b"\"resourceLogs\"")
         && serde_json::from_slice::<Probe>(body).is_ok_and(|probe| probe.resource_logs.is_some())
 }
 
