@@ -17,11 +17,6 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use serde_json::json;
 
-/// Where `needle` first occurs in `haystack`.
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|window| window == needle)
-}
-
 /// Connections that send batches.
 const SENDERS: usize = 32;
 
@@ -64,6 +59,12 @@ pub(crate) async fn run() -> anyhow::Result<()> {
         }
         let (arrivals, dropped) = (arrivals.clone(), dropped.clone());
         readers.push(actix_rt::spawn(async move {
+            const DROPPED: &[u8] = b"event: dropped\ndata: {\"count\":";
+            let (event_end, log) = (memchr::memmem::Finder::new(b"\n\n"), memchr::memmem::Finder::new(b"tailbench "));
+            let digits_at = |bytes: &[u8]| -> u64 {
+                let digits = &bytes[..bytes.iter().take_while(|byte| byte.is_ascii_digit()).count()];
+                std::str::from_utf8(digits).ok().and_then(|d| d.parse().ok()).unwrap_or(0)
+            };
             let mut buffer: Vec<u8> = Vec::new();
             loop {
                 let chunk = std::future::poll_fn(|context| {
@@ -77,21 +78,13 @@ pub(crate) async fn run() -> anyhow::Result<()> {
                 // dropped once per chunk: the reader costs little beside the server it measures
                 // (both share this machine's cores).
                 let mut start = 0;
-                while let Some(end) = find(&buffer[start..], b"\n\n") {
+                while let Some(end) = event_end.find(&buffer[start..]) {
                     let event = &buffer[start..start + end];
                     start += end + 2;
-                    const DROPPED: &[u8] = b"data: {\"count\":";
-                    const LOG: &[u8] = b"tailbench ";
-                    if let Some(at_count) = find(event, DROPPED) {
-                        let digits = &event[at_count + DROPPED.len()..];
-                        let digits = &digits[..digits.iter().take_while(|byte| byte.is_ascii_digit()).count()];
-                        *dropped.borrow_mut() +=
-                            std::str::from_utf8(digits).ok().and_then(|d| d.parse().ok()).unwrap_or(0);
-                    } else if let Some(at_batch) = find(event, LOG) {
-                        let digits = &event[at_batch + LOG.len()..];
-                        let digits = &digits[..digits.iter().take_while(|byte| byte.is_ascii_digit()).count()];
-                        let batch = std::str::from_utf8(digits).ok().and_then(|d| d.parse().ok()).unwrap_or(0);
-                        arrivals.borrow_mut().push((batch, at));
+                    if let Some(count) = event.strip_prefix(DROPPED) {
+                        *dropped.borrow_mut() += digits_at(count);
+                    } else if let Some(at_batch) = log.find(event) {
+                        arrivals.borrow_mut().push((digits_at(&event[at_batch + 10..]), at));
                     }
                 }
                 buffer.drain(..start);

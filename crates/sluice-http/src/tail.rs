@@ -1,19 +1,23 @@
 //! Live tail (`GET /v1/logs/tail`, docs/API.md "Live tail"): each server's hub of open tails,
 //! and the Server-Sent Events stream one tail reads.
 //!
-//! Ingest hands each committed batch to [`TailHub::publish`] after its `200` is decided (and,
-//! on a database other servers share, announces it to them: [`TailHub::connect`]), and
-//! the hub puts each matching log in the tail's own bounded queue without waiting: a tail
-//! whose queue is full loses the log and counts it, and its stream says so with one
-//! `event: dropped` once it has caught up. A slow reader thus costs at most its queue, never
-//! the server's memory and never ingest's speed; actix stops reading a stream while the
-//! client's socket is full, so nothing else piles up. A tail holds its workspace's slot (at
+//! Ingest encodes a batch's events once, before its commit ([`TailHub::prepare`]: one buffer
+//! for the whole batch, and which of its logs each open tail shows), and hands the batch to
+//! the tails after its `200` is decided ([`Prepared::publish`]; on a database other servers
+//! share it also announces it to them: [`TailHub::connect`]). Each tail gets the batch as one
+//! item of its own bounded queue without waiting: a tail that shows every log shares the
+//! batch's buffer (no copy, one queue operation a batch however many tails are open); a
+//! filtered tail gets its logs' events copied out. A tail whose queue is full loses the batch
+//! and counts its logs, and its stream says so with one `event: dropped` once it has caught
+//! up. A slow reader thus costs at most its queue, never the server's memory and never
+//! ingest's speed; actix stops reading a stream while the client's socket is full, so nothing
+//! else piles up. A tail holds its workspace's slot (at
 //! most [`MAX_TAILS_PER_WORKSPACE`]) until its stream is dropped, which a heartbeat written to
 //! a closed connection brings about within one heartbeat.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -29,16 +33,52 @@ pub const MAX_TAILS_PER_WORKSPACE: usize = 20;
 /// Events a tail's queue holds before it drops: a second of a busy workspace.
 pub const TAIL_QUEUE_EVENTS: usize = 1_024;
 
-/// The most bytes of events one chunk of a tail's stream gathers from its queue.
-const CHUNK_BYTES: usize = 64 * 1024;
-
 /// How often a tail writes a comment line by default, so proxies keep it open.
 pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(15);
 
-/// A log and what it is to a tail: its event, encoded once for every tail that shows it.
-struct Published {
-    id: LogId,
-    event: Bytes,
+/// Events for one tail: Server-Sent Events back to back, and each one's log id and end offset
+/// in `bytes` (a live event whose log the replay already sent is skipped by id).
+#[derive(Clone)]
+struct Events {
+    bytes: Bytes,
+    ends: Arc<[(LogId, usize)]>,
+}
+
+impl Events {
+    /// Encodes `logs` as one buffer of events.
+    fn encode<'a>(logs: impl Iterator<Item = &'a Log>) -> Self {
+        let mut bytes = Vec::new();
+        let ends = logs
+            .map(|log| {
+                write_event(&mut bytes, log);
+                (log.id, bytes.len())
+            })
+            .collect();
+        Events { bytes: Bytes::from(bytes), ends }
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// The events whose index `keep` admits, copied into a buffer of their own (`self` when
+    /// it admits them all).
+    fn select(&self, keep: impl Fn(usize, LogId) -> bool) -> Events {
+        let mut bytes = BytesMut::new();
+        let mut ends = Vec::new();
+        let mut start = 0;
+        for (index, &(id, end)) in self.ends.iter().enumerate() {
+            if keep(index, id) {
+                bytes.extend_from_slice(&self.bytes[start..end]);
+                ends.push((id, bytes.len()));
+            }
+            start = end;
+        }
+        if ends.len() == self.ends.len() {
+            return self.clone();
+        }
+        Events { bytes: bytes.freeze(), ends: ends.into() }
+    }
 }
 
 /// One open tail, as the hub sees it.
@@ -46,8 +86,59 @@ struct Subscriber {
     id: u64,
     filter: LogFilter,
     search: Option<Search>,
-    sender: mpsc::Sender<Arc<Published>>,
+    /// Whether the tail shows every log (no filter, no search): it shares a batch's buffer.
+    shows_all: bool,
+    sender: mpsc::Sender<Events>,
+    /// Events in the queue now; a batch that would take it past [`TAIL_QUEUE_EVENTS`] is
+    /// dropped whole.
+    queued: Arc<AtomicUsize>,
     dropped: Arc<AtomicU64>,
+}
+
+impl Subscriber {
+    /// Queues `events` without waiting, or counts them as dropped when the queue is full.
+    fn offer(&self, events: Events) {
+        let count = events.len();
+        let fits = self
+            .queued
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |queued| {
+                (queued + count <= TAIL_QUEUE_EVENTS).then_some(queued + count)
+            })
+            .is_ok();
+        if !fits {
+            self.dropped.fetch_add(count as u64, Ordering::Relaxed);
+        } else if self.sender.try_send(events).is_err() {
+            self.queued.fetch_sub(count, Ordering::AcqRel);
+            self.dropped.fetch_add(count as u64, Ordering::Relaxed);
+        }
+    }
+}
+
+/// A batch encoded for the tails open when it was prepared, waiting for its commit: the
+/// events once, and which of them each tail shows. A tail opened after the batch was prepared
+/// does not get it (as one opened while no tail was open and the batch was not prepared).
+pub struct Prepared {
+    hub: TailHub,
+    workspace: WorkspaceId,
+    events: Events,
+    /// The tails that show some of the batch, and the indexes they show (`None`: all).
+    tails: Vec<(u64, Option<Vec<u32>>)>,
+}
+
+impl Prepared {
+    /// Hands the committed batch to its tails, never waiting.
+    pub fn publish(self) {
+        let hub = self.hub.locked();
+        let Some(subscribers) = hub.workspaces.get(&self.workspace) else { return };
+        for (id, shown) in &self.tails {
+            let Some(subscriber) = subscribers.iter().find(|subscriber| subscriber.id == *id) else { continue };
+            let events = match shown {
+                None => self.events.clone(),
+                Some(shown) => self.events.select(|index, _| shown.binary_search(&(index as u32)).is_ok()),
+            };
+            subscriber.offer(events);
+        }
+    }
 }
 
 /// Whether a tail with `filter` and `search` shows `log`: every filter of the list, and the
@@ -125,21 +216,59 @@ impl TailHub {
         self.locked().workspaces.get(&workspace).map_or(0, Vec::len)
     }
 
-    /// Hands committed logs to the workspace's tails, never waiting: a full queue drops the log
-    /// and counts it for its tail's `dropped` event.
-    pub fn publish(&self, workspace: WorkspaceId, logs: &[Log]) {
+    /// Encodes `logs` for the workspace's tails open now, before their commit; `None` when no
+    /// tail of the workspace shows any of them. [`Prepared::publish`] hands them over.
+    pub fn prepare(&self, workspace: WorkspaceId, logs: &[Log]) -> Option<Prepared> {
         let hub = self.locked();
-        let Some(subscribers) = hub.workspaces.get(&workspace) else { return };
-        for log in logs {
-            let mut published: Option<Arc<Published>> = None;
-            for subscriber in
-                subscribers.iter().filter(|subscriber| admits(&subscriber.filter, subscriber.search.as_ref(), log))
-            {
-                let event = published.get_or_insert_with(|| Arc::new(Published { id: log.id, event: event_of(log) }));
-                if subscriber.sender.try_send(event.clone()).is_err() {
-                    subscriber.dropped.fetch_add(1, Ordering::Relaxed);
+        let subscribers = hub.workspaces.get(&workspace)?;
+        let tails: Vec<(u64, Option<Vec<u32>>)> = subscribers
+            .iter()
+            .filter_map(|subscriber| {
+                if subscriber.shows_all {
+                    return Some((subscriber.id, None));
                 }
+                let shown: Vec<u32> = (0..logs.len() as u32)
+                    .filter(|&index| admits(&subscriber.filter, subscriber.search.as_ref(), &logs[index as usize]))
+                    .collect();
+                match shown.len() {
+                    0 => None,
+                    n if n == logs.len() => Some((subscriber.id, None)),
+                    _ => Some((subscriber.id, Some(shown))),
+                }
+            })
+            .collect();
+        drop(hub);
+        if tails.is_empty() {
+            return None;
+        }
+        // Only the logs some tail shows are encoded, and the filtered tails' indexes are then
+        // counted among those.
+        let mut tails = tails;
+        let events = if tails.iter().any(|(_, shown)| shown.is_none()) {
+            Events::encode(logs.iter())
+        } else {
+            let mut wanted = vec![false; logs.len()];
+            for index in tails.iter().filter_map(|(_, shown)| shown.as_ref()).flatten() {
+                wanted[*index as usize] = true;
             }
+            let mut position = Vec::with_capacity(logs.len());
+            let mut next = 0u32;
+            for &wanted in &wanted {
+                position.push(next);
+                next += u32::from(wanted);
+            }
+            for shown in tails.iter_mut().filter_map(|(_, shown)| shown.as_mut()) {
+                shown.iter_mut().for_each(|index| *index = position[*index as usize]);
+            }
+            Events::encode(logs.iter().zip(&wanted).filter(|(_, wanted)| **wanted).map(|(log, _)| log))
+        };
+        Some(Prepared { hub: self.clone(), workspace, events, tails })
+    }
+
+    /// Hands logs committed elsewhere (another server's, read back) to the workspace's tails.
+    pub fn publish(&self, workspace: WorkspaceId, logs: &[Log]) {
+        if let Some(prepared) = self.prepare(workspace, logs) {
+            prepared.publish();
         }
     }
 
@@ -160,10 +289,19 @@ impl TailHub {
             return Err(Refused::TooMany);
         }
         let (sender, receiver) = mpsc::channel(TAIL_QUEUE_EVENTS);
-        let dropped = Arc::new(AtomicU64::new(0));
-        open.push(Subscriber { id, filter, search, sender, dropped: dropped.clone() });
+        let (queued, dropped) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicU64::new(0)));
+        let shows_all = filter == LogFilter::default() && search.is_none();
+        open.push(Subscriber {
+            id,
+            filter,
+            search,
+            shows_all,
+            sender,
+            queued: queued.clone(),
+            dropped: dropped.clone(),
+        });
         hub.next_id += 1;
-        Ok(Subscription { hub: self.clone(), workspace, id, receiver, dropped })
+        Ok(Subscription { hub: self.clone(), workspace, id, receiver, queued, dropped })
     }
 
     /// Ends every tail (their streams finish once they have sent what they hold) and refuses
@@ -231,7 +369,8 @@ pub(crate) struct Subscription {
     hub: TailHub,
     workspace: WorkspaceId,
     id: u64,
-    receiver: mpsc::Receiver<Arc<Published>>,
+    receiver: mpsc::Receiver<Events>,
+    queued: Arc<AtomicUsize>,
     dropped: Arc<AtomicU64>,
 }
 
@@ -247,12 +386,20 @@ impl Drop for Subscription {
     }
 }
 
-/// A log as one Server-Sent Event: `id`, `event: log`, and the log's JSON on one line.
-fn event_of(log: &Log) -> Bytes {
-    let json = serde_json::to_string(log).unwrap_or_else(|_| "{}".to_owned());
-    Bytes::from(format!("id: {}\nevent: log\ndata: {json}\n\n", log.id))
+/// Writes a log as one Server-Sent Event: `id`, `event: log`, and the log's JSON on one line.
+fn write_event(out: &mut Vec<u8>, log: &Log) {
+    use std::io::Write as _;
+    let start = out.len();
+    let written = write!(out, "id: {}\nevent: log\ndata: ", log.id)
+        .map_err(serde_json::Error::io)
+        .and_then(|()| serde_json::to_writer(&mut *out, log));
+    if written.is_err() {
+        // A log always serializes; were it not to, the event still keeps its id.
+        out.truncate(start);
+        let _ = write!(out, "id: {}\nevent: log\ndata: {{}}", log.id);
+    }
+    out.extend_from_slice(b"\n\n");
 }
-
 /// The events of a tail: the replayed logs first, then each log as it is published, a
 /// `dropped` event after logs were lost, and a comment line every heartbeat.
 pub(crate) struct TailStream {
@@ -269,7 +416,14 @@ impl TailStream {
         let start = tokio::time::Instant::now() + heartbeat;
         TailStream {
             replayed: replay.iter().map(|log| log.id).collect(),
-            replay: replay.iter().map(event_of).collect(),
+            replay: replay
+                .iter()
+                .map(|log| {
+                    let mut event = Vec::new();
+                    write_event(&mut event, log);
+                    Bytes::from(event)
+                })
+                .collect(),
             subscription,
             heartbeat: tokio::time::interval_at(start, heartbeat),
         }
@@ -284,24 +438,25 @@ impl futures_core::Stream for TailStream {
         if let Some(event) = this.replay.pop_front() {
             return Poll::Ready(Some(Ok(event)));
         }
-        // What the queue holds goes out as one chunk (up to [`CHUNK_BYTES`]): under load a
-        // tail then costs the server a write per many events, not one each.
-        let mut chunk: Option<BytesMut> = None;
+        // Each batch goes out as it was queued (shared with the other tails that show it all);
+        // actix gathers what is ready into one write.
         loop {
-            if chunk.as_ref().is_some_and(|chunk| chunk.len() >= CHUNK_BYTES) {
-                break;
-            }
             match this.subscription.receiver.poll_recv(context) {
-                Poll::Ready(Some(published)) if this.replayed.contains(&published.id) => continue,
-                Poll::Ready(Some(published)) => chunk
-                    .get_or_insert_with(|| BytesMut::with_capacity(CHUNK_BYTES))
-                    .extend_from_slice(&published.event),
-                Poll::Ready(None) if chunk.is_none() => return Poll::Ready(None),
-                Poll::Ready(None) | Poll::Pending => break,
+                Poll::Ready(Some(events)) => {
+                    this.subscription.queued.fetch_sub(events.len(), Ordering::AcqRel);
+                    let replayed = &this.replayed;
+                    let events = if replayed.is_empty() || !events.ends.iter().any(|(id, _)| replayed.contains(id)) {
+                        events
+                    } else {
+                        events.select(|_, id| !replayed.contains(&id))
+                    };
+                    if events.len() > 0 {
+                        return Poll::Ready(Some(Ok(events.bytes)));
+                    }
+                }
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Pending => break,
             }
-        }
-        if let Some(chunk) = chunk {
-            return Poll::Ready(Some(Ok(chunk.freeze())));
         }
         let dropped = this.subscription.dropped.swap(0, Ordering::Relaxed);
         if dropped > 0 {

@@ -132,8 +132,8 @@ async fn ingest_batch(
         })
         .collect();
     let count = logs.len();
-    // The tails get the logs once they are committed, and only when one is open.
-    let tailed = state.tails.watches(workspace).then(|| logs.clone());
+    // The tails open now get the logs once they are committed, encoded here once for all.
+    let tailed = state.tails.prepare(workspace, &logs);
     let announced = state.tails.announces().then(|| logs.iter().map(|log| (log.id, log.entry.timestamp)).collect());
     // An OTLP request whose every record was refused (or that held none) stores nothing.
     if count > 0 {
@@ -146,8 +146,8 @@ async fn ingest_batch(
     if rejected > 0 {
         state.metrics.rejected("otlp_record", rejected as u64);
     }
-    if let Some(logs) = tailed {
-        state.tails.publish(workspace, &logs);
+    if let Some(tailed) = tailed {
+        tailed.publish();
     }
     if let Some(logs) = announced {
         state.tails.announce(workspace, logs);

@@ -80,6 +80,42 @@ async fn logs_after_connecting_arrive_once_committed_with_filters_and_q() {
 }
 
 #[actix_web::test]
+async fn tails_with_other_filters_each_get_their_own_logs_of_one_batch() {
+    // One batch is encoded once for all tails: a tail showing everything shares it, filtered
+    // tails get their own logs out of it, whichever tails are open together.
+    let server = start().await;
+    let mut open = Vec::new();
+    for path in ["/v1/logs/tail?level=error", "/v1/logs/tail?q=disk", "/v1/logs/tail"] {
+        let (status, tail) = server.tail(path).await;
+        assert_eq!(status, StatusCode::OK);
+        let mut tail = tail.expect("a tail");
+        assert!(tail.until_heartbeat().await.0.is_empty());
+        open.push(tail);
+        if open.len() == 2 {
+            // Filtered tails only: the batch holds only what some filter shows.
+            server
+                .ingest(vec![log("fine", "info"), log("disk slow", "info"), log("crash", "warn"), log("boom", "error")])
+                .await;
+            let [errors, disk] = &mut open[..] else { unreachable!("two tails") };
+            assert_eq!(next_logs(disk, 1).await, ["disk slow"]);
+            assert_eq!(next_logs(errors, 1).await, ["boom"]);
+        }
+    }
+    let batch = vec![
+        log("payment declined", "error"),
+        log("disk at 91%", "warn"),
+        log("ok", "info"),
+        log("disk full", "error"),
+    ];
+    server.ingest(batch).await;
+    let [errors, disk, all] = &mut open[..] else { unreachable!("three tails") };
+    assert_eq!(next_logs(all, 4).await, ["payment declined", "disk at 91%", "ok", "disk full"]);
+    assert_eq!(next_logs(errors, 2).await, ["payment declined", "disk full"]);
+    assert_eq!(next_logs(disk, 2).await, ["disk at 91%", "disk full"]);
+    server.stop().await;
+}
+
+#[actix_web::test]
 async fn last_event_id_replays_what_came_after_it_oldest_first() {
     let server = start().await;
     for (message, level) in [("one", "info"), ("two", "error"), ("three", "info"), ("four", "error"), ("five", "info")]
