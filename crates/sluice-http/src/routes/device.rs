@@ -235,10 +235,10 @@ fn html(status: actix_web::http::StatusCode, page: &Page) -> Result<HttpResponse
         .content_type("text/html; charset=utf-8")
         .insert_header((
             header::CONTENT_SECURITY_POLICY,
-            "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+            "default-src 'none'; style-src 'self'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
         ))
         .insert_header((header::X_FRAME_OPTIONS, "DENY"))
-        .insert_header((header::REFERRER_POLICY, "no-referrer"))
+        .insert_header((header::REFERRER_POLICY, "same-origin"))
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .body(text))
 }

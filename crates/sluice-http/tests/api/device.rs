@@ -158,6 +158,9 @@ async fn the_device_page_signs_in_and_approves_with_plain_forms_and_escapes_what
     assert!(html.contains("&lt;script&gt;") || html.contains("&#60;script&#62;"), "{html}");
     let policy = page.headers.get("content-security-policy").and_then(|v| v.to_str().ok()).unwrap_or_default();
     assert!(policy.contains("frame-ancestors 'none'") && !policy.contains("script-src"), "{policy}");
+    // With `no-referrer` a browser sends `Origin: null` with the page's forms, which the
+    // cross-site rule refuses (found by the browser suite).
+    assert_eq!(page.headers.get("referrer-policy").and_then(|v| v.to_str().ok()), Some("same-origin"));
 
     // A form posted from elsewhere is refused.
     let body = format!("action=login&email=ada%40example.com&password={}&code={user_code}", PASSWORD.replace(' ', "+"));
