@@ -9,6 +9,7 @@
 //! Architecture invariant: this crate knows HTTP and the store traits, never SQL or a backend.
 
 pub mod body;
+pub mod dashboard;
 mod error;
 mod extract;
 mod fields;

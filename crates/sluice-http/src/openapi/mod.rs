@@ -115,6 +115,7 @@ impl Modify for Credentials {
         crate::metrics::scrape,
         openapi_json,
         docs,
+        crate::dashboard::page,
     ),
     tags(
         (name = "logs", description = "Ingest, list, search, fetch and follow logs"),
@@ -124,6 +125,7 @@ impl Modify for Credentials {
         (name = "team", description = "API keys and members (signed-in users)"),
         (name = "device", description = "Sign-in from the CLI (RFC 8628)"),
         (name = "health", description = "Liveness, readiness, metrics, this document"),
+        (name = "dashboard", description = "The web dashboard's pages"),
     )
 )]
 struct ApiDoc;

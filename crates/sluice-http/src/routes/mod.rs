@@ -100,6 +100,56 @@ pub const ROUTES: &[Route] = &[
         handler: |route| route.to(crate::metrics::scrape),
     },
     Route { method: Method::GET, path: "/readyz", access: Access::Public, handler: |route| route.to(health::readyz) },
+    // The web dashboard: one shell for every page, and its script and style.
+    Route { method: Method::GET, path: "/", access: Access::Public, handler: |route| route.to(crate::dashboard::page) },
+    Route {
+        method: Method::GET,
+        path: "/login",
+        access: Access::Public,
+        handler: |route| route.to(crate::dashboard::page),
+    },
+    Route {
+        method: Method::GET,
+        path: "/logs/{id}",
+        access: Access::Public,
+        handler: |route| route.to(crate::dashboard::page),
+    },
+    Route {
+        method: Method::GET,
+        path: "/flows",
+        access: Access::Public,
+        handler: |route| route.to(crate::dashboard::page),
+    },
+    Route {
+        method: Method::GET,
+        path: "/flows/{flowId}",
+        access: Access::Public,
+        handler: |route| route.to(crate::dashboard::page),
+    },
+    Route {
+        method: Method::GET,
+        path: "/tail",
+        access: Access::Public,
+        handler: |route| route.to(crate::dashboard::page),
+    },
+    Route {
+        method: Method::GET,
+        path: "/settings",
+        access: Access::Public,
+        handler: |route| route.to(crate::dashboard::page),
+    },
+    Route {
+        method: Method::GET,
+        path: "/assets/app.js",
+        access: Access::Public,
+        handler: |route| route.to(crate::dashboard::script),
+    },
+    Route {
+        method: Method::GET,
+        path: "/assets/app.css",
+        access: Access::Public,
+        handler: |route| route.to(crate::dashboard::style),
+    },
     Route { method: Method::GET, path: "/v1/logs", access: Access::Logs, handler: |route| route.to(logs::list) },
     Route { method: Method::POST, path: "/v1/logs", access: Access::Logs, handler: |route| route.to(logs::ingest) },
     Route {

@@ -6,6 +6,7 @@ mod adversarial;
 mod auth;
 mod client;
 mod common;
+mod dashboard;
 mod device;
 mod flows;
 mod ingest;
