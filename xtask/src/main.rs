@@ -26,6 +26,9 @@
 //! - `shippers`: the real OpenTelemetry Python and JS SDKs and pino with pino-http-send,
 //!   installed from PyPI and npm into `target/shippers`, shipping to the real binary
 //!   (`shippers.rs`; `ci` runs it too).
+//! - `browser`: the web dashboard in Debian's Chromium, driven by playwright-core and checked
+//!   by axe-core (both from npm, into `target/browser`) against the real binary; screenshots
+//!   of every page in `target/browser/screenshots` (`browser.rs`; `ci` runs it too).
 //! - `with-pg <command...>`: runs one command with `SLUICE_TEST_PG` and `SLUICE_TEST_REDIS`
 //!   set to throwaway servers (e.g. `cargo xtask with-pg cargo test -p <crate>`), removed
 //!   afterwards.
@@ -39,6 +42,7 @@ use anyhow::{Context, bail};
 use sluice_testkit::cluster as postgres;
 use sluice_testkit::redis;
 
+mod browser;
 mod flows;
 mod fuzz;
 mod ingest;
@@ -108,11 +112,12 @@ fn main() -> anyhow::Result<()> {
             fuzz::run_all(&root, seconds)
         }
         Some("shippers") => shippers::run_all(&root),
+        Some("browser") => browser::run_all(&root),
         Some("with-pg") => with_pg(&args[1..]),
         Some("pg-schema") => pg_schema(&root),
         _ => {
             eprintln!(
-                "usage: cargo xtask ci | cargo xtask bench [ingest | search [--logs N] [--store sqlite|postgres] | soak [--minutes N] [--reads-per-second N] [--store sqlite|postgres] | flows [--logs N] [--store sqlite|postgres] | tail [--seconds N] [--store sqlite|postgres]] [--quick] | cargo xtask fuzz [--seconds N] | cargo xtask shippers | cargo xtask with-pg <command...> | cargo xtask pg-schema"
+                "usage: cargo xtask ci | cargo xtask bench [ingest | search [--logs N] [--store sqlite|postgres] | soak [--minutes N] [--reads-per-second N] [--store sqlite|postgres] | flows [--logs N] [--store sqlite|postgres] | tail [--seconds N] [--store sqlite|postgres]] [--quick] | cargo xtask fuzz [--seconds N] | cargo xtask shippers | cargo xtask browser | cargo xtask with-pg <command...> | cargo xtask pg-schema"
             );
             bail!("unknown task {:?}", args.first())
         }
@@ -211,6 +216,7 @@ fn ci(root: &Path) -> anyhow::Result<()> {
     }
     schema::check(root, &pg_url)?;
     shippers::run_all(root)?;
+    browser::run_all(root)?;
     drop(cluster);
     drop(redis);
     fuzz::run_all(root, fuzz::CI_SECONDS)?;

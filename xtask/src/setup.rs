@@ -2,7 +2,8 @@
 //! PostgreSQL server binaries and `redis-server` for the throwaway test servers (unless
 //! `SLUICE_TEST_PG` / `SLUICE_TEST_REDIS` name servers), libpq's headers for diesel's
 //! CLI (the schema check), a C++ compiler for libFuzzer (the fuzz targets), and Python's venv,
-//! Node.js and npm for the real clients of the shipper tests. Run as root, xtask installs what is missing with `apt-get` and says
+//! Node.js and npm for the real clients of the shipper tests, and Chromium for the dashboard's
+//! browser suite. Run as root, xtask installs what is missing with `apt-get` and says
 //! so in one line; otherwise it prints the exact command and stops.
 
 use std::path::Path;
@@ -31,7 +32,7 @@ fn named(variable: &str) -> bool {
     std::env::var(variable).is_ok_and(|value| !value.is_empty())
 }
 
-const NEEDS: [Need; 7] = [
+const NEEDS: [Need; 8] = [
     Need {
         what: "PostgreSQL's initdb and pg_ctl, for the throwaway test cluster (or set SLUICE_TEST_PG)",
         package: "postgresql",
@@ -68,6 +69,11 @@ const NEEDS: [Need; 7] = [
         present: || on_path("node"),
     },
     Need { what: "npm, to install those Node.js clients", package: "npm", present: || on_path("npm") },
+    Need {
+        what: "Chromium, the browser the dashboard's browser suite drives",
+        package: "chromium",
+        present: || Path::new("/usr/bin/chromium").is_file(),
+    },
 ];
 
 /// Installs the missing packages (as root) or stops with the command to run.

@@ -86,7 +86,7 @@ fn api_check(root: &Path, dir: &Path) -> anyhow::Result<()> {
 }
 
 /// The key and the admin's password a first start prints (the server listens by then).
-fn first_start(child: &mut std::process::Child) -> anyhow::Result<(String, String)> {
+pub(crate) fn first_start(child: &mut std::process::Child) -> anyhow::Result<(String, String)> {
     let stdout = child.stdout.take().context("server stdout")?;
     let mut lines = BufReader::new(stdout).lines();
     let (mut key, mut password, mut announced) = (None, None, false);
