@@ -6,7 +6,8 @@
 //! a flow (100k flows at 1M) but the newest 1,000, one flow of 1,000 steps
 //! (`bins/sluice-loadgen/src/flows.rs`); then `sluice-loadgen flows-queries` reads the flow
 //! list's newest page, a page 5,000 flows in, the 1,000-step timeline and 10-step timelines,
-//! 30 times each. Each store's table goes between its markers in docs/PERFORMANCE.md
+//! 30 times each, and, signed in as the first admin, the web dashboard explorer's first page
+//! as its script loads it (issue 29), 30 times. Each store's table goes between its markers in docs/PERFORMANCE.md
 //! (`flows-bench-sqlite`, `flows-bench-postgres`).
 
 use std::path::Path;

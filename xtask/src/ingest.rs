@@ -33,10 +33,13 @@ pub(crate) struct Server {
     child: Child,
     pub(crate) port: u16,
     pub(crate) key: String,
+    /// The first admin's password, as its first start printed it.
+    pub(crate) password: Option<String>,
 }
 
 impl Server {
-    /// Starts the release server on a fresh database and reads the key its first start prints.
+    /// Starts the release server on a fresh database and reads the key and the admin's password
+    /// its first start prints.
     pub(crate) fn start(root: &Path, database_url: &str, extra: &[&str]) -> anyhow::Result<Server> {
         let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         let mut child = Command::new(root.join("target/release/sluice"))
@@ -57,8 +60,19 @@ impl Server {
                 break;
             }
         }
-        // The rest (the admin's password, anything later) is read and dropped, so the server
-        // never writes to a closed pipe.
+        // Then the first admin's password (the line after the one naming admin@localhost).
+        let mut password = None;
+        let mut announced = false;
+        for line in lines.by_ref() {
+            let line = line?;
+            if line.contains("admin@localhost") {
+                announced = true;
+            } else if announced && !line.trim().is_empty() {
+                password = Some(line.trim().to_owned());
+                break;
+            }
+        }
+        // The rest is read and dropped, so the server never writes to a closed pipe.
         std::thread::spawn(move || lines.for_each(drop));
         let Some(key) = key else {
             let _ = child.kill();
@@ -72,7 +86,7 @@ impl Server {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        Ok(Server { child, port, key })
+        Ok(Server { child, port, key, password })
     }
 }
 

@@ -142,6 +142,7 @@ impl Workload {
 pub(crate) async fn run(mode: &str) -> anyhow::Result<()> {
     let (mut url, mut key, mut logs, mut connections, mut repeat) = (String::new(), String::new(), 0_u64, 32, 30);
     let mut corpus = std::path::PathBuf::from("../shared/corpus");
+    let mut password = None;
     let mut words = std::env::args().skip(2);
     while let Some(flag) = words.next() {
         let value = words.next().with_context(|| format!("{flag} needs a value"))?;
@@ -152,6 +153,7 @@ pub(crate) async fn run(mode: &str) -> anyhow::Result<()> {
             "--corpus" => corpus = value.into(),
             "--connections" => connections = value.parse()?,
             "--repeat" => repeat = value.parse()?,
+            "--password" => password = Some(value),
             other => bail!("unknown option {other}"),
         }
     }
@@ -163,7 +165,13 @@ pub(crate) async fn run(mode: &str) -> anyhow::Result<()> {
     match mode {
         "search-ingest" | "flows-ingest" => ingest(workload, &url, &key, connections).await,
         "search-queries" => queries(workload, &url, &key, repeat).await,
-        "flows-queries" => crate::flows::queries(&workload, &url, &key, repeat).await,
+        "flows-queries" => {
+            crate::flows::queries(&workload, &url, &key, repeat).await?;
+            match password {
+                Some(password) => crate::flows::explorer(&url, &password, repeat).await,
+                None => Ok(()),
+            }
+        }
         other => bail!("unknown mode {other}"),
     }
 }
