@@ -493,11 +493,12 @@ async function tailPage() {
   const state = el('span', { role: 'status', 'aria-live': 'polite' }, 'Connecting…');
   let paused = false;
   let held = [];
+  let heldTotal = 0;
   const pause = el('button', { type: 'button', 'aria-pressed': 'false', onclick: () => {
     paused = !paused;
     pause.setAttribute('aria-pressed', String(paused));
     pause.textContent = paused ? 'Resume' : 'Pause';
-    if (!paused) { held.forEach(add); held = []; }
+    if (!paused) { held.forEach(add); held = []; heldTotal = 0; }
     state.textContent = paused ? 'Paused: new logs are held' : 'Following';
   } }, 'Pause');
   const add = (log) => {
@@ -519,7 +520,10 @@ async function tailPage() {
     log: (log) => {
       if (!paused) { add(log); return; }
       held.push(log);
-      state.textContent = `Paused: ${held.length} new ${held.length === 1 ? 'log' : 'logs'} held`;
+      heldTotal += 1;
+      // The page shows at most 500 rows, so it holds no more than that while paused.
+      if (held.length > 500) held.shift();
+      state.textContent = `Paused: ${heldTotal} new ${heldTotal === 1 ? 'log' : 'logs'} held${heldTotal > 500 ? ' (the newest 500 will be shown)' : ''}`;
     },
     dropped: (count) => { state.textContent = `${count} logs were skipped because the page fell behind`; },
     error: (message) => { state.replaceChildren(alertBox(message)); },
