@@ -55,6 +55,11 @@ function duration(ms) {
 
 const level = (name) => el('span', { class: `level level-${LEVELS.includes(name) ? name : 'other'}` }, name);
 
+/** A page whose read the API refused: its title, the API's message and a way back. */
+function refused(title, answer, back, label) {
+  show(el('h1', {}, title), alertBox(problem(answer)), el('p', {}, el('a', { href: back }, label)));
+}
+
 function alertBox(message) {
   return el('p', { class: 'error', role: 'alert' }, message);
 }
@@ -205,6 +210,14 @@ function highlight(text, marks) {
   return parts;
 }
 
+/** Newer and older pages of a list at `path`, keeping the page's other parameters. */
+function pager(path, params, offset, limit, pagination) {
+  const at = (to) => { const next = new URLSearchParams(params); next.set('offset', String(to)); return `${path}?${next}`; };
+  return el('nav', { class: 'pages', 'aria-label': 'Pages' },
+    offset > 0 ? el('a', { href: at(Math.max(0, offset - limit)), rel: 'prev' }, '← Newer') : null,
+    pagination && pagination.hasMore ? el('a', { href: at(offset + limit), rel: 'next' }, 'Older →') : null);
+}
+
 function field(label, control) {
   return el('div', { class: 'field' }, el('label', { for: control.id }, label), control);
 }
@@ -347,14 +360,11 @@ async function explorePage() {
   } else {
     const logs = found.body.logs || [];
     const marks = searching ? needles(found.body.query && found.body.query.parsed) : [];
-    const page = (at) => { const next = new URLSearchParams(params); next.set('offset', String(at)); return `/?${next}`; };
     results = el('section', { 'aria-labelledby': 'results' },
       el('h2', { id: 'results' }, searching ? 'Matches' : 'Logs', el('span', { class: 'muted' }, logs.length ? ` ${offset + 1}–${offset + logs.length}, newest first` : '')),
       ignored.length ? el('p', { class: 'note' }, `A search filters by level, source, environment, dataset and time; the ${ignored.join(', ')} filter is not applied to it.`) : null,
       logs.length ? logTable(logs, marks, searching ? 'Logs matching the search' : 'Logs') : el('p', { class: 'muted', role: 'status' }, 'No logs match.'),
-      el('nav', { class: 'pages', 'aria-label': 'Pages' },
-        offset > 0 ? el('a', { href: page(Math.max(0, offset - limit)), rel: 'prev' }, '← Newer') : null,
-        found.body.pagination && found.body.pagination.hasMore ? el('a', { href: page(offset + limit), rel: 'next' }, 'Older →') : null));
+      pager('/', params, offset, limit, found.body.pagination));
   }
   show(
     el('h1', {}, 'Explore'),
@@ -384,10 +394,7 @@ async function logPage(id) {
   document.title = 'Log · sluice';
   await frame('');
   const answer = await api(`/v1/logs/${encodeURIComponent(id)}`);
-  if (!answer.ok) {
-    show(el('h1', {}, 'Log'), alertBox(problem(answer)), el('p', {}, el('a', { href: '/' }, 'Back to the explorer')));
-    return;
-  }
+  if (!answer.ok) return refused('Log', answer, '/', 'Back to the explorer');
   const log = answer.body.log;
   const rows = [
     ['Time', time(log.timestamp)], ['Level', level(log.level)], ['Message', el('span', { class: 'message' }, log.message)],
@@ -425,7 +432,6 @@ async function flowsPage() {
     return;
   }
   const flows = answer.body.flows || [];
-  const page = (at) => { const next = new URLSearchParams(params); next.set('offset', String(at)); return `/flows?${next}`; };
   show(
     el('h1', {}, 'Flows'),
     form,
@@ -440,19 +446,14 @@ async function flowsPage() {
         el('td', { class: 'number' }, flow.levels.error ? level('error') : null, flow.levels.error ? ` ${flow.levels.error}` : '0'),
         el('td', { class: 'number' }, duration(flow.durationMs)),
         el('td', {}, (flow.sources || []).join(', ')))))) : el('p', { class: 'muted', role: 'status' }, 'No flows yet. Logs with a flowId make one.'),
-    el('nav', { class: 'pages', 'aria-label': 'Pages' },
-      offset > 0 ? el('a', { href: page(Math.max(0, offset - 50)), rel: 'prev' }, '← Newer') : null,
-      answer.body.pagination && answer.body.pagination.hasMore ? el('a', { href: page(offset + 50), rel: 'next' }, 'Older →') : null));
+    pager('/flows', params, offset, 50, answer.body.pagination));
 }
 
 async function flowPage(id) {
   document.title = 'Flow · sluice';
   await frame('/flows');
   const answer = await api(`/v1/flows/${encodeURIComponent(id)}`);
-  if (!answer.ok) {
-    show(el('h1', {}, 'Flow'), alertBox(problem(answer)), el('p', {}, el('a', { href: '/flows' }, 'All flows')));
-    return;
-  }
+  if (!answer.ok) return refused('Flow', answer, '/flows', 'All flows');
   const { flow, logs } = answer.body;
   const duplicates = new Set(flow.duplicateSteps || []);
   const missing = flow.missingSteps || [];
