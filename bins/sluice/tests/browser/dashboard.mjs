@@ -148,7 +148,37 @@ try {
     assert.equal(await page.getByText('<i>src</i>', { exact: true }).count(), 3);
   });
 
+  await step('the explorer with the keyboard alone: skip link, search, a log opened', async () => {
+    await page.goto(`${BASE}/`);
+    await page.locator('table.logs tbody tr').first().waitFor();
+    const focused = () => page.evaluate(() => {
+      const active = document.activeElement;
+      return { id: active.id, tag: active.tagName, text: active.textContent.trim(), inLogs: Boolean(active.closest('table.logs')) };
+    });
+    await page.keyboard.press('Tab');
+    assert.equal((await focused()).text, 'Skip to content', 'the first stop is the skip link');
+    await page.keyboard.press('Enter');
+    assert.equal((await focused()).id, 'main');
+    await page.keyboard.press('Tab');
+    assert.equal((await focused()).id, 'q', 'then the search box');
+    await page.keyboard.type('declined');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/q=declined/);
+    await page.locator('table.logs mark').first().waitFor();
+    let presses = 0;
+    while (!(await focused()).inLogs) {
+      await page.keyboard.press('Tab');
+      presses += 1;
+      assert.ok(presses < 40, 'a log is reached with Tab');
+    }
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/logs\//);
+    await page.locator('dl.detail').waitFor();
+  });
+
   await step('pages: older, then newer', async () => {
+    await page.goto(`${BASE}/`);
+    await page.locator('table.logs tbody tr').first().waitFor();
     await page.getByRole('link', { name: 'Older →' }).click();
     await page.waitForURL(/offset=50/);
     await page.locator('table.logs tbody tr').first().waitFor();
