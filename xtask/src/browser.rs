@@ -53,7 +53,7 @@ pub fn run_all(root: &Path) -> anyhow::Result<()> {
         .stdout(Stdio::piped())
         .spawn()
         .context("cannot start target/debug/sluice")?;
-    let result = crate::shippers::first_start(&mut child).and_then(|(key, password)| {
+    let result = crate::ingest::first_start(&mut child).and_then(|(key, password)| {
         let url = format!("http://127.0.0.1:{port}");
         let (shots, figures) = (dir.join("screenshots"), dir.join("figures.json"));
         let (binary, shots, figures) =

@@ -34,7 +34,7 @@ pub(crate) struct Server {
     pub(crate) port: u16,
     pub(crate) key: String,
     /// The first admin's password, as its first start printed it.
-    pub(crate) password: Option<String>,
+    pub(crate) password: String,
 }
 
 impl Server {
@@ -50,33 +50,12 @@ impl Server {
             .stdout(Stdio::piped())
             .spawn()
             .context("cannot start target/release/sluice")?;
-        let stdout = child.stdout.take().context("server stdout")?;
-        let mut key = None;
-        let mut lines = BufReader::new(stdout).lines();
-        for line in lines.by_ref() {
-            let line = line?;
-            if let Some(found) = line.split_whitespace().find(|word| word.starts_with("slc_live_")) {
-                key = Some(found.to_owned());
-                break;
+        let (key, password) = match first_start(&mut child) {
+            Ok(printed) => printed,
+            Err(error) => {
+                let _ = child.kill();
+                return Err(error);
             }
-        }
-        // Then the first admin's password (the line after the one naming admin@localhost).
-        let mut password = None;
-        let mut announced = false;
-        for line in lines.by_ref() {
-            let line = line?;
-            if line.contains("admin@localhost") {
-                announced = true;
-            } else if announced && !line.trim().is_empty() {
-                password = Some(line.trim().to_owned());
-                break;
-            }
-        }
-        // The rest is read and dropped, so the server never writes to a closed pipe.
-        std::thread::spawn(move || lines.for_each(drop));
-        let Some(key) = key else {
-            let _ = child.kill();
-            bail!("the server printed no key (was the database fresh?)");
         };
         let deadline = Instant::now() + Duration::from_secs(30);
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
@@ -87,6 +66,31 @@ impl Server {
             std::thread::sleep(Duration::from_millis(50));
         }
         Ok(Server { child, port, key, password })
+    }
+}
+
+/// The API key and the first admin's password a first start prints (the line after the one
+/// naming admin@localhost); the rest of its output is read and dropped on a thread of its own,
+/// so the server never writes to a closed pipe.
+pub(crate) fn first_start(child: &mut Child) -> anyhow::Result<(String, String)> {
+    let stdout = child.stdout.take().context("server stdout")?;
+    let mut lines = BufReader::new(stdout).lines();
+    let (mut key, mut password, mut announced) = (None, None, false);
+    for line in lines.by_ref() {
+        let line = line?;
+        if let Some(found) = line.split_whitespace().find(|word| word.starts_with("slc_live_")) {
+            key = Some(found.to_owned());
+        } else if line.contains("admin@localhost") {
+            announced = true;
+        } else if announced && !line.trim().is_empty() {
+            password = Some(line.trim().to_owned());
+            break;
+        }
+    }
+    std::thread::spawn(move || lines.for_each(drop));
+    match (key, password) {
+        (Some(key), Some(password)) => Ok((key, password)),
+        _ => bail!("the server printed no key and admin password (was the database fresh?)"),
     }
 }
 

@@ -22,7 +22,7 @@ use crate::ingest::{Server, fresh, settle, utc_now, write_between_markers};
 /// Runs `sluice-loadgen <mode>` against `server`; returns the lines it printed on stdout.
 pub(crate) fn loadgen(root: &Path, server: &Server, mode: &str, logs: u64) -> anyhow::Result<Vec<String>> {
     // The flow benchmark also times the dashboard explorer's first page, as the first admin.
-    let password = server.password.as_deref().filter(|_| mode == "flows-queries");
+    let password = Some(server.password.as_str()).filter(|_| mode == "flows-queries");
     let output = Command::new(root.join("target/release/sluice-loadgen"))
         .args([mode, "--url", &format!("http://127.0.0.1:{}", server.port), "--key", &server.key])
         .args(password.map(|password| ["--password", password]).into_iter().flatten())

@@ -5,7 +5,6 @@
 //! (from the same virtualenv) against a live `sluice serve`, checking every answer against
 //! `/openapi.json` (`api_check.py`).
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -75,7 +74,7 @@ fn api_check(root: &Path, dir: &Path) -> anyhow::Result<()> {
         .stdout(Stdio::piped())
         .spawn()
         .context("cannot start target/debug/sluice")?;
-    let checked = first_start(&mut child).and_then(|(key, password)| {
+    let checked = crate::ingest::first_start(&mut child).and_then(|(key, password)| {
         let python = dir.join("venv/bin/python").display().to_string();
         let script = dir.join("api_check.py").display().to_string();
         run(&python, &[&script, &format!("http://127.0.0.1:{port}"), &key, &password])
@@ -83,25 +82,4 @@ fn api_check(root: &Path, dir: &Path) -> anyhow::Result<()> {
     let _ = child.kill();
     let _ = child.wait();
     checked
-}
-
-/// The key and the admin's password a first start prints (the server listens by then).
-pub(crate) fn first_start(child: &mut std::process::Child) -> anyhow::Result<(String, String)> {
-    let stdout = child.stdout.take().context("server stdout")?;
-    let mut lines = BufReader::new(stdout).lines();
-    let (mut key, mut password, mut announced) = (None, None, false);
-    while let Some(line) = lines.next().transpose()? {
-        if let Some(found) = line.split_whitespace().find(|word| word.starts_with("slc_live_")) {
-            key = Some(found.to_owned());
-        } else if line.contains("admin@localhost") {
-            announced = true;
-        } else if announced && !line.trim().is_empty() {
-            password = Some(line.trim().to_owned());
-            break;
-        }
-    }
-    match (key, password) {
-        (Some(key), Some(password)) => Ok((key, password)),
-        _ => anyhow::bail!("the server printed no key and admin password on its first start"),
-    }
 }
