@@ -447,10 +447,7 @@ fn hex(bytes: &[u8]) -> Option<String> {
     if bytes.iter().all(|byte| *byte == 0) {
         return None;
     }
-    Some(bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut out, byte| {
-        let _ = write!(out, "{byte:02x}");
-        out
-    }))
+    Some(const_hex::encode(bytes))
 }
 
 #[cfg(test)]
