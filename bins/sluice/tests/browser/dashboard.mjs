@@ -137,6 +137,8 @@ try {
     const time = first.locator('time');
     assert.match(await time.getAttribute('title'), /UTC$/, 'UTC on hover');
     await shoot('explorer');
+    // The top of the explorer, as README shows it (docs/dashboard.png).
+    await page.screenshot({ path: join(SHOTS, 'readme.png'), clip: { x: 0, y: 0, width: 1280, height: 720 } });
   });
 
   await step('logs carrying markup show as text and run nothing', async () => {

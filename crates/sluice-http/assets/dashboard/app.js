@@ -294,10 +294,23 @@ function chart(stats) {
         return h > 0 ? el('rect', { x: (index * step + 0.5).toFixed(1), y: y.toFixed(1), width: Math.max(1, step - 1).toFixed(1), height: h.toFixed(1), class: `bar-${name}` }) : null;
       }));
   });
+  // The time axis: every sixth hour (the date at midnight), or about eight days. Placed with
+  // the CSS object model (the policy allows no style attribute in markup).
+  const every = rows.length && rows[0].hour !== undefined ? 6 : Math.max(1, Math.ceil(rows.length / 8));
+  const ticks = rows.flatMap((row, index) => {
+    const hourly = row.hour !== undefined;
+    if (hourly ? row.hour % every !== 0 : index % every !== 0) return [];
+    const tick = el('span', { class: 'tick' }, hourly && row.hour !== 0 ? `${String(row.hour).padStart(2, '0')}:00` : row.date.slice(5));
+    tick.style.left = `${((index + 0.5) / rows.length) * 100}%`;
+    return [tick];
+  });
   const period = stats.period || {};
   const totals = stats.totals || {};
   return el('figure', { class: 'chart' },
-    el('svg', { viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': `Logs by level per ${period.groupBy}, ${period.from} to ${period.to}: ${totals.total || 0} in all` }, bars),
+    el('div', { class: 'plot' },
+      el('svg', { viewBox: `0 0 ${width} ${height}`, preserveAspectRatio: 'none', role: 'img', 'aria-label': `Logs by level per ${period.groupBy}, ${period.from} to ${period.to}: ${totals.total || 0} in all` }, bars),
+      el('span', { class: 'ymax', 'aria-hidden': 'true' }, max.toLocaleString())),
+    el('div', { class: 'axis', 'aria-hidden': 'true' }, ticks),
     el('figcaption', {}, `Logs per ${period.groupBy} (UTC), ${period.from} to ${period.to}: `,
       LEVELS.map((name) => el('span', { class: `key key-${name}` }, `${name} ${totals[name] || 0}`)), ` · total ${totals.total || 0}`));
 }
