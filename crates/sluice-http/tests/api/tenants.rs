@@ -350,11 +350,12 @@ async fn no_route_answers_another_workspace_with_workspace_a_data() {
 
     let a_id = a.to_string();
     let bearer = |key: &str| format!("Bearer {key}");
-    let one_off = {
-        let mut key = a_key.clone();
-        let last = if key.ends_with('A') { "B" } else { "A" };
-        key.pop();
-        key + last
+    // The last character replaced by another (never by itself: a token may end in any letter).
+    let one_off = |token: &str| {
+        let mut token = token.to_owned();
+        let last = if token.ends_with('A') { "B" } else { "A" };
+        token.pop();
+        token + last
     };
     let owner_scopes = Scopes::ALL;
     let viewer_scopes = Scopes { ingest: false, read: true };
@@ -377,15 +378,11 @@ async fn no_route_answers_another_workspace_with_workspace_a_data() {
             vec![("Cookie", format!("sluice_session={a_revoked_session}")), ("X-Workspace-Id", a_id.clone())],
             Holds::Nothing,
         ),
-        (
-            "a session token one character off",
-            vec![("Authorization", bearer(&format!("{}x", &a_session[..a_session.len() - 1])))],
-            Holds::Nothing,
-        ),
+        ("a session token one character off", vec![("Authorization", bearer(&one_off(&a_session)))], Holds::Nothing),
         ("no key", vec![], Holds::Nothing),
         ("an empty Bearer", vec![("Authorization", "Bearer ".to_owned())], Holds::Nothing),
         ("a malformed key", vec![("X-API-Key", "not-a-key".to_owned())], Holds::Nothing),
-        ("A's key one character off", vec![("Authorization", bearer(&one_off))], Holds::Nothing),
+        ("A's key one character off", vec![("Authorization", bearer(&one_off(&a_key)))], Holds::Nothing),
         ("A's key and one more character", vec![("Authorization", bearer(&format!("{a_key}x")))], Holds::Nothing),
         ("A's revoked key", vec![("Authorization", bearer(&a_revoked))], Holds::Nothing),
         (
