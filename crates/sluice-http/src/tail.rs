@@ -11,9 +11,9 @@
 //! and counts its logs, and its stream says so with one `event: dropped` once it has caught
 //! up. A slow reader thus costs at most its queue, never the server's memory and never
 //! ingest's speed; actix stops reading a stream while the client's socket is full, so nothing
-//! else piles up. A tail holds its workspace's slot (at
-//! most [`MAX_TAILS_PER_WORKSPACE`]) until its stream is dropped, which a heartbeat written to
-//! a closed connection brings about within one heartbeat.
+//! else piles up. A tail holds its workspace's slot (at most [`MAX_TAILS_PER_WORKSPACE`])
+//! until its stream is dropped, which a heartbeat written to a closed connection brings about
+//! within one heartbeat.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::pin::Pin;
@@ -61,8 +61,8 @@ impl Events {
         self.ends.len()
     }
 
-    /// The events whose index `keep` admits, copied into a buffer of their own (`self` when
-    /// it admits them all).
+    /// The events whose index `keep` admits, copied into a buffer of their own (only asked for
+    /// a strict part: a tail that shows the whole batch shares it instead).
     fn select(&self, keep: impl Fn(usize, LogId) -> bool) -> Events {
         let mut bytes = BytesMut::new();
         let mut ends = Vec::new();
@@ -73,9 +73,6 @@ impl Events {
                 ends.push((id, bytes.len()));
             }
             start = end;
-        }
-        if ends.len() == self.ends.len() {
-            return self.clone();
         }
         Events { bytes: bytes.freeze(), ends: ends.into() }
     }
@@ -221,7 +218,7 @@ impl TailHub {
     pub fn prepare(&self, workspace: WorkspaceId, logs: &[Log]) -> Option<Prepared> {
         let hub = self.locked();
         let subscribers = hub.workspaces.get(&workspace)?;
-        let tails: Vec<(u64, Option<Vec<u32>>)> = subscribers
+        let mut tails: Vec<(u64, Option<Vec<u32>>)> = subscribers
             .iter()
             .filter_map(|subscriber| {
                 if subscriber.shows_all {
@@ -243,7 +240,6 @@ impl TailHub {
         }
         // Only the logs some tail shows are encoded, and the filtered tails' indexes are then
         // counted among those.
-        let mut tails = tails;
         let events = if tails.iter().any(|(_, shown)| shown.is_none()) {
             Events::encode(logs.iter())
         } else {
