@@ -180,6 +180,18 @@ pub struct Block {
     pub bands: Vec<Option<Vec<u8>>>,
 }
 
+/// The transpose of an 8x8 bit matrix held a row a byte (row `r` is byte `r`, column `c` its
+/// bit `c`): bit `r` of byte `c` of the answer is bit `c` of byte `r` (Hacker's Delight, 7-3).
+fn transpose8(mut matrix: u64) -> u64 {
+    let mut swap = (matrix ^ (matrix >> 7)) & 0x00aa_00aa_00aa_00aa;
+    matrix ^= swap ^ (swap << 7);
+    swap = (matrix ^ (matrix >> 14)) & 0x0000_cccc_0000_cccc;
+    matrix ^= swap ^ (swap << 14);
+    swap = (matrix ^ (matrix >> 28)) & 0x0000_0000_f0f0_f0f0;
+    matrix ^= swap ^ (swap << 28);
+    matrix
+}
+
 impl Block {
     /// The bytes of one slice of a block of `slots` chunks.
     pub fn slice_bytes(slots: usize) -> usize {
@@ -194,23 +206,30 @@ impl Block {
         let bits = u32::try_from(largest * 8).unwrap_or(SIGNATURE_BITS).clamp(1, SIGNATURE_BITS);
         let slice = Self::slice_bytes(signatures.len());
         let mut slices = vec![0_u8; bits as usize * slice];
-        for (slot, signature) in signatures.iter().enumerate() {
-            if signature.is_empty() {
-                continue;
-            }
-            let own = signature.len() * 8;
-            for (byte_at, byte) in signature.iter().enumerate() {
-                let mut rest = *byte;
-                while rest != 0 {
-                    let low = rest.trailing_zeros() as usize;
-                    rest &= rest - 1;
-                    // The bit at `own_bit` stands for every position of the block's width
-                    // congruent to it.
-                    let mut position = byte_at * 8 + low;
-                    while position < bits as usize {
-                        slices[position * slice + slot / 8] |= 1 << (slot % 8);
-                        position += own;
-                    }
+        // Eight slots at a time: a byte of each of their signatures is an 8x8 bit matrix,
+        // whose transpose is the byte of those slots in each of eight positions' slices. The
+        // slices are written in order (a block's 32 MB one bit at a time took the sealer about
+        // a second, a seventh of the server's CPU under sustained ingest).
+        for byte_at in 0..bits as usize / 8 {
+            let out = &mut slices[byte_at * 8 * slice..(byte_at * 8 + 8) * slice];
+            for (group, slots) in signatures.chunks(8).enumerate() {
+                let mut matrix = 0_u64;
+                for (row, signature) in slots.iter().enumerate() {
+                    // A folded signature's byte for this position: its own, repeated.
+                    let len = signature.len();
+                    let byte = match len {
+                        0 => 0,
+                        _ if len.is_power_of_two() => signature[byte_at & (len - 1)],
+                        _ => signature[byte_at % len],
+                    };
+                    matrix |= u64::from(byte) << (8 * row);
+                }
+                if matrix == 0 {
+                    continue;
+                }
+                let transposed = transpose8(matrix);
+                for (bit, slice_bytes) in out.chunks_exact_mut(slice).enumerate() {
+                    slice_bytes[group] = (transposed >> (8 * bit)) as u8;
                 }
             }
         }
@@ -472,7 +491,60 @@ mod tests {
         }
     }
 
+    /// The block of `signatures` as its definition says, one bit at a time: position `p`'s
+    /// slice has slot `s` set when bit `p % (8 × len)` of signature `s` is.
+    fn reference_slices(signatures: &[&[u8]], bits: usize) -> Vec<u8> {
+        let slice = Block::slice_bytes(signatures.len());
+        let mut slices = vec![0_u8; bits * slice];
+        for (slot, signature) in signatures.iter().enumerate() {
+            for position in 0..bits {
+                if bit(signature, position as u32) {
+                    slices[position * slice + slot / 8] |= 1 << (slot % 8);
+                }
+            }
+        }
+        slices
+    }
+
+    #[test]
+    fn transposing_a_byte_matrix_moves_each_bit_across_the_diagonal() {
+        for (row, column) in [(0, 0), (0, 7), (7, 0), (3, 5), (6, 2)] {
+            let matrix = 1_u64 << (8 * row + column);
+            assert_eq!(transpose8(matrix), 1 << (8 * column + row), "row {row} column {column}");
+        }
+        assert_eq!(transpose8(u64::MAX), u64::MAX);
+    }
+
     proptest! {
+        /// A block built eight slots at a time equals one built a bit at a time, for
+        /// signatures of mixed sizes (empty, smaller and not a power of two included) and any
+        /// count of slots.
+        #[test]
+        fn a_block_is_its_signatures_bit_sliced(
+            signatures in proptest::collection::vec(
+                prop_oneof![
+                    Just(Vec::new()),
+                    proptest::collection::vec(any::<u8>(), 64),
+                    proptest::collection::vec(any::<u8>(), 128),
+                    proptest::collection::vec(any::<u8>(), 1..100),
+                ],
+                1..30,
+            )
+        ) {
+            let views: Vec<&[u8]> = signatures.iter().map(Vec::as_slice).collect();
+            let block = Block::build(&views);
+            let slice = Block::slice_bytes(views.len());
+            let band_bytes = band_positions(views.len()) as usize * slice;
+            let built: Vec<u8> = block
+                .bands
+                .iter()
+                .flat_map(|band| band.clone().unwrap_or_else(|| vec![0; band_bytes]))
+                .collect();
+            let expected = reference_slices(&views, block.bits as usize);
+            prop_assert_eq!(&built[..expected.len()], &expected[..]);
+            prop_assert!(built[expected.len()..].iter().all(|byte| *byte == 0));
+        }
+
         /// A block's candidates for a needle are exactly the chunks whose own signatures hold
         /// it: bit-slicing changes nothing.
         #[test]
