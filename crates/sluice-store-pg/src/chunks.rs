@@ -290,11 +290,11 @@ pub(crate) async fn index_unchunked(connection: &mut AsyncPgConnection, chunk_ro
         let step = connection
             .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
                 index_lock(connection).await?;
-                let rows: Vec<Unchunked> = diesel::sql_query(
-                    "SELECT workspace_id, ts, id, search_text, level, environment, source, dataset, user_id \
-                     FROM logs WHERE chunk_id IS NULL \
-                     ORDER BY workspace_id, ts, id LIMIT $1",
-                )
+                let rows: Vec<Unchunked> = diesel::sql_query(format!(
+                    "SELECT workspace_id, ts, id, {} AS search_text, level, environment, source, dataset, \
+                         user_id FROM logs WHERE chunk_id IS NULL ORDER BY workspace_id, ts, id LIMIT $1",
+                    crate::rows::SEARCH_TEXT_SQL
+                ))
                 .bind::<BigInt, _>(UNCHUNKED_STEP)
                 .load(connection)
                 .await?;
@@ -360,12 +360,14 @@ pub(crate) async fn sign_unsigned(connection: &mut AsyncPgConnection) -> Result<
                 .await?;
                 let mut signatures = Vec::with_capacity(chunks.len());
                 for chunk in &chunks {
-                    let texts: Vec<SearchText> =
-                        diesel::sql_query("SELECT search_text FROM logs WHERE workspace_id = $1 AND chunk_id = $2")
-                            .bind::<SqlUuid, _>(chunk.workspace_id)
-                            .bind::<BigInt, _>(chunk.id)
-                            .load(connection)
-                            .await?;
+                    let texts: Vec<SearchText> = diesel::sql_query(format!(
+                        "SELECT {} AS search_text FROM logs WHERE workspace_id = $1 AND chunk_id = $2",
+                        crate::rows::SEARCH_TEXT_SQL
+                    ))
+                    .bind::<SqlUuid, _>(chunk.workspace_id)
+                    .bind::<BigInt, _>(chunk.id)
+                    .load(connection)
+                    .await?;
                     let mut signature = Signature::new();
                     for text in &texts {
                         sign(&mut signature, &text.search_text);

@@ -16,9 +16,15 @@ use uuid::Uuid;
 use crate::schema::{api_keys, logs, workspaces};
 use crate::text::{decode, decode_option, decoded, encode, encode_option, encode_owned};
 
-/// The folded text of a log's searchable fields, one per line, for the trigram index. Only a
-/// candidate filter: the exact check reads the fields themselves, so text spanning two lines
-/// can only add candidates, never lose one.
+/// A row's search text: stored, or else the fields as stored, one per line, folded by the
+/// statement: `lower(... COLLATE "C")` folds ASCII letters only whatever the database's
+/// locale, which is [`sluice_query::fold`] of ASCII text ([`NewLogRow::stored_search_text`]).
+pub(crate) const SEARCH_TEXT_SQL: &str = "COALESCE(logs.search_text, lower(concat_ws(E'\\n', logs.message, \
+    logs.error_name, logs.error_stack, logs.data) COLLATE \"C\"))";
+
+/// The folded text of a log's searchable fields, one per line, for the index and the search's
+/// candidate filter. Only a candidate filter: the exact check reads the fields themselves, so
+/// text spanning two lines can only add candidates, never lose one.
 fn search_text(log: &Log) -> String {
     let entry = &log.entry;
     let mut text = fold(&entry.message);
@@ -57,6 +63,9 @@ pub(crate) struct NewLogRow<'a> {
     country: Option<Cow<'a, str>>,
     ip_address: Option<Cow<'a, str>>,
     search_text: String,
+    /// Whether every searchable field is ASCII: then the search text is what the statements
+    /// fold themselves, and is not stored.
+    ascii: bool,
     /// The search index's chunk ([`crate::chunks`]), set once the chunks are numbered.
     pub(crate) chunk_id: i64,
 }
@@ -87,6 +96,15 @@ impl<'a> NewLogRow<'a> {
             country: encode_option(log.country.as_deref()),
             ip_address: encode_option(log.ip_address.as_deref()),
             search_text: encode_owned(search_text(log)),
+            ascii: entry.message.is_ascii()
+                && [
+                    entry.error_name.as_deref(),
+                    entry.error_stack.as_deref(),
+                    entry.data.as_ref().map(JsonObject::as_str),
+                ]
+                .into_iter()
+                .flatten()
+                .all(str::is_ascii),
             chunk_id: 0,
         }
     }
@@ -101,6 +119,14 @@ impl<'a> NewLogRow<'a> {
             user_id: self.user_id.as_deref(),
         };
         (self.workspace_id, self.ts, &self.search_text, facets)
+    }
+}
+
+impl NewLogRow<'_> {
+    /// The search text as stored: none when the statements fold the same from the fields
+    /// ([`SEARCH_TEXT_SQL`]): every field ASCII, whose folding is ASCII's lowercase.
+    fn stored_search_text(&self) -> Option<&str> {
+        (!self.ascii).then_some(self.search_text.as_str())
     }
 }
 
@@ -144,7 +170,7 @@ pub(crate) async fn insert_rows(
         .bind::<Array<Nullable<Integer>>, _>(column(rows, |row| row.step_index))
         .bind::<Array<Nullable<Text>>, _>(column(rows, |row| row.country.as_deref()))
         .bind::<Array<Nullable<Text>>, _>(column(rows, |row| row.ip_address.as_deref()))
-        .bind::<Array<Text>, _>(column(rows, |row| row.search_text.as_str()))
+        .bind::<Array<Nullable<Text>>, _>(column(rows, |row| row.stored_search_text()))
         .bind::<Array<BigInt>, _>(column(rows, |row| row.chunk_id));
     diesel_async::RunQueryDsl::execute(insert, connection).await
 }

@@ -164,7 +164,7 @@ diesel::table! {
         step_index -> Nullable<Int4>,
         country -> Nullable<Text>,
         ip_address -> Nullable<Text>,
-        search_text -> Text,
+        search_text -> Nullable<Text>,
         chunk_id -> Nullable<Int8>,
     }
 }

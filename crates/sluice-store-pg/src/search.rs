@@ -55,11 +55,12 @@ where
 /// in the folded text. `None` when the query gives the index nothing.
 fn index_condition(search: &Search) -> Option<Condition> {
     all_of(search.query.index_groups().into_iter().filter_map(|group| {
-        any_of(
-            group
-                .into_iter()
-                .map(|needle| -> Condition { Box::new(logs::search_text.like(like_anywhere(&text::encode(needle)))) }),
-        )
+        any_of(group.into_iter().map(|needle| -> Condition {
+            Box::new(
+                diesel::dsl::sql::<diesel::sql_types::Text>(crate::rows::SEARCH_TEXT_SQL)
+                    .like(like_anywhere(&text::encode(needle))),
+            )
+        }))
     }))
 }
 
