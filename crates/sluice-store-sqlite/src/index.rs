@@ -28,16 +28,19 @@ use std::sync::Mutex;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Binary, Nullable, Text};
-use sluice_store::grams::{run_trigram_codes, trigram_token};
+use sluice_store::grams::{run_trigram_codes, signature_keys, trigram_token};
+use sluice_store::log_keys::LogKeys;
 use sluice_store::signature::Signature;
 
-use crate::schema::{log_chunk_signatures, log_chunks};
+use crate::schema::{log_chunk_keys, log_chunk_signatures, log_chunks};
 
-/// The keys of a chunk: its distinct trigram codes, and its signature of the rest.
+/// The keys of a chunk: its distinct trigram codes, its signature of the rest, and each of its
+/// logs' own filter of those ([`sluice_store::log_keys`]).
 #[derive(Default)]
 struct Codes {
     trigrams: HashSet<u64, foldhash::fast::RandomState>,
     signature: Signature,
+    log_keys: LogKeys,
 }
 
 /// One chunk as it is built.
@@ -133,12 +136,18 @@ impl<'a> Chunker<'a> {
 
 /// Adds the keys of logs' searchable fields to a chunk's.
 fn add_keys(codes: &mut Codes, logs: &[[Option<&str>; 4]]) {
-    for text in logs.iter().flatten().flatten() {
-        let folded = sluice_query::fold(text);
-        run_trigram_codes(&folded, |code| {
-            codes.trigrams.insert(code);
-        });
-        codes.signature.insert_text(&folded);
+    for fields in logs {
+        codes.log_keys.start_log();
+        for text in fields.iter().flatten() {
+            let folded = sluice_query::fold(text);
+            run_trigram_codes(&folded, |code| {
+                codes.trigrams.insert(code);
+            });
+            signature_keys(&folded, |key| {
+                codes.signature.insert(key);
+                codes.log_keys.insert(key);
+            });
+        }
     }
 }
 
@@ -151,6 +160,14 @@ struct NewChunkRow {
     workspace_id: Vec<u8>,
     min_ts: i64,
     max_ts: i64,
+}
+
+/// A chunk's row in `log_chunk_keys`.
+#[derive(Insertable)]
+#[diesel(table_name = log_chunk_keys)]
+struct NewChunkKeysRow {
+    chunk_id: i64,
+    log_keys: Vec<u8>,
 }
 
 /// A chunk's row in `log_chunk_signatures`.
@@ -169,6 +186,7 @@ pub(crate) struct Written {
     row: NewChunkRow,
     document: serde_json::Value,
     signature: NewSignatureRow,
+    keys: NewChunkKeysRow,
 }
 
 impl Written {
@@ -188,7 +206,8 @@ impl Written {
             min_ts: chunk.min_ts,
             max_ts: chunk.max_ts,
         };
-        Self { row, document: serde_json::Value::Array(document), signature }
+        let keys = NewChunkKeysRow { chunk_id: chunk.first, log_keys: chunk.codes.log_keys.stored() };
+        Self { row, document: serde_json::Value::Array(document), signature, keys }
     }
 }
 
@@ -209,6 +228,9 @@ fn write(connection: &mut SqliteConnection, chunks: &[Written]) -> Result<(), Di
         .execute(connection)?;
     let signatures: Vec<&NewSignatureRow> = chunks.iter().map(|chunk| &chunk.signature).collect();
     diesel::insert_into(log_chunk_signatures::table).values(signatures).execute(connection)?;
+    let keys: Vec<&NewChunkKeysRow> = chunks.iter().map(|chunk| &chunk.keys).collect();
+    // Replacing: filters a forgotten chunk of the same first seq left (a rebuilt index) are stale.
+    diesel::replace_into(log_chunk_keys::table).values(keys).execute(connection)?;
     Ok(())
 }
 

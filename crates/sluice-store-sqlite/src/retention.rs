@@ -17,7 +17,7 @@ use crate::connection::{SqliteStore, from_diesel};
 use crate::flows::apply_flow_deltas;
 use crate::index;
 use crate::rollups::apply_rollup_deltas;
-use crate::schema::{log_block_bands, log_blocks, log_chunk_signatures, log_chunks, logs};
+use crate::schema::{log_block_bands, log_blocks, log_chunk_keys, log_chunk_signatures, log_chunks, logs};
 
 /// Logs deleted per retention transaction: bounded, so a large sweep never holds the write
 /// lock for long, and well under SQLite's bound-variable limit.
@@ -123,6 +123,7 @@ fn drop_emptied(connection: &mut SqliteConnection, workspace: &[u8], cutoff_ms: 
             .bind::<Text, _>(serde_json::to_string(part).unwrap_or_else(|_| "[]".to_owned()))
             .execute(connection)?;
         diesel::delete(log_chunks::table.filter(log_chunks::id.eq_any(part))).execute(connection)?;
+        diesel::delete(log_chunk_keys::table.filter(log_chunk_keys::chunk_id.eq_any(part))).execute(connection)?;
         diesel::delete(log_chunk_signatures::table.filter(log_chunk_signatures::chunk_id.eq_any(part)))
             .execute(connection)?;
     }

@@ -126,6 +126,14 @@ diesel::table! {
     }
 }
 
+// Each chunk's per-log key filters (`sluice_store::log_keys`), by its id.
+diesel::table! {
+    log_chunk_keys (chunk_id) {
+        chunk_id -> BigInt,
+        log_keys -> Binary,
+    }
+}
+
 // A block of a workspace's chunk signatures: `chunks` holds its chunk ids by slot.
 diesel::table! {
     log_blocks (id) {
@@ -158,6 +166,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     log_chunks,
     log_chunks_fts,
     log_chunk_signatures,
+    log_chunk_keys,
     log_blocks,
     log_block_bands,
     usage_monthly

@@ -76,6 +76,27 @@ pub(crate) fn chunk_logs_sql() -> String {
     )
 }
 
+/// The matching logs of given seqs (`?1`, a JSON array): those of chunks whose per-log filters
+/// may hold the needles ([`sluice_store::log_keys`]).
+pub(crate) fn seq_logs_sql() -> String {
+    format!(
+        "SELECT {LOG_COLUMNS} FROM json_each(?1) AS slot \
+         CROSS JOIN logs ON logs.seq = slot.value \
+         WHERE {SEARCH_FILTERS}"
+    )
+}
+
+/// A chunk's per-log filters, as a walk reads them.
+#[derive(QueryableByName)]
+struct ChunkLogKeys {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+    #[diesel(sql_type = BigInt)]
+    last_seq: i64,
+    #[diesel(sql_type = Nullable<Binary>)]
+    log_keys: Option<Vec<u8>>,
+}
+
 /// The chunks a walk reads first; each step reads [`STEP_GROWTH`] times more (or what the page
 /// still needs, when fewer), up to [`STEP_MAX`]: a page of a common needle is decided in the
 /// first chunk or two, a rare one's matches are one or two a chunk.
@@ -223,12 +244,57 @@ struct Step {
 /// Gives a walk its next step of up to the given count of chunks; `None` once none are left.
 type NextStep<'a> = dyn FnMut(&mut SqliteConnection, usize) -> Result<Option<Step>, StoreError> + 'a;
 
+/// The matching logs of `chunks`: of those with per-log filters, the logs whose filters hold
+/// `keys` ([`sluice_store::log_keys::slots`]), by seq; of the others (written before such
+/// filters), every log.
+fn read_chunks(
+    connection: &mut SqliteConnection,
+    chunks: &[ChunkHit],
+    keys: Option<&[Option<Vec<Vec<u64>>>]>,
+    workspace: &WorkspaceId,
+    filter: &LogFilter,
+) -> Result<Vec<LogRow>, StoreError> {
+    let Some(keys) = keys else {
+        let ranges: Vec<[i64; 2]> = chunks.iter().map(|chunk| [chunk.first, chunk.last]).collect();
+        return read_ranges(connection, &ranges, workspace, filter);
+    };
+    let ids: Vec<i64> = chunks.iter().map(|chunk| chunk.first).collect();
+    let stored: Vec<ChunkLogKeys> = diesel::sql_query(
+        "SELECT chunk.id AS id, chunk.last_seq AS last_seq, keys.log_keys AS log_keys \
+         FROM json_each(?1) AS listed CROSS JOIN log_chunks AS chunk ON chunk.id = listed.value \
+         LEFT JOIN log_chunk_keys AS keys ON keys.chunk_id = chunk.id",
+    )
+    .bind::<Text, _>(serde_json::to_string(&ids).map_err(backend)?)
+    .load(connection)
+    .map_err(from_diesel)?;
+    let (mut ranges, mut seqs) = (Vec::new(), Vec::new());
+    for chunk in stored {
+        let logs = usize::try_from(chunk.last_seq - chunk.id + 1).unwrap_or(0);
+        match chunk.log_keys.and_then(|stored| sluice_store::log_keys::slots(&stored, logs, keys)) {
+            Some(slots) => seqs.extend(slots.into_iter().map(|slot| chunk.id + i64::from(slot))),
+            None => ranges.push([chunk.id, chunk.last_seq]),
+        }
+    }
+    let mut rows = if ranges.is_empty() { Vec::new() } else { read_ranges(connection, &ranges, workspace, filter)? };
+    if !seqs.is_empty() {
+        let seqs = serde_json::to_string(&seqs).map_err(backend)?;
+        rows.extend(
+            bind_filters(diesel::sql_query(seq_logs_sql()), seqs, workspace, filter)
+                .load::<LogRow>(connection)
+                .map_err(from_diesel)?,
+        );
+    }
+    Ok(rows)
+}
+
 /// Reads the matching logs of the chunks `next` gives (newest first, by their last log's time,
 /// a step of up to the given count at a time) into `newest`, until the page is decided: every
-/// chunk left ends before `need` matches already found.
+/// chunk left ends before `need` matches already found. With `keys`, only the logs of a chunk
+/// whose own filters may hold them ([`read_chunks`]).
 fn walk_chunks(
     connection: &mut SqliteConnection,
     next: &mut NextStep<'_>,
+    keys: Option<&[Option<Vec<Vec<u64>>>]>,
     workspace: &WorkspaceId,
     filter: &LogFilter,
     newest: &mut Newest<LogRow>,
@@ -238,8 +304,7 @@ fn walk_chunks(
         crate::deadline::check()?;
         examined += size;
         if !step.read.is_empty() {
-            let ranges: Vec<[i64; 2]> = step.read.iter().map(|chunk| [chunk.first, chunk.last]).collect();
-            newest.extend(read_ranges(connection, &ranges, workspace, filter)?);
+            newest.extend(read_chunks(connection, &step.read, keys, workspace, filter)?);
         }
         if !step.more || newest.decided(step.bound) {
             break;
@@ -328,6 +393,8 @@ impl LogSearch for SqliteStore {
             newest.extend(read_ranges(connection, &[[indexed + 1, TAIL_END]], &workspace, &filter)?);
             // The chunks the signed groups allow: for each, those any of its needles may be in.
             let started = std::time::Instant::now();
+            let log_keys = Some(sluice_store::log_keys::needle_keys(search.query.index_groups()))
+                .filter(|keys| sluice_store::log_keys::narrows(keys));
             let allowed = allowed_chunks(connection, workspace.as_bytes(), &lookup.signed, &signatures)?;
             tracing::debug!(allowed = allowed.as_ref().map(|allowed| allowed.len()), took = ?started.elapsed(), "signatures");
             // The candidates, when few: those allowed, or else those the full-text index hits
@@ -373,6 +440,7 @@ impl LogSearch for SqliteStore {
                         let Some(last) = read.last() else { return Ok(None) };
                         Ok(Some(Step { bound: last.max_ts, more: rest.peek().is_some(), read }))
                     },
+                    log_keys.as_deref(),
                     &workspace,
                     &filter,
                     &mut newest,
@@ -418,6 +486,8 @@ impl LogSearch for SqliteStore {
                         }
                         Ok(Some(Step { read, bound: last.max_ts, more }))
                     },
+                    // A common needle: a chunk holds many of its logs, read whole in order.
+                    None,
                     &workspace,
                     &filter,
                     &mut newest,

@@ -130,10 +130,12 @@ async fn retention_drops_the_chunks_it_empties_and_keeps_the_rest() {
     let mut connection = SqliteConnection::establish(path.to_str().expect("utf-8")).expect("connect");
     connection.batch_execute("PRAGMA busy_timeout = 5000;").expect("pragma");
     assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_chunks"), 4);
+    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_chunk_keys"), 4);
 
     assert_eq!(store.delete_logs_before(workspace.id, T0).await.expect("delete"), 3);
     // The first chunk is empty and gone; the second keeps its new log; the other workspace's stays.
     assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_chunks"), 3);
+    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_chunk_keys"), 3, "its filters went with it");
     assert_eq!(found(&store, workspace.id, "one").await, ["new one"]);
     assert!(found(&store, workspace.id, "old").await.is_empty());
     assert_eq!(found(&store, other.id, "old").await, ["old theirs"]);

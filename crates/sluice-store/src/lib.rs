@@ -23,6 +23,7 @@ pub use clock::{Clock, system_clock, unix_now_ms};
 pub mod flows;
 pub mod grams;
 pub mod group;
+pub mod log_keys;
 pub mod page;
 pub mod retention;
 pub mod rollups;

@@ -274,3 +274,61 @@ pub async fn search_pages_far_from_the_newest_when_chunks_overlap_in_time(store:
     let query = search("case-7781", &[SearchField::Message]);
     assert_pages(store, workspace, &query, &expected, &[(0, 3), (10, 7), (40, 20), (60, 50), (90, 5), (95, 10)]).await;
 }
+
+/// A rare identifier among many logs of one write (on a store that reads only the logs of a
+/// chunk whose own filters may hold the needle: every slot of a chunk, and past its cap):
+/// exactly its logs are found, alone, in an OR chain, in a phrase, with an exclusion and with
+/// a level filter; a needle without keys (a word) still finds every log that holds it.
+pub async fn search_finds_each_log_of_a_large_write_by_its_identifier(store: &dyn Store) {
+    let workspace = new_workspace(store, "slots").await;
+    let text = |n: i64| format!("step {n} order=ORD-{:07} req={:016x} done", n * 7_919 % 10_000_000, n * 104_729 + 3);
+    let mut logs: Vec<Log> = (0..600_i64).map(|n| log(&text(n), T0 + n)).collect();
+    for (n, log) in logs.iter_mut().enumerate() {
+        if n % 50 == 7 {
+            log.entry.level = Level::Error;
+            log.entry.message.push_str(" mango");
+        }
+    }
+    store.insert_logs(workspace, &logs).await.expect("insert");
+    let message = &[SearchField::Message];
+    for n in [0_i64, 1, 8, 255, 256, 258, 299, 511, 512, 599] {
+        let order = format!("ORD-{:07}", n * 7_919 % 10_000_000);
+        assert_eq!(found(store, workspace, &order, message).await, [text(n)], "{order}");
+        let req = format!("{:016x}", n * 104_729 + 3);
+        assert_eq!(found(store, workspace, &req, message).await, [text(n)], "{req}");
+    }
+    let either = format!("ORD-{:07} OR req={:016x}", 3 * 7_919, 598 * 104_729 + 3);
+    assert_eq!(found(store, workspace, &either, message).await, [text(598), text(3)]);
+    let phrase = format!("\"{:016x} done\"", 300 * 104_729 + 3);
+    assert_eq!(found(store, workspace, &phrase, message).await, [text(300)]);
+    let excluded = format!("ORD-{:07} -done", 300 * 7_919);
+    assert_eq!(found(store, workspace, &excluded, message).await, Vec::<String>::new());
+    let errors = LogFilter { level: Some(Level::Error), ..LogFilter::default() };
+    let query = search(&format!("ORD-{:07}", 257 * 7_919), message);
+    let page = store.search_logs(workspace, &query, &errors, EVERYTHING).await.expect("search");
+    assert_eq!(messages(&page.logs), [format!("{} mango", text(257))]);
+    let query = search(&format!("ORD-{:07}", 258 * 7_919), message);
+    let page = store.search_logs(workspace, &query, &errors, EVERYTHING).await.expect("search");
+    assert_eq!(messages(&page.logs), Vec::<String>::new());
+    assert_eq!(found(store, workspace, "mango", message).await.len(), 12);
+
+    // Text with a NUL, non-ASCII text, and ASCII text in the other searchable fields: each
+    // found by its identifier and by its words, in any case.
+    let other = new_workspace(store, "folding").await;
+    let mut logs = vec![
+        log("nul\0HERE ORD-7777777", T0),
+        log("Ünïcode ORD-8888888 İSTANBUL Straße", T0 + 1),
+        log("plain", T0 + 2),
+    ];
+    logs[2].entry.error_name = Some("TimeoutError".to_owned());
+    logs[2].entry.error_stack = Some("at Pool.ACQUIRE (pool.js:42)".to_owned());
+    let all = &[SearchField::Message, SearchField::ErrorName, SearchField::ErrorStack, SearchField::Data];
+    store.insert_logs(other, &logs).await.expect("insert");
+    assert_eq!(found(store, other, "ord-7777777", all).await, ["nul\0HERE ORD-7777777"]);
+    assert_eq!(found(store, other, "\"nul\0here\"", all).await, ["nul\0HERE ORD-7777777"]);
+    assert_eq!(found(store, other, "ÜNÏCODE ord-8888888", all).await, ["Ünïcode ORD-8888888 İSTANBUL Straße"]);
+    assert_eq!(found(store, other, "straße", all).await, ["Ünïcode ORD-8888888 İSTANBUL Straße"]);
+    assert_eq!(found(store, other, "timeouterror", all).await, ["plain"]);
+    assert_eq!(found(store, other, "pool.acquire", all).await, ["plain"]);
+    assert_eq!(found(store, other, "pool.acquire", message).await, Vec::<String>::new());
+}
