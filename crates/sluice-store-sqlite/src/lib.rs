@@ -17,6 +17,7 @@
 mod accounts;
 mod background;
 mod blocks;
+mod chunks;
 mod config;
 mod connection;
 mod deadline;
