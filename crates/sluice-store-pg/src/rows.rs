@@ -23,11 +23,13 @@ pub(crate) const SEARCH_TEXT_SQL: &str = "COALESCE(logs.search_text, lower(conca
     logs.error_name, logs.error_stack, logs.data) COLLATE \"C\"))";
 
 /// The folded text of a log's searchable fields, one per line, for the index and the search's
-/// candidate filter. Only a candidate filter: the exact check reads the fields themselves, so
-/// text spanning two lines can only add candidates, never lose one.
-fn search_text(log: &Log) -> String {
+/// candidate filter, and whether every field is ASCII (then [`SEARCH_TEXT_SQL`] folds the same
+/// from the stored fields). Only a candidate filter: the exact check reads the fields
+/// themselves, so text spanning two lines can only add candidates, never lose one.
+fn search_text(log: &Log) -> (String, bool) {
     let entry = &log.entry;
     let mut text = fold(&entry.message);
+    let mut ascii = entry.message.is_ascii();
     for field in
         [entry.error_name.as_deref(), entry.error_stack.as_deref(), entry.data.as_ref().map(JsonObject::as_str)]
             .into_iter()
@@ -35,8 +37,9 @@ fn search_text(log: &Log) -> String {
     {
         text.push('\n');
         text.push_str(&fold(field));
+        ascii &= field.is_ascii();
     }
-    text
+    (text, ascii)
 }
 
 /// A log as inserted ([`insert_rows`]): borrowed from the model where the types allow.
@@ -74,6 +77,7 @@ impl<'a> NewLogRow<'a> {
     /// The row of `log`, its text encoded as PostgreSQL can hold it ([`crate::text`]).
     pub(crate) fn new(workspace: &WorkspaceId, log: &'a Log) -> Self {
         let entry = &log.entry;
+        let (search_text, ascii) = search_text(log);
         Self {
             workspace_id: *workspace.as_uuid(),
             ts: entry.timestamp,
@@ -95,16 +99,8 @@ impl<'a> NewLogRow<'a> {
             step_index: step_index_column(entry),
             country: encode_option(log.country.as_deref()),
             ip_address: encode_option(log.ip_address.as_deref()),
-            search_text: encode_owned(search_text(log)),
-            ascii: entry.message.is_ascii()
-                && [
-                    entry.error_name.as_deref(),
-                    entry.error_stack.as_deref(),
-                    entry.data.as_ref().map(JsonObject::as_str),
-                ]
-                .into_iter()
-                .flatten()
-                .all(str::is_ascii),
+            search_text: encode_owned(search_text),
+            ascii,
             chunk_id: 0,
         }
     }

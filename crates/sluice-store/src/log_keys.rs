@@ -8,7 +8,9 @@
 //! signature keys ([`crate::grams::signature_keys`]) at one bit a key: [`LogKeys`] builds them,
 //! [`LogKeys::stored`] writes them at a width chosen for the chunk, and [`slots`] gives the
 //! slots whose filters hold a needle's keys ([`needle_keys`]). A store reads only those logs,
-//! by `(chunk, slot)`.
+//! by `(chunk, slot)`: SQLite's search, for needles with few candidate chunks, by `seq`. The
+//! PostgreSQL store does not use them: it can address a log by slot only through an index
+//! entry a log, measured costlier than reading the chunk (docs/PERFORMANCE.md, issue 24).
 //!
 //! No false negatives: a log's text holding a needle holds every key the needle is looked up
 //! by (`grams` proptests), so its filter has every bit of them. A needle without keys (a word
@@ -19,7 +21,7 @@
 //! `b % 8` of its byte `b / 8`; a key sets bit [`key_bit`]` % w`, so filters are built at
 //! [`MAX_BITS`] and folded (each half OR'ed into the other) to the chunk's width.
 
-use crate::grams::{needle_signature_keys, signature_keys};
+use crate::grams::needle_signature_keys;
 
 /// The widest filter: 1,024 bits.
 pub const MAX_BITS: usize = 1_024;
@@ -70,22 +72,6 @@ impl LogKeys {
         }
     }
 
-    /// Starts a log and adds the signature keys of its folded text.
-    pub fn push_text(&mut self, folded: &str) {
-        self.start_log();
-        signature_keys(folded, |key| self.insert(key));
-    }
-
-    /// The logs started.
-    pub fn len(&self) -> usize {
-        self.filters.len()
-    }
-
-    /// Whether no log was started.
-    pub fn is_empty(&self) -> bool {
-        self.filters.is_empty()
-    }
-
     /// The stored form (module docs): filters of the largest power of two of bits at most
     /// [`BITS_PER_KEY`] times the mean keys a log holds, within [`MIN_BITS`]..=[`MAX_BITS`].
     pub fn stored(&self) -> Vec<u8> {
@@ -113,8 +99,8 @@ impl LogKeys {
 }
 
 /// The keys each needle of each index group is looked up by in a log's filter: for every
-/// group, each needle's [`needle_signature_keys`] (folded and, where a store encodes text,
-/// encoded as it stores it). A group with a needle without keys is `None`: it narrows nothing.
+/// group, each needle's [`needle_signature_keys`] (as [`sluice_query::Query::index_groups`]
+/// gives it, folded). A group with a needle without keys is `None`: it narrows nothing.
 pub fn needle_keys<'a>(groups: impl IntoIterator<Item = Vec<&'a str>>) -> Vec<Option<Vec<Vec<u64>>>> {
     groups
         .into_iter()
@@ -170,11 +156,13 @@ mod tests {
     use sluice_query::fold;
 
     use super::*;
+    use crate::grams::signature_keys;
 
     fn chunk(texts: &[&str]) -> Vec<u8> {
         let mut keys = LogKeys::new();
         for text in texts {
-            keys.push_text(&fold(text));
+            keys.start_log();
+            signature_keys(&fold(text), |key| keys.insert(key));
         }
         keys.stored()
     }
