@@ -90,11 +90,9 @@ pub(crate) fn seq_logs_sql() -> String {
 #[derive(QueryableByName)]
 struct ChunkLogKeys {
     #[diesel(sql_type = BigInt)]
-    id: i64,
-    #[diesel(sql_type = BigInt)]
-    last_seq: i64,
-    #[diesel(sql_type = Nullable<Binary>)]
-    log_keys: Option<Vec<u8>>,
+    chunk_id: i64,
+    #[diesel(sql_type = Binary)]
+    log_keys: Vec<u8>,
 }
 
 /// The chunks a walk reads first; each step reads [`STEP_GROWTH`] times more (or what the page
@@ -259,20 +257,22 @@ fn read_chunks(
         return read_ranges(connection, &ranges, workspace, filter);
     };
     let ids: Vec<i64> = chunks.iter().map(|chunk| chunk.first).collect();
-    let stored: Vec<ChunkLogKeys> = diesel::sql_query(
-        "SELECT chunk.id AS id, chunk.last_seq AS last_seq, keys.log_keys AS log_keys \
-         FROM json_each(?1) AS listed CROSS JOIN log_chunks AS chunk ON chunk.id = listed.value \
-         LEFT JOIN log_chunk_keys AS keys ON keys.chunk_id = chunk.id",
+    let mut stored: std::collections::HashMap<i64, Vec<u8>> = diesel::sql_query(
+        "SELECT keys.chunk_id AS chunk_id, keys.log_keys AS log_keys \
+         FROM json_each(?1) AS listed CROSS JOIN log_chunk_keys AS keys ON keys.chunk_id = listed.value",
     )
     .bind::<Text, _>(serde_json::to_string(&ids).map_err(backend)?)
-    .load(connection)
-    .map_err(from_diesel)?;
+    .load::<ChunkLogKeys>(connection)
+    .map_err(from_diesel)?
+    .into_iter()
+    .map(|row| (row.chunk_id, row.log_keys))
+    .collect();
     let (mut ranges, mut seqs) = (Vec::new(), Vec::new());
-    for chunk in stored {
-        let logs = usize::try_from(chunk.last_seq - chunk.id + 1).unwrap_or(0);
-        match chunk.log_keys.and_then(|stored| sluice_store::log_keys::slots(&stored, logs, keys)) {
-            Some(slots) => seqs.extend(slots.into_iter().map(|slot| chunk.id + i64::from(slot))),
-            None => ranges.push([chunk.id, chunk.last_seq]),
+    for chunk in chunks {
+        let logs = usize::try_from(chunk.last - chunk.first + 1).unwrap_or(0);
+        match stored.remove(&chunk.first).and_then(|stored| sluice_store::log_keys::slots(&stored, logs, keys)) {
+            Some(slots) => seqs.extend(slots.into_iter().map(|slot| chunk.first + i64::from(slot))),
+            None => ranges.push([chunk.first, chunk.last]),
         }
     }
     let mut rows = if ranges.is_empty() { Vec::new() } else { read_ranges(connection, &ranges, workspace, filter)? };
