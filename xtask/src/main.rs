@@ -10,12 +10,12 @@
 //!   the PostgreSQL ones get `SLUICE_BENCH_PG`, a durable cluster kept in
 //!   `target/bench-data/postgres` unless the variable names a server; then the ingest
 //!   benchmark over HTTP (`ingest.rs`), which `bench ingest [--quick]` runs alone. `bench search
-//!   [--logs N] [--store sqlite|postgres] [--quick]` runs the search benchmark over HTTP alone (`search.rs`; not part of
-//!   `bench`: it builds 10M logs on each store).
+//!   [--logs N] [--plain] [--store sqlite|postgres] [--quick]` runs the search benchmark over HTTP alone (`search.rs`; not part of
+//!   `bench`: it builds 10M logs on each store; `--plain`: the loghub lines alone, for ingest and bytes a log).
 //! - `fuzz [--seconds N]`: every cargo-fuzz target of `fuzz/`, built on the stable toolchain
 //!   with libFuzzer's coverage flags and run N seconds each (`ci` runs them too, briefly;
 //!   `fuzz.rs`).
-//! - `bench soak [--minutes N] [--reads-per-second N] [--store sqlite|postgres]`: the soak benchmark (`soak.rs`): half
+//! - `bench soak [--minutes N] [--warmup-minutes N] [--reads-per-second N] [--store sqlite|postgres]`: the soak benchmark (`soak.rs`): half
 //!   the most ingest each store takes for N minutes (10) while readers run; not part of `bench`.
 //! - `bench flows [--logs N] [--store sqlite|postgres]`: the flow benchmark (`flows.rs`): 1M
 //!   logs in 100k flows and one of 1,000 steps, then the flow list and timelines over HTTP;
@@ -75,7 +75,14 @@ fn main() -> anyhow::Result<()> {
                     .context("--reads-per-second")?,
                 None => soak::READS_PER_SECOND,
             };
-            soak::bench(&root, minutes, reads, &stores(&args)?)
+            let warmup_minutes = match args.iter().position(|arg| arg == "--warmup-minutes") {
+                Some(at) => {
+                    args.get(at + 1).context("--warmup-minutes needs a number")?.parse().context("--warmup-minutes")?
+                }
+                None => soak::WARMUP_MINUTES,
+            };
+            let plan = soak::Plan { minutes, warmup_minutes, reads_per_second: reads };
+            soak::bench(&root, &plan, &stores(&args)?)
         }
         Some("bench") if args.get(1).is_some_and(|arg| arg == "search") => {
             let quick = args.iter().any(|arg| arg == "--quick");
@@ -84,7 +91,7 @@ fn main() -> anyhow::Result<()> {
                 None if quick => 1_000_000,
                 None => 10_000_000,
             };
-            search::bench(&root, logs, &stores(&args)?)
+            search::bench(&root, logs, args.iter().any(|arg| arg == "--plain"), &stores(&args)?)
         }
         Some("bench") if args.get(1).is_some_and(|arg| arg == "tail") => {
             let seconds = match args.iter().position(|arg| arg == "--seconds") {
@@ -117,7 +124,7 @@ fn main() -> anyhow::Result<()> {
         Some("pg-schema") => pg_schema(&root),
         _ => {
             eprintln!(
-                "usage: cargo xtask ci | cargo xtask bench [ingest | search [--logs N] [--store sqlite|postgres] | soak [--minutes N] [--reads-per-second N] [--store sqlite|postgres] | flows [--logs N] [--store sqlite|postgres] | tail [--seconds N] [--store sqlite|postgres]] [--quick] | cargo xtask fuzz [--seconds N] | cargo xtask shippers | cargo xtask browser | cargo xtask with-pg <command...> | cargo xtask pg-schema"
+                "usage: cargo xtask ci | cargo xtask bench [ingest | search [--logs N] [--plain] [--store sqlite|postgres] | soak [--minutes N] [--warmup-minutes N] [--reads-per-second N] [--store sqlite|postgres] | flows [--logs N] [--store sqlite|postgres] | tail [--seconds N] [--store sqlite|postgres]] [--quick] | cargo xtask fuzz [--seconds N] | cargo xtask shippers | cargo xtask browser | cargo xtask with-pg <command...> | cargo xtask pg-schema"
             );
             bail!("unknown task {:?}", args.first())
         }

@@ -1,5 +1,5 @@
-//! `cargo xtask bench search [--logs N] [--store sqlite|postgres] [--quick]`: the search
-//! benchmark over HTTP (issue 24).
+//! `cargo xtask bench search [--logs N] [--plain] [--store sqlite|postgres] [--quick]`: the
+//! search benchmark over HTTP (issue 24).
 //!
 //! For each store (SQLite in a fresh file, PostgreSQL in a fresh database of the durable bench
 //! cluster), it starts the release `sluice serve`, sends it `--logs` logs (10M by default,
@@ -10,6 +10,11 @@
 //! ingest rate, the bytes on disk per log and p50/p95/max of each kind, and writes each store's
 //! table between its markers in docs/PERFORMANCE.md (`search-bench-sqlite`,
 //! `search-bench-postgres`), so `--store` runs one store and leaves the other's figures.
+//!
+//! `--plain` sends the loghub lines alone instead (`sluice-loadgen plain-ingest`: no
+//! identifiers, no terms) and runs no searches: the ingest rate and the bytes a log of real
+//! lines takes, the figure issue 24's byte targets were set on (markers
+//! `search-bench-plain-sqlite`, `search-bench-plain-postgres`).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -54,19 +59,24 @@ fn bytes_on_disk(url: &str, cluster: &postgres::Cluster) -> anyhow::Result<u64> 
     String::from_utf8_lossy(&psql.stdout).trim().parse().context("pg_database_size")
 }
 
-pub(crate) fn bench(root: &Path, logs: u64, stores: &[bool]) -> anyhow::Result<()> {
+pub(crate) fn bench(root: &Path, logs: u64, plain: bool, stores: &[bool]) -> anyhow::Result<()> {
     crate::run("cargo", &["build", "--release", "--locked", "-p", "sluice", "-p", "sluice-loadgen"])?;
     let cluster = postgres::Cluster::kept_at(&root.join("target/bench-data/postgres")).map_err(anyhow::Error::msg)?;
     for &sqlite in stores {
-        let (name, marker) =
-            if sqlite { ("SQLite", "search-bench-sqlite") } else { ("PostgreSQL", "search-bench-postgres") };
+        let name = if sqlite { "SQLite" } else { "PostgreSQL" };
+        let marker = match (sqlite, plain) {
+            (true, false) => "search-bench-sqlite",
+            (false, false) => "search-bench-postgres",
+            (true, true) => "search-bench-plain-sqlite",
+            (false, true) => "search-bench-plain-postgres",
+        };
         let mut table = String::from(
             "| query | p50 ms | p95 ms | max ms | 5xx | hits (median, page of 50) |\n|---|---|---|---|---|---|\n",
         );
         let url = fresh(root, (!sqlite).then_some(&cluster), "sluice_search_bench")?;
         let server = Server::start(root, &url, &[])?;
         settle();
-        let ingest = loadgen(root, &server, "search-ingest", logs)?;
+        let ingest = loadgen(root, &server, if plain { "plain-ingest" } else { "search-ingest" }, logs)?;
         // `ingest | logs | seconds | batches sent again after a 503 | logs/s`
         let fields: Vec<String> = ingest
             .iter()
@@ -79,12 +89,25 @@ pub(crate) fn bench(root: &Path, logs: u64, stores: &[bool]) -> anyhow::Result<(
             bail!("search-ingest printed {fields:?}");
         };
         let bytes = bytes_on_disk(&url, &cluster)?;
-        for row in loadgen(root, &server, "search-queries", logs)? {
+        let rows = if plain { Vec::new() } else { loadgen(root, &server, "search-queries", logs)? };
+        for row in rows {
             if let Some(row) = row.strip_prefix("query | ") {
                 table.push_str(&format!("| {row} |\n"));
             }
         }
         drop(server);
+        if plain {
+            let text = format!(
+                "{name}, measured {} by `cargo xtask bench search --plain` with {logs} loghub lines alone in one \
+                 workspace: ingest {rate} logs/s as fast as answered (32 connections, 100-entry JSON batches; \
+                 {retried} batches answered 503 and sent again), {:.0} bytes on disk per log.\n",
+                utc_now(),
+                bytes as f64 / logs as f64
+            );
+            println!("\n{text}");
+            write_between_markers(root, marker, &text)?;
+            continue;
+        }
         let text = format!(
             "{name}, measured {} by `cargo xtask bench search` with {logs} logs in one workspace: ingest {rate} logs/s \
              as fast as answered (32 connections, 100-entry JSON batches; {retried} batches answered 503 with \

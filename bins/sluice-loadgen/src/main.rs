@@ -8,7 +8,8 @@
 //! `--db-pid`, a PostgreSQL postmaster whose children are counted with it) it reads the CPU
 //! time those processes used in the window and the server's peak RSS from `/proc`.
 //!
-//! `search-ingest` and `search-queries` are the search benchmark's workload (`search.rs`);
+//! `search-ingest` and `search-queries` are the search benchmark's workload (`search.rs`),
+//! `plain-ingest` its loghub lines alone (for the bytes a plain log takes);
 //! `flows-ingest` and `flows-queries` the flow benchmark's (`flows.rs`, the same logs in flows);
 //! `reads`, the soak benchmark's readers (`reads.rs`); `tail`, the live tail benchmark
 //! (`tail.rs`).
@@ -67,6 +68,7 @@ const USAGE: &str = "usage: sluice-loadgen --url http://HOST:PORT --key KEY [--f
 [--corpus DIR] [--connections N] [--seconds N] [--warmup N] [--server-pid PID] [--db-pid PID] [--label TEXT] [--rate LOGS_PER_SECOND]
    or: sluice-loadgen --copy-csv FILE [--copy-rows N] [--corpus DIR]
    or: sluice-loadgen search-ingest --url URL --key KEY --logs N [--corpus DIR] [--connections N]
+   or: sluice-loadgen plain-ingest --url URL --key KEY --logs N [--corpus DIR] [--connections N]
    or: sluice-loadgen search-queries --url URL --key KEY --logs N [--corpus DIR] [--repeat N]
    or: sluice-loadgen flows-ingest --url URL --key KEY --logs N [--corpus DIR] [--connections N]
    or: sluice-loadgen flows-queries --url URL --key KEY --logs N [--corpus DIR] [--repeat N] [--password ADMIN_PASSWORD]
@@ -464,7 +466,9 @@ fn quantile_ms(sorted: &[u64], q: f64) -> f64 {
 
 #[actix_rt::main]
 async fn main() -> anyhow::Result<()> {
-    if let Some(mode) = std::env::args().nth(1).filter(|mode| mode.starts_with("search-") || mode.starts_with("flows-"))
+    if let Some(mode) = std::env::args()
+        .nth(1)
+        .filter(|mode| mode.starts_with("search-") || mode.starts_with("flows-") || mode == "plain-ingest")
     {
         return search::run(&mode).await;
     }

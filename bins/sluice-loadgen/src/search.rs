@@ -46,12 +46,15 @@ pub(crate) struct Workload {
     /// The flow benchmark's shape (`flows-ingest`): every log in a flow
     /// ([`crate::flows::flow_of`]).
     pub(crate) flows: bool,
+    /// The plain shape (`plain-ingest`): each message is its loghub line alone, with no
+    /// identifiers, for the bytes a log of real lines takes.
+    pub(crate) plain: bool,
 }
 
 impl Workload {
     pub(crate) fn new(lines: Vec<Line>, logs: u64) -> Workload {
         let newest_ms = time::OffsetDateTime::now_utc().unix_timestamp() * 1_000;
-        Workload { lines, logs, groups: (logs / 100).max(1), newest_ms, flows: false }
+        Workload { lines, logs, groups: (logs / 100).max(1), newest_ms, flows: false, plain: false }
     }
 
     /// The order number of a group: `ORD-` and seven digits, distinct per group (an affine map
@@ -87,16 +90,20 @@ impl Workload {
     fn entry(&self, i: u64) -> serde_json::Value {
         let line = &self.lines[usize::try_from(i.wrapping_mul(7_919) % self.lines.len() as u64).unwrap_or(0)];
         let group = i % self.groups;
-        let message = format!(
-            "{} order={} req={} trace={} kappa{:03} lambda{} failover to replica {}",
-            line.text,
-            self.order(group),
-            self.request_id(group),
-            self.trace(group),
-            i % 1_000,
-            i % 10,
-            self.replica(group)
-        );
+        let message = if self.plain {
+            line.text.clone()
+        } else {
+            format!(
+                "{} order={} req={} trace={} kappa{:03} lambda{} failover to replica {}",
+                line.text,
+                self.order(group),
+                self.request_id(group),
+                self.trace(group),
+                i % 1_000,
+                i % 10,
+                self.replica(group)
+            )
+        };
         let mut entry = json!({
             "timestamp": self.newest_ms - i64::try_from(self.logs - i).unwrap_or(0),
             "level": level_of(&line.text),
@@ -137,7 +144,7 @@ impl Workload {
     }
 }
 
-/// `sluice-loadgen search-ingest|search-queries|flows-ingest|flows-queries ...`: parses the
+/// `sluice-loadgen search-ingest|search-queries|plain-ingest|flows-ingest|flows-queries ...`: parses the
 /// mode's options and runs it.
 pub(crate) async fn run(mode: &str) -> anyhow::Result<()> {
     let (mut url, mut key, mut logs, mut connections, mut repeat) = (String::new(), String::new(), 0_u64, 32, 30);
@@ -162,8 +169,9 @@ pub(crate) async fn run(mode: &str) -> anyhow::Result<()> {
     }
     let mut workload = Workload::new(crate::corpus_lines(&corpus)?, logs);
     workload.flows = mode.starts_with("flows-");
+    workload.plain = mode == "plain-ingest";
     match mode {
-        "search-ingest" | "flows-ingest" => ingest(workload, &url, &key, connections).await,
+        "search-ingest" | "plain-ingest" | "flows-ingest" => ingest(workload, &url, &key, connections).await,
         "search-queries" => queries(workload, &url, &key, repeat).await,
         "flows-queries" => {
             crate::flows::queries(&workload, &url, &key, repeat).await?;
