@@ -64,15 +64,18 @@ impl Background {
         // outruns the index; it answers whether the tail had more, and the next starts at once.
         let round = move |connection: &mut SqliteConnection| {
             let mut more = false;
+            let started = std::time::Instant::now();
             if index_every.is_some() {
                 match index::index_tail(connection, &write_lock, &shape, ROUND_LOGS) {
                     Ok(indexed) => more = indexed >= ROUND_LOGS,
                     Err(error) => tracing::warn!(%error, "indexing new logs failed; the next round retries"),
                 }
             }
+            let indexing = started.elapsed();
             if let Err(error) = checkpoint(connection, &write_lock) {
                 tracing::warn!(%error, "WAL checkpoint failed; the next one retries");
             }
+            tracing::debug!(?indexing, checkpoint = ?started.elapsed().saturating_sub(indexing), "background round");
             more
         };
         std::thread::Builder::new()

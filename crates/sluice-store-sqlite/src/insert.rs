@@ -41,7 +41,9 @@ impl SqliteStore {
             // Counting happens before the write lock is taken.
             // What each batch counts, worked out before the write lock is taken.
             let prepared: Vec<BatchCounts> = group.iter().map(|batch| BatchCounts::of(batch, str::to_owned)).collect();
+            let waited = std::time::Instant::now();
             let lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
+            let (waited, writing) = (waited.elapsed(), std::time::Instant::now());
             let answers = connection
                 .immediate_transaction(|connection| {
                     let mut answers: Vec<Result<(), StoreError>> = vec![Ok(()); group.len()];
@@ -94,13 +96,20 @@ impl SqliteStore {
                 })
                 .map_err(from_diesel)?;
             drop(lock);
+            if waited + writing.elapsed() > std::time::Duration::from_millis(100) {
+                tracing::debug!(?waited, writing = ?writing.elapsed(), batches = group.len(), "a slow group");
+            }
             let (answers, tail) = answers;
             // The logs are committed: whatever happens here, the answer stands, and a search
             // reads logs the index does not cover yet.
-            if (index_now || tail > MAX_TAIL)
-                && let Err(error) = index::index_tail(connection, &write_lock, &shape, u64::MAX)
-            {
-                tracing::warn!(%error, "indexing new logs failed; the next insert retries");
+            if index_now || tail > MAX_TAIL {
+                let started = std::time::Instant::now();
+                match index::index_tail(connection, &write_lock, &shape, u64::MAX) {
+                    Ok(indexed) => {
+                        tracing::debug!(tail, indexed, took = ?started.elapsed(), "an insert indexed the tail")
+                    }
+                    Err(error) => tracing::warn!(%error, "indexing new logs failed; the next insert retries"),
+                }
             }
             Ok(answers)
         })
