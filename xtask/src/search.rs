@@ -70,9 +70,6 @@ pub(crate) fn bench(root: &Path, logs: u64, plain: bool, stores: &[bool]) -> any
             (true, true) => "search-bench-plain-sqlite",
             (false, true) => "search-bench-plain-postgres",
         };
-        let mut table = String::from(
-            "| query | p50 ms | p95 ms | max ms | 5xx | hits (median, page of 50) |\n|---|---|---|---|---|---|\n",
-        );
         let url = fresh(root, (!sqlite).then_some(&cluster), "sluice_search_bench")?;
         let server = Server::start(root, &url, &[])?;
         settle();
@@ -89,27 +86,23 @@ pub(crate) fn bench(root: &Path, logs: u64, plain: bool, stores: &[bool]) -> any
             bail!("search-ingest printed {fields:?}");
         };
         let bytes = bytes_on_disk(&url, &cluster)?;
-        let rows = if plain { Vec::new() } else { loadgen(root, &server, "search-queries", logs)? };
-        for row in rows {
-            if let Some(row) = row.strip_prefix("query | ") {
-                table.push_str(&format!("| {row} |\n"));
-            }
-        }
-        drop(server);
-        if plain {
-            let text = format!(
-                "{name}, measured {} by `cargo xtask bench search --plain` with {logs} loghub lines alone in one \
-                 workspace: ingest {rate} logs/s as fast as answered (32 connections, 100-entry JSON batches; \
-                 {retried} batches answered 503 and sent again), {:.0} bytes on disk per log.\n",
-                utc_now(),
-                bytes as f64 / logs as f64
+        // The plain run has no searches: its text says which lines were sent, and no table.
+        let (command, sent, table) = if plain {
+            ("cargo xtask bench search --plain", "loghub lines alone", String::new())
+        } else {
+            let mut table = String::from(
+                "| query | p50 ms | p95 ms | max ms | 5xx | hits (median, page of 50) |\n|---|---|---|---|---|---|\n",
             );
-            println!("\n{text}");
-            write_between_markers(root, marker, &text)?;
-            continue;
-        }
+            for row in loadgen(root, &server, "search-queries", logs)? {
+                if let Some(row) = row.strip_prefix("query | ") {
+                    table.push_str(&format!("| {row} |\n"));
+                }
+            }
+            ("cargo xtask bench search", "logs", table)
+        };
+        drop(server);
         let text = format!(
-            "{name}, measured {} by `cargo xtask bench search` with {logs} logs in one workspace: ingest {rate} logs/s \
+            "{name}, measured {} by `{command}` with {logs} {sent} in one workspace: ingest {rate} logs/s \
              as fast as answered (32 connections, 100-entry JSON batches; {retried} batches answered 503 with \
              `Retry-After` and sent again after it), {:.0} bytes on disk per log.\n\n{table}",
             utc_now(),

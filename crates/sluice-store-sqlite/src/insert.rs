@@ -96,8 +96,9 @@ impl SqliteStore {
                 })
                 .map_err(from_diesel)?;
             drop(lock);
-            if waited + writing.elapsed() > std::time::Duration::from_millis(100) {
-                tracing::debug!(?waited, writing = ?writing.elapsed(), batches = group.len(), "a slow group");
+            let writing = writing.elapsed();
+            if waited + writing > std::time::Duration::from_millis(100) {
+                tracing::debug!(?waited, ?writing, batches = group.len(), "a slow group");
             }
             let (answers, tail) = answers;
             // The logs are committed: whatever happens here, the answer stands, and a search
