@@ -46,7 +46,8 @@ impl Server {
             .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
             .args(extra)
             .env("SLUICE_DATABASE_URL", database_url)
-            .env("SLUICE_LOG", "warn")
+            // `SLUICE_BENCH_LOG` (say `warn,sluice_store_pg=debug`) shows a store's debug lines.
+            .env("SLUICE_LOG", std::env::var("SLUICE_BENCH_LOG").unwrap_or_else(|_| "warn".to_owned()))
             .stdout(Stdio::piped())
             .spawn()
             .context("cannot start target/release/sluice")?;

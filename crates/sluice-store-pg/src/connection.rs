@@ -38,6 +38,8 @@ pub struct PgStore {
     pub(crate) partitions: Arc<Mutex<Partitions>>,
     /// Chunks of a workspace's signatures gathered into one block.
     pub(crate) block_chunks: usize,
+    /// [`PgOptions::search_listed_chunks`].
+    pub(crate) listed_chunks: usize,
     /// The signatures of chunks not in a block yet that searches have read.
     pub(crate) signatures: sluice_store::signature::SignatureCache,
     /// Sealed blocks' headers and bands that searches have read (block ids are chunk ids,
@@ -92,6 +94,10 @@ pub struct PgOptions {
     /// default. A search reads a band per position and block; the chunks not in a block yet
     /// are tested from signatures kept in memory.
     pub index_block_chunks: usize,
+    /// The most chunks a search names to the database by id: more (a common needle, as
+    /// estimated from the newest blocks) are found by walking the workspace's chunks newest
+    /// first, each block narrowed only once the walk reaches it (`crate::allowed`).
+    pub search_listed_chunks: usize,
     /// "Now", for housekeeping: which days get a partition of their own (the server passes
     /// the clock its requests use; tests move it).
     pub clock: Clock,
@@ -108,6 +114,7 @@ impl std::fmt::Debug for PgOptions {
             .field("group", &self.group)
             .field("index_chunk_rows", &self.index_chunk_rows)
             .field("index_block_chunks", &self.index_block_chunks)
+            .field("search_listed_chunks", &self.search_listed_chunks)
             .finish_non_exhaustive()
     }
 }
@@ -122,6 +129,7 @@ impl Default for PgOptions {
             call_timeout: Duration::from_secs(10),
             index_chunk_rows: 256,
             index_block_chunks: sluice_store::signature::BLOCK_CHUNKS,
+            search_listed_chunks: crate::search::LISTED_CHUNKS,
             // Three writers: one PostgreSQL backend runs one transaction on one core, so
             // concurrent groups use both (measured with `cargo xtask bench ingest`: 1 writer
             // 8.4k, 2 13.8k, 3 16.8k, 4 15.2-16.3k logs/s). They hold the rows every group
@@ -208,6 +216,7 @@ impl PgStore {
             pool,
             partitions: Arc::new(Mutex::new(Partitions::default())),
             block_chunks: options.index_block_chunks,
+            listed_chunks: options.search_listed_chunks.max(1),
             signatures: sluice_store::signature::signature_cache(),
             blocks: sluice_store::signature::BlockCache::new(),
             unsealed: Arc::default(),
@@ -261,6 +270,13 @@ impl PgStore {
     pub fn cached_signatures(&self) -> u64 {
         self.signatures.run_pending_tasks();
         self.signatures.entry_count()
+    }
+
+    /// How many bands of sealed blocks searches keep in memory now: those of the blocks a
+    /// search has narrowed.
+    pub fn cached_bands(&self) -> u64 {
+        self.blocks.bands.run_pending_tasks();
+        self.blocks.bands.entry_count()
     }
 
     /// Whether the database answers (readiness).

@@ -26,6 +26,7 @@
 //! `flows`: `LogFlows`, `tenancy`: `TenantStore`, `connection`: `Store`).
 
 mod accounts;
+mod allowed;
 mod chunks;
 mod connection;
 mod consolidate;

@@ -13,6 +13,7 @@ use sluice_store::{LogFilter, LogPage, LogReads, Page, StoreError};
 use uuid::Uuid;
 
 use crate::PgStore;
+use crate::allowed::Allowed;
 use crate::error::from_diesel;
 use crate::rows::LogRow;
 use crate::schema::{log_chunks, logs};
@@ -20,12 +21,11 @@ use crate::search::{ChunkCondition, Condition, facet_condition};
 use crate::text;
 
 /// What a [`PgStore::chunk_walk`] reads: the chunks of `chunk_condition` (a condition built
-/// anew for each statement), only those of `listed` when given, that `keep_chunk` accepts,
-/// and their logs of `row_condition` that `keep` accepts.
+/// anew for each statement), only those of `listed` when given, and their logs of
+/// `row_condition` that `keep` accepts.
 pub(crate) struct ChunkWalk<'a> {
     pub(crate) chunk_condition: &'a (dyn Fn() -> Option<ChunkCondition> + Sync),
     pub(crate) listed: Option<&'a [i64]>,
-    pub(crate) keep_chunk: &'a (dyn Fn(i64) -> bool + Sync),
     pub(crate) row_condition: &'a (dyn Fn() -> Option<Condition> + Sync),
     pub(crate) keep: &'a (dyn Fn(&LogRow) -> bool + Sync),
 }
@@ -176,7 +176,8 @@ impl PgStore {
     }
 
     /// Reads the workspace's chunks that pass `chunk_condition` newest first (by their last
-    /// log's time), a step of chunks at a time, and the logs of those `keep_chunk` accepts that
+    /// log's time), a step of chunks at a time, and the logs of those `allowed` keeps (all,
+    /// without it) that
     /// `filter` (and `row_condition`) selects and `keep` accepts, until the newest of those that
     /// decide `page` are known: every chunk not read yet ends before them. Returns the rows from
     /// the page's offset on, newest first: its `limit` and one more when there is one.
@@ -187,14 +188,16 @@ impl PgStore {
         workspace: WorkspaceId,
         filter: &LogFilter,
         walk: &ChunkWalk<'_>,
+        mut allowed: Option<&mut Allowed>,
         page: Page,
     ) -> Result<Vec<LogRow>, StoreError> {
-        let ChunkWalk { chunk_condition, listed, keep_chunk, row_condition, keep } = walk;
+        let ChunkWalk { chunk_condition, listed, row_condition, keep } = walk;
         let mut connection = self.connection().await?;
         let mut rows: Newest<LogRow> = Newest::new(page);
         let mut after: Option<(i64, i64)> = None;
         let mut step = CHUNK_WALK_FIRST;
         let mut examined = 0_i64;
+        let (mut steps, mut rows_read) = (0_usize, 0_usize);
         // A few listed chunks are read once, by their ids, and walked here by recency; more
         // are found by the walk over the ordered index, which reads as far as the page needs.
         let (mut by_id, walked) = match listed {
@@ -251,8 +254,16 @@ impl PgStore {
                 break;
             };
             let examined_now = chunks.len() as i64;
+            steps += 1;
             examined += examined_now;
-            let kept: Vec<(i64, i64, i64)> = chunks.into_iter().filter(|&(id, _, _)| keep_chunk(id)).collect();
+            let kept: Vec<(i64, i64, i64)> = match allowed.as_deref_mut() {
+                Some(allowed) => {
+                    let ids: Vec<i64> = chunks.iter().map(|&(id, _, _)| id).collect();
+                    let keeps = allowed.keep(&mut connection, &ids).await.map_err(from_diesel)?;
+                    chunks.into_iter().zip(keeps).filter_map(|(chunk, keep)| keep.then_some(chunk)).collect()
+                }
+                None => chunks,
+            };
             if !kept.is_empty() {
                 let low = kept.iter().map(|&(_, min_ts, _)| min_ts).min().unwrap_or(i64::MIN);
                 let high = kept.iter().map(|&(_, _, max_ts)| max_ts).max().unwrap_or(high);
@@ -275,6 +286,7 @@ impl PgStore {
                     })
                     .await
                     .map_err(from_diesel)?;
+                rows_read += read.len();
                 rows.extend(read.into_iter().filter(|row| keep(row)));
             }
             after = Some((bound, last));
@@ -290,6 +302,7 @@ impl PgStore {
             step = if found == 0 { step * CHUNK_WALK_GROWTH } else { estimate.min(step * CHUNK_WALK_GROWTH) }
                 .clamp(CHUNK_WALK_FIRST, CHUNK_WALK_MAX);
         }
+        tracing::debug!(steps, examined, rows_read, "chunk walk");
         // Rows pushed onto the page after they were held as keys are read again, by id.
         let page_rows = rows.into_page();
         let missing = page_rows.missing();
@@ -321,11 +334,10 @@ impl LogReads for PgStore {
                 let walk = ChunkWalk {
                     chunk_condition: &|| facet_condition(filter),
                     listed: None,
-                    keep_chunk: &|_| true,
                     row_condition: &|| None,
                     keep: &|_| true,
                 };
-                let rows = self.chunk_walk(workspace, filter, &walk, page).await?;
+                let rows = self.chunk_walk(workspace, filter, &walk, None, page).await?;
                 let has_more = rows.len() > limit;
                 let logs = rows.into_iter().take(limit).map(Log::try_from).collect::<Result<_, _>>()?;
                 return Ok(LogPage { logs, has_more });

@@ -10,6 +10,7 @@ use sluice_store::page::{PageCollector, SearchableRow};
 use sluice_store::{LogFilter, LogPage, LogSearch, Page, Search, StoreError};
 
 use crate::PgStore;
+use crate::allowed::Allowed;
 use crate::chunks;
 use crate::error::from_diesel;
 use crate::list::{ChunkWalk, stored};
@@ -97,8 +98,9 @@ fn filter_condition(groups: &[Vec<Vec<u32>>], has: impl Fn(i32) -> ChunkConditio
     }))
 }
 
-/// The most allowed chunks a search names to the database; more are kept as the walk reads
-/// the workspace's chunks by recency.
+/// The most allowed chunks a search names to the database by default
+/// ([`crate::PgOptions::search_listed_chunks`]); more are decided as the walk reads the
+/// workspace's chunks by recency.
 pub(crate) const LISTED_CHUNKS: usize = 4_096;
 
 /// The signature positions the index looks `search` up by: for every index group whose
@@ -145,45 +147,6 @@ pub(crate) fn facet_condition(filter: &LogFilter) -> Option<ChunkCondition> {
     })
 }
 
-impl PgStore {
-    /// The chunks every group allows (a group allows those any of its needles may be in,
-    /// by the chunks' signatures). `groups` is not empty.
-    async fn allowed_chunks(
-        &self,
-        workspace: WorkspaceId,
-        groups: &[Vec<Vec<u32>>],
-    ) -> Result<foldhash::HashSet<i64>, StoreError> {
-        // Sets of up to every chunk id of the workspace (a common needle): hashed with foldhash,
-        // where SipHash took a fifth of a search's CPU at 50k chunks.
-        let mut connection = self.connection().await?;
-        let mut allowed: Option<foldhash::HashSet<i64>> = None;
-        for group in groups {
-            let mut any = foldhash::HashSet::default();
-            for positions in group {
-                let found = crate::signatures::candidates(
-                    &mut connection,
-                    *workspace.as_uuid(),
-                    positions,
-                    &self.signatures,
-                    &self.blocks,
-                )
-                .await
-                .map_err(from_diesel)?;
-                if any.is_empty() {
-                    any = found;
-                } else {
-                    any.extend(found);
-                }
-            }
-            allowed = Some(match allowed {
-                None => any,
-                Some(allowed) => allowed.intersection(&any).copied().collect(),
-            });
-        }
-        Ok(allowed.unwrap_or_default())
-    }
-}
-
 #[async_trait]
 impl LogSearch for PgStore {
     async fn search_logs(
@@ -210,10 +173,10 @@ impl LogSearch for PgStore {
                             &ChunkWalk {
                                 chunk_condition: &|| facet_condition(filter),
                                 listed: None,
-                                keep_chunk: &|_| true,
                                 row_condition: &|| index_condition(search),
                                 keep: &|row| row.matches(search),
                             },
+                            None,
                             page,
                         )
                         .await?;
@@ -227,14 +190,26 @@ impl LogSearch for PgStore {
             // The chunks the signatures allow, newest first, until the page is decided; the
             // needles narrow the rows read (a `LIKE` on the search text, so few rows leave the
             // server), and each is checked exactly.
-            let allowed = self.allowed_chunks(workspace, &groups).await?;
-            if allowed.is_empty() {
-                return Ok(collector.finish());
+            let started = std::time::Instant::now();
+            let mut connection = self.connection().await?;
+            let mut allowed =
+                Allowed::read(&mut connection, *workspace.as_uuid(), groups, &self.signatures, &self.blocks)
+                    .await
+                    .map_err(from_diesel)?;
+            // A few (a rare needle): named to the database, which reads just those. Many (a
+            // common needle, as the newest blocks tell): the workspace's chunks by recency,
+            // each block narrowed once the walk reaches it, so a page decided in the newest
+            // chunks costs neither the other blocks nor a list of every chunk.
+            let mut listed: Option<Vec<i64>> = None;
+            if allowed.estimate(&mut connection).await.map_err(from_diesel)? <= self.listed_chunks {
+                allowed.narrow_all(&mut connection).await.map_err(from_diesel)?;
+                if allowed.known().is_empty() {
+                    return Ok(collector.finish());
+                }
+                listed = (allowed.known().len() <= self.listed_chunks).then(|| allowed.known().iter().copied().collect());
             }
-            // A few: named to the database, which reads just those; many (a common needle):
-            // the workspace's chunks by recency, those allowed kept here, so a page decided in
-            // the newest few costs no list of every chunk.
-            let listed: Option<Vec<i64>> = (allowed.len() <= LISTED_CHUNKS).then(|| allowed.iter().copied().collect());
+            drop(connection);
+            let narrowed = started.elapsed();
             let chunks = || facet_condition(filter);
             let rows = self
                 .chunk_walk(
@@ -243,13 +218,19 @@ impl LogSearch for PgStore {
                     &ChunkWalk {
                         chunk_condition: &chunks,
                         listed: listed.as_deref(),
-                        keep_chunk: &|id| allowed.contains(&id),
                         row_condition: &|| index_condition(search),
                         keep: &|row| row.matches(search),
                     },
+                    Some(&mut allowed),
                     page,
                 )
                 .await?;
+            tracing::debug!(
+                listed = listed.as_ref().map(Vec::len),
+                narrow_ms = narrowed.as_secs_f64() * 1e3,
+                walk_ms = (started.elapsed() - narrowed).as_secs_f64() * 1e3,
+                "search"
+            );
             let mut collector = from_offset;
             collector.offer_all(rows)?;
             Ok(collector.finish())

@@ -144,6 +144,49 @@ async fn signatures_gather_into_blocks_that_find_identifiers_and_retention_drops
     drop(store);
 }
 
+/// A word in every chunk is looked for by walking the chunks newest first, and a page
+/// decided in the newest ones narrows only their blocks; a page that needs every block
+/// narrows them all and still answers every log, newest first.
+#[tokio::test]
+async fn a_common_word_narrows_only_the_blocks_its_page_reaches() {
+    let database = TestDatabase::new("sluice_chunks").await;
+    let options = PgOptions { index_block_chunks: 4, search_listed_chunks: 2, ..options() };
+    let store = PgStore::connect(database.url(), &options).await.expect("connect");
+    let workspace = Workspace::new("w", Plan::Enterprise, T0);
+    store.create_workspace(&workspace).await.expect("workspace");
+    // 100 logs in chunks of two: 50 chunks, twelve blocks of four and two chunks left over.
+    let logs: Vec<_> = (0..100).map(|n| log(&format!("parcel {n} shipped"), T0 + n * 1_000)).collect();
+    store.insert_logs(workspace.id, &logs).await.expect("insert");
+    store.maintain().await.expect("housekeeping seals the blocks due");
+    let mut connection = AsyncPgConnection::establish(database.url()).await.expect("connect");
+    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_blocks").await, 12);
+
+    let search = Search { query: Query::parse("shipped").expect("query"), fields: vec![SearchField::Message] };
+    let newest = store
+        .search_logs(workspace.id, &search, &LogFilter::default(), Page { limit: 2, offset: 0 })
+        .await
+        .expect("search");
+    let messages: Vec<String> = newest.logs.into_iter().map(|log| log.entry.message).collect();
+    assert_eq!(messages, ["parcel 99 shipped", "parcel 98 shipped"]);
+    assert!(newest.has_more);
+    let some = store.cached_bands();
+    assert!(some > 0, "the newest blocks were narrowed");
+
+    assert_eq!(found(&store, workspace.id, "shipped").await.len(), 100);
+    let all = store.cached_bands();
+    // Each block is narrowed by the same bands: the first search's walk (16 chunks, four
+    // blocks) and estimate (the newest two) read those of five blocks at most of twelve.
+    assert!(some * 12 <= all * 5, "{some} bands for the newest page, {all} for every log");
+    let page = store
+        .search_logs(workspace.id, &search, &LogFilter::default(), Page { limit: 100, offset: 0 })
+        .await
+        .expect("search");
+    let expected: Vec<String> = (0..100).rev().map(|n| format!("parcel {n} shipped")).collect();
+    assert_eq!(page.logs.into_iter().map(|log| log.entry.message).collect::<Vec<_>>(), expected);
+    assert_eq!(found(&store, workspace.id, "\"parcel 7 shipped\"").await, ["parcel 7 shipped"]);
+    drop(store);
+}
+
 #[tokio::test]
 async fn retention_drops_the_chunks_it_empties_and_keeps_the_rest() {
     let database = TestDatabase::new("sluice_chunks").await;

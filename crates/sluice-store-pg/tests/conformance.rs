@@ -45,3 +45,23 @@ mod small_blocks {
 
     sluice_store::conformance_suite!(fresh);
 }
+
+/// The same contract with blocks of three and searches that name at most one chunk to the
+/// database, so a needle found in more is walked newest first, each block narrowed when the
+/// walk reaches it (`crate::allowed`).
+mod walked_blocks {
+    use super::*;
+
+    async fn fresh() -> Fixture {
+        open(PgOptions {
+            pool_size: 4,
+            index_chunk_rows: 2,
+            index_block_chunks: 3,
+            search_listed_chunks: 1,
+            ..PgOptions::default()
+        })
+        .await
+    }
+
+    sluice_store::conformance_suite!(fresh);
+}

@@ -1,0 +1,372 @@
+//! The chunks a search's needles allow, by their signatures ([`sluice_store::signature`]),
+//! decided as a walk needs them: the chunks outside a block are tested up front, the blocks
+//! are narrowed ([`Narrowing`]) only when the walk reaches one of their chunks, so a common
+//! word answered from the newest chunks reads the bands of the newest blocks and no others,
+//! however large the workspace.
+//!
+//! Narrowing every block up front made each search of a common word cost time in proportion
+//! to the store: measured in `cargo xtask bench soak` on PostgreSQL, 0.2 ms at 5 blocks and
+//! 5.6 ms at 119 (and as much again to gather every allowed chunk's id into a set), the soak's
+//! reads p99 +47 % over ten minutes.
+
+use std::sync::Arc;
+
+use diesel::result::Error as DieselError;
+use diesel::sql_types::{Array, BigInt, Binary, Integer, Uuid as SqlUuid};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use foldhash::{HashMap, HashSet};
+use sluice_store::signature::{BlockCache, Narrowing, SignatureCache, StoredBlock, holds};
+use uuid::Uuid;
+
+/// The blocks narrowed before a search chooses how to read the chunks: the newest, whose
+/// share of allowed chunks (with the chunks outside a block) estimates the workspace's.
+const SAMPLED_BLOCKS: usize = 2;
+
+/// A chunk not in a block, as a search reads it: without its signature, then with it when
+/// the one kept in memory is not this one.
+#[derive(diesel::QueryableByName)]
+struct UnsealedDigest {
+    #[diesel(sql_type = BigInt)]
+    chunk_id: i64,
+    #[diesel(sql_type = BigInt)]
+    digest: i64,
+}
+
+#[derive(diesel::QueryableByName)]
+struct UnsealedSigned {
+    #[diesel(sql_type = BigInt)]
+    chunk_id: i64,
+    #[diesel(sql_type = BigInt)]
+    digest: i64,
+    #[diesel(sql_type = Binary)]
+    signature: Vec<u8>,
+}
+
+/// A block's id.
+#[derive(diesel::QueryableByName)]
+struct BlockId {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+}
+
+/// A block's header, as a search reads it.
+#[derive(diesel::QueryableByName)]
+struct BlockRow {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+    #[diesel(sql_type = Integer)]
+    bits: i32,
+    #[diesel(sql_type = Array<BigInt>)]
+    chunks: Vec<i64>,
+}
+
+/// A band of a block, as a search reads it.
+#[derive(diesel::QueryableByName)]
+struct BandRow {
+    #[diesel(sql_type = BigInt)]
+    block_id: i64,
+    #[diesel(sql_type = Integer)]
+    band: i32,
+    #[diesel(sql_type = Binary)]
+    slices: Vec<u8>,
+}
+
+/// What a search's needles allow of one workspace's chunks: for every index group, the chunks
+/// whose signatures may hold one of its needles.
+///
+/// The workspace's blocks and its chunks outside a block are read in one snapshot, so a block
+/// sealed meanwhile is seen once, either way. A block never changes once sealed, so its bands
+/// may be read later, outside the snapshot. A chunk in neither (written after the snapshot) is
+/// allowed: the exact check of its logs decides.
+pub(crate) struct Allowed {
+    workspace: Uuid,
+    /// For every index group, each needle's signature positions.
+    groups: Vec<Vec<Vec<u32>>>,
+    blocks_cache: BlockCache,
+    /// The workspace's blocks at the snapshot, by id (their first chunk's), each with the
+    /// greatest chunk id of it and of every block before it (`reach`), so a chunk's block is
+    /// found going back from the last block starting at or before it.
+    blocks: Vec<(Arc<StoredBlock>, i64)>,
+    narrowed: Vec<bool>,
+    /// The chunks outside a block at the snapshot.
+    unsealed: HashSet<i64>,
+    /// The allowed chunks among those decided: outside a block, or in a narrowed block.
+    allowed: HashSet<i64>,
+    /// How many chunks are decided, and how many there are in all.
+    decided: usize,
+    total: usize,
+}
+
+impl Allowed {
+    /// Reads the workspace's blocks and its chunks outside a block (their signatures from
+    /// `signatures` where kept) in one snapshot, and tests the latter.
+    pub(crate) async fn read(
+        connection: &mut AsyncPgConnection,
+        workspace: Uuid,
+        groups: Vec<Vec<Vec<u32>>>,
+        signatures: &SignatureCache,
+        blocks_cache: &BlockCache,
+    ) -> Result<Allowed, DieselError> {
+        let (signatures, cache) = (signatures.clone(), blocks_cache.clone());
+        let (stored, unsealed) = connection
+            .build_transaction()
+            .repeatable_read()
+            .read_only()
+            .run(async move |connection: &mut AsyncPgConnection| {
+                let stored = headers(connection, workspace, &cache).await?;
+                let unsealed = unsealed_signatures(connection, workspace, &signatures).await?;
+                Ok::<_, DieselError>((stored, unsealed))
+            })
+            .await?;
+        let mut blocks: Vec<(Arc<StoredBlock>, i64)> = stored.into_iter().map(|block| (block, 0)).collect();
+        blocks.sort_unstable_by_key(|(block, _)| block.id);
+        let mut reach = i64::MIN;
+        for (block, block_reach) in &mut blocks {
+            reach = reach.max(block.chunks.iter().copied().max().unwrap_or(block.id));
+            *block_reach = reach;
+        }
+        let allowed: HashSet<i64> = unsealed
+            .iter()
+            .filter(|(_, signature)| {
+                groups.iter().all(|group| group.iter().any(|positions| holds(&signature.1, positions)))
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        let total = unsealed.len() + blocks.iter().map(|(block, _)| block.chunks.len()).sum::<usize>();
+        Ok(Allowed {
+            workspace,
+            groups,
+            blocks_cache: blocks_cache.clone(),
+            narrowed: vec![false; blocks.len()],
+            blocks,
+            decided: unsealed.len(),
+            unsealed: unsealed.into_iter().map(|(id, _)| id).collect(),
+            allowed,
+            total,
+        })
+    }
+
+    /// Narrows the newest blocks ([`SAMPLED_BLOCKS`]), then estimates how many chunks are
+    /// allowed in all; exact once every block is narrowed.
+    pub(crate) async fn estimate(&mut self, connection: &mut AsyncPgConnection) -> Result<usize, DieselError> {
+        let newest: Vec<usize> = (0..self.blocks.len()).rev().take(SAMPLED_BLOCKS).collect();
+        self.narrow(connection, &newest).await?;
+        Ok(if self.decided == self.total {
+            self.allowed.len()
+        } else {
+            self.allowed.len().saturating_mul(self.total) / self.decided.max(1)
+        })
+    }
+
+    /// Narrows every block not narrowed yet: the allowed chunks are then all known.
+    pub(crate) async fn narrow_all(&mut self, connection: &mut AsyncPgConnection) -> Result<(), DieselError> {
+        let due: Vec<usize> = (0..self.blocks.len()).filter(|&index| !self.narrowed[index]).collect();
+        self.narrow(connection, &due).await
+    }
+
+    /// The allowed chunks, once every block is narrowed ([`Allowed::narrow_all`]).
+    pub(crate) fn known(&self) -> &HashSet<i64> {
+        &self.allowed
+    }
+
+    /// Which of `chunks` are allowed, narrowing the blocks they are in first.
+    pub(crate) async fn keep(
+        &mut self,
+        connection: &mut AsyncPgConnection,
+        chunks: &[i64],
+    ) -> Result<Vec<bool>, DieselError> {
+        let mut due: Vec<usize> = chunks
+            .iter()
+            .filter(|chunk| !self.unsealed.contains(chunk))
+            .filter_map(|&chunk| self.block_of(chunk))
+            .filter(|&index| !self.narrowed[index])
+            .collect();
+        due.sort_unstable();
+        due.dedup();
+        self.narrow(connection, &due).await?;
+        Ok(chunks
+            .iter()
+            .map(|chunk| {
+                let known = self.unsealed.contains(chunk) || self.block_of(*chunk).is_some();
+                !known || self.allowed.contains(chunk)
+            })
+            .collect())
+    }
+
+    /// The index of the block holding `chunk`, if any (a block's chunks are in id order).
+    fn block_of(&self, chunk: i64) -> Option<usize> {
+        let mut index = self.blocks.partition_point(|(block, _)| block.id <= chunk);
+        while index > 0 {
+            index -= 1;
+            let (block, reach) = &self.blocks[index];
+            if *reach < chunk {
+                return None;
+            }
+            if block.chunks.binary_search(&chunk).is_ok() {
+                return Some(index);
+            }
+        }
+        None
+    }
+
+    /// Narrows the blocks at `indexes` by every needle, reading the bands not kept.
+    async fn narrow(&mut self, connection: &mut AsyncPgConnection, indexes: &[usize]) -> Result<(), DieselError> {
+        if indexes.is_empty() {
+            return Ok(());
+        }
+        let blocks: Vec<&StoredBlock> = indexes.iter().map(|&index| &*self.blocks[index].0).collect();
+        let mut allowed: Option<HashSet<i64>> = None;
+        for group in &self.groups {
+            let mut any = HashSet::default();
+            for positions in group {
+                any.extend(narrowed(connection, self.workspace, &blocks, positions, &self.blocks_cache).await?);
+            }
+            allowed = Some(match allowed {
+                None => any,
+                Some(allowed) => allowed.intersection(&any).copied().collect(),
+            });
+        }
+        self.allowed.extend(allowed.unwrap_or_default());
+        for &index in indexes {
+            self.narrowed[index] = true;
+            self.decided += self.blocks[index].0.chunks.len();
+        }
+        Ok(())
+    }
+}
+
+/// The workspace's blocks: their ids, then the headers not kept yet.
+async fn headers(
+    connection: &mut AsyncPgConnection,
+    workspace: Uuid,
+    cache: &BlockCache,
+) -> Result<Vec<Arc<StoredBlock>>, DieselError> {
+    let ids: Vec<BlockId> = diesel::sql_query("SELECT id FROM log_blocks WHERE workspace_id = $1")
+        .bind::<SqlUuid, _>(workspace)
+        .load(connection)
+        .await?;
+    let mut stored: Vec<Arc<StoredBlock>> = Vec::with_capacity(ids.len());
+    let mut unknown = Vec::new();
+    for BlockId { id } in ids {
+        match cache.headers.get(&id) {
+            Some(block) => stored.push(block),
+            None => unknown.push(id),
+        }
+    }
+    if !unknown.is_empty() {
+        let rows: Vec<BlockRow> =
+            diesel::sql_query("SELECT id, bits, chunks FROM log_blocks WHERE workspace_id = $1 AND id = ANY($2)")
+                .bind::<SqlUuid, _>(workspace)
+                .bind::<Array<BigInt>, _>(&unknown)
+                .load(connection)
+                .await?;
+        for row in rows {
+            let block =
+                Arc::new(StoredBlock { id: row.id, bits: u32::try_from(row.bits).unwrap_or(0), chunks: row.chunks });
+            cache.headers.insert(row.id, block.clone());
+            stored.push(block);
+        }
+    }
+    Ok(stored)
+}
+
+/// The chunks not in a block, with their signatures: their digests read, the signatures kept
+/// in memory used, those not there read once.
+async fn unsealed_signatures(
+    connection: &mut AsyncPgConnection,
+    workspace: Uuid,
+    cache: &SignatureCache,
+) -> Result<Vec<(i64, Arc<(i64, Vec<u8>)>)>, DieselError> {
+    let unsealed: Vec<UnsealedDigest> =
+        diesel::sql_query("SELECT chunk_id, digest FROM log_chunk_signatures WHERE workspace_id = $1")
+            .bind::<SqlUuid, _>(workspace)
+            .load(connection)
+            .await?;
+    let mut signed = Vec::with_capacity(unsealed.len());
+    let mut missing = Vec::new();
+    for row in unsealed {
+        match cache.get(&row.chunk_id) {
+            Some(kept) if kept.0 == row.digest => signed.push((row.chunk_id, kept)),
+            _ => missing.push(row.chunk_id),
+        }
+    }
+    if !missing.is_empty() {
+        let rows: Vec<UnsealedSigned> = diesel::sql_query(
+            "SELECT chunk_id, digest, signature FROM log_chunk_signatures \
+             WHERE workspace_id = $1 AND chunk_id = ANY($2)",
+        )
+        .bind::<SqlUuid, _>(workspace)
+        .bind::<Array<BigInt>, _>(&missing)
+        .load(connection)
+        .await?;
+        for row in rows {
+            let kept = Arc::new((row.digest, row.signature));
+            cache.insert(row.chunk_id, kept.clone());
+            signed.push((row.chunk_id, kept));
+        }
+    }
+    Ok(signed)
+}
+
+/// The chunks of `blocks` whose signatures may hold a needle of `positions` (not empty),
+/// narrowed in rounds ([`Narrowing`]), each round's bands kept or read (with those not stored
+/// kept as such).
+async fn narrowed(
+    connection: &mut AsyncPgConnection,
+    workspace: Uuid,
+    blocks: &[&StoredBlock],
+    positions: &[u32],
+    cache: &BlockCache,
+) -> Result<Vec<i64>, DieselError> {
+    let mut narrowing = Narrowing::new(blocks.iter().copied(), positions);
+    while let Some((ids, bands)) = narrowing.next_round() {
+        let mut rows: Vec<(i64, u32, Arc<[u8]>)> = Vec::new();
+        let (mut missing_blocks, mut missing_bands) = (Vec::new(), Vec::new());
+        for &id in &ids {
+            for &band in &bands {
+                match cache.bands.get(&(id, band)) {
+                    Some(Some(slices)) => rows.push((id, band, slices)),
+                    Some(None) => {}
+                    None => {
+                        missing_blocks.push(id);
+                        missing_bands.push(band);
+                    }
+                }
+            }
+        }
+        if !missing_blocks.is_empty() {
+            missing_blocks.sort_unstable();
+            missing_blocks.dedup();
+            missing_bands.sort_unstable();
+            missing_bands.dedup();
+            let wanted: Vec<i32> = missing_bands.iter().map(|band| i32::try_from(*band).unwrap_or(i32::MAX)).collect();
+            let read: Vec<BandRow> = diesel::sql_query(
+                "SELECT block_id, band, slices FROM log_block_bands \
+                 WHERE workspace_id = $1 AND block_id = ANY($2) AND band = ANY($3)",
+            )
+            .bind::<SqlUuid, _>(workspace)
+            .bind::<Array<BigInt>, _>(&missing_blocks)
+            .bind::<Array<Integer>, _>(&wanted)
+            .load(connection)
+            .await?;
+            let mut read: HashMap<(i64, u32), Arc<[u8]>> = read
+                .into_iter()
+                .map(|row| ((row.block_id, u32::try_from(row.band).unwrap_or(u32::MAX)), Arc::from(row.slices)))
+                .collect();
+            for &id in &missing_blocks {
+                for &band in &missing_bands {
+                    if cache.bands.contains_key(&(id, band)) {
+                        continue;
+                    }
+                    let slices = read.remove(&(id, band));
+                    cache.bands.insert((id, band), slices.clone());
+                    if let Some(slices) = slices {
+                        rows.push((id, band, slices));
+                    }
+                }
+            }
+        }
+        narrowing.apply(rows);
+    }
+    Ok(narrowing.chunks())
+}
