@@ -8,7 +8,7 @@
 //! ([`READS_PER_SECOND`]; `--reads-per-second 0`: as fast as answered): first for the warm-up
 //! minutes (3 by default, [`WARMUP_MINUTES`]), shown but not kept, then for N measured minutes
 //! (10 by default). Each measured minute is a row: ingest logs/s and p99, reads' p99, the
-//! server's resident memory at the minute's end, refusals. The start and the end are compared
+//! server's peak resident memory in the minute (sampled every 250 ms), refusals. The start and the end are compared
 //! ([`window`]): flat is within 10 %. Writes the table to docs/PERFORMANCE.md between the
 //! `soak-bench` markers.
 
@@ -58,6 +58,35 @@ struct Minute {
     read_p99: f64,
     reads: u64,
     rss_mb: f64,
+}
+
+/// The most resident memory the server had while a minute ran, sampled every 250 ms: the
+/// minute's peak, where one sample at its end caught a block being sealed (tens of MB for a
+/// second) in some minutes and not in others.
+struct PeakRss {
+    stop: std::sync::mpsc::Sender<()>,
+    sampler: std::thread::JoinHandle<f64>,
+}
+
+impl PeakRss {
+    fn watch(pid: u32) -> PeakRss {
+        let (stop, stopped) = std::sync::mpsc::channel();
+        let sampler = std::thread::spawn(move || {
+            let mut peak = rss_mb(pid);
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                stopped.recv_timeout(std::time::Duration::from_millis(250))
+            {
+                peak = peak.max(rss_mb(pid));
+            }
+            peak.max(rss_mb(pid))
+        });
+        PeakRss { stop, sampler }
+    }
+
+    fn stop(self) -> f64 {
+        let _ = self.stop.send(());
+        self.sampler.join().unwrap_or(0.0)
+    }
 }
 
 /// The server's resident memory now, in MB (`VmRSS`).
@@ -125,7 +154,9 @@ pub(crate) fn bench(root: &Path, plan: &Plan, stores: &[bool]) -> anyhow::Result
                 reads.extend(["--rate", &pace]);
             }
             let (ingest, reads) = (loadgen(root, &server, &ingest)?, loadgen(root, &server, &reads)?);
+            let peak = PeakRss::watch(pid);
             let (ingest, reads) = (cells(&last_line(ingest)?), last_line(reads)?);
+            let rss_mb = peak.stop();
             let reads: Vec<&str> = reads.split_whitespace().collect();
             let row = Minute {
                 logs_per_second: ingest.get(3).and_then(|cell| cell.parse().ok()).unwrap_or(0.0),
@@ -133,7 +164,7 @@ pub(crate) fn bench(root: &Path, plan: &Plan, stores: &[bool]) -> anyhow::Result
                 refused: ingest.get(10).cloned().unwrap_or_default(),
                 reads: reads.get(1).and_then(|cell| cell.parse().ok()).unwrap_or(0),
                 read_p99: reads.get(3).and_then(|cell| cell.parse().ok()).unwrap_or(0.0),
-                rss_mb: rss_mb(pid),
+                rss_mb,
             };
             let phase = if minute > 0 {
                 format!("minute {minute}")
@@ -141,7 +172,7 @@ pub(crate) fn bench(root: &Path, plan: &Plan, stores: &[bool]) -> anyhow::Result
                 format!("warm-up minute {} of {warmup_minutes}", minute + i64::from(warmup_minutes))
             };
             eprintln!(
-                "soak, {name}, {phase}: {:.0} logs/s, p99 {:.1} ms, reads p99 {:.1} ms ({}), RSS {:.0} MB",
+                "soak, {name}, {phase}: {:.0} logs/s, p99 {:.1} ms, reads p99 {:.1} ms ({}), peak RSS {:.0} MB",
                 row.logs_per_second, row.ingest_p99, row.read_p99, row.reads, row.rss_mb
             );
             if minute > 0 {
@@ -178,8 +209,8 @@ pub(crate) fn bench(root: &Path, plan: &Plan, stores: &[bool]) -> anyhow::Result
             .collect();
         sections.push(format!(
             "**{name}**: {most:.0} logs/s as fast as answered, so {rate:.0} offered. {}: \
-             throughput {:+.1} %, ingest p99 {:+.1} %, reads p99 {:+.1} %, RSS {:+.1} %.\n\n\
-             | minute | ingest logs/s | ingest p99 ms | reads p99 ms | reads | server RSS MB | refused |\n\
+             throughput {:+.1} %, ingest p99 {:+.1} %, reads p99 {:+.1} %, peak RSS {:+.1} %.\n\n\
+             | minute | ingest logs/s | ingest p99 ms | reads p99 ms | reads | server peak RSS MB | refused |\n\
              |---|---|---|---|---|---|---|\n{}\n",
             if span == 1 { "First minute to last".to_owned() } else { format!("First {span} minutes to last {span}") },
             change(|minute| minute.logs_per_second),

@@ -95,6 +95,17 @@ pub(crate) struct Allowed {
     /// How many chunks are decided, and how many there are in all.
     decided: usize,
     total: usize,
+    /// What narrowing took so far (for a debug line): blocks narrowed, bands read from the
+    /// database, statements.
+    pub(crate) work: Work,
+}
+
+/// What an [`Allowed`] has read so far.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Work {
+    pub(crate) blocks: usize,
+    pub(crate) bands_read: usize,
+    pub(crate) statements: usize,
 }
 
 impl Allowed {
@@ -143,6 +154,7 @@ impl Allowed {
             unsealed: unsealed.into_iter().map(|(id, _)| id).collect(),
             allowed,
             total,
+            work: Work::default(),
         })
     }
 
@@ -219,7 +231,10 @@ impl Allowed {
         for group in &self.groups {
             let mut any = HashSet::default();
             for positions in group {
-                any.extend(narrowed(connection, self.workspace, &blocks, positions, &self.blocks_cache).await?);
+                any.extend(
+                    narrowed(connection, self.workspace, &blocks, positions, &self.blocks_cache, &mut self.work)
+                        .await?,
+                );
             }
             allowed = Some(match allowed {
                 None => any,
@@ -227,6 +242,7 @@ impl Allowed {
             });
         }
         self.allowed.extend(allowed.unwrap_or_default());
+        self.work.blocks += indexes.len();
         for &index in indexes {
             self.narrowed[index] = true;
             self.decided += self.blocks[index].0.chunks.len();
@@ -317,6 +333,7 @@ async fn narrowed(
     blocks: &[&StoredBlock],
     positions: &[u32],
     cache: &BlockCache,
+    work: &mut Work,
 ) -> Result<Vec<i64>, DieselError> {
     let mut narrowing = Narrowing::new(blocks.iter().copied(), positions);
     while let Some((ids, bands)) = narrowing.next_round() {
@@ -349,6 +366,8 @@ async fn narrowed(
             .bind::<Array<Integer>, _>(&wanted)
             .load(connection)
             .await?;
+            work.statements += 1;
+            work.bands_read += read.len();
             let mut read: HashMap<(i64, u32), Arc<[u8]>> = read
                 .into_iter()
                 .map(|row| ((row.block_id, u32::try_from(row.band).unwrap_or(u32::MAX)), Arc::from(row.slices)))

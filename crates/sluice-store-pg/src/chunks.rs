@@ -193,8 +193,14 @@ impl Chunker {
         &self.of_row
     }
 
-    /// Writes the chunks; returns their ids, in order.
-    pub(crate) async fn write(&self, connection: &mut AsyncPgConnection) -> Result<Vec<i64>, DieselError> {
+    /// Writes the chunks; returns their ids, in order. Their signatures are kept in `cache`
+    /// when given, so a search need not read them back (those of a transaction that rolls back
+    /// are under ids never used again, and go as the cache fills).
+    pub(crate) async fn write(
+        &self,
+        connection: &mut AsyncPgConnection,
+        cache: Option<&sluice_store::signature::SignatureCache>,
+    ) -> Result<Vec<i64>, DieselError> {
         if self.chunks.is_empty() {
             return Ok(Vec::new());
         }
@@ -225,6 +231,12 @@ impl Chunker {
         .execute(connection)
         .await?;
         crate::signatures::insert(connection, &ids, &workspaces, &signatures).await?;
+        if let Some(cache) = cache {
+            for (&id, signature) in ids.iter().zip(signatures) {
+                let digest = sluice_store::signature::digest(&signature);
+                cache.insert(id, std::sync::Arc::new((digest, signature)));
+            }
+        }
         Ok(ids)
     }
 }
@@ -302,7 +314,7 @@ pub(crate) async fn index_unchunked(connection: &mut AsyncPgConnection, chunk_ro
                 for row in &rows {
                     chunker.add(row.workspace_id, row.ts, &row.search_text, &row.facets());
                 }
-                let ids = chunker.write(connection).await?;
+                let ids = chunker.write(connection, None).await?;
                 diesel::sql_query(
                     "UPDATE logs SET chunk_id = u.chunk_id \
                      FROM unnest($1::uuid[], $2::int8[], $3::uuid[], $4::int8[]) AS u(workspace_id, ts, id, chunk_id) \

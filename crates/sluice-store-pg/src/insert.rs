@@ -109,10 +109,11 @@ impl PgStore {
         })?;
         let over = Mutex::new(Vec::new());
         let over_quota = &over;
+        let signatures = &self.signatures;
         let written = (*connection)
             .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
                 if !rows.is_empty() {
-                    let ids = chunker.write(connection).await?;
+                    let ids = chunker.write(connection, Some(signatures)).await?;
                     for (row, &chunk) in rows.iter_mut().zip(chunker.chunk_of_rows()) {
                         row.chunk_id = ids[chunk];
                     }

@@ -206,7 +206,8 @@ impl LogSearch for PgStore {
                 if allowed.known().is_empty() {
                     return Ok(collector.finish());
                 }
-                listed = (allowed.known().len() <= self.listed_chunks).then(|| allowed.known().iter().copied().collect());
+                listed =
+                    (allowed.known().len() <= self.listed_chunks).then(|| allowed.known().iter().copied().collect());
             }
             drop(connection);
             let narrowed = started.elapsed();
@@ -227,6 +228,9 @@ impl LogSearch for PgStore {
                 .await?;
             tracing::debug!(
                 listed = listed.as_ref().map(Vec::len),
+                blocks = allowed.work.blocks,
+                bands_read = allowed.work.bands_read,
+                band_statements = allowed.work.statements,
                 narrow_ms = narrowed.as_secs_f64() * 1e3,
                 walk_ms = (started.elapsed() - narrowed).as_secs_f64() * 1e3,
                 "search"

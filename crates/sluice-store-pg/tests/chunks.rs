@@ -116,7 +116,7 @@ async fn signatures_gather_into_blocks_that_find_identifiers_and_retention_drops
     assert!(found(&store, workspace.id, "ORD-9999999").await.is_empty());
     // Words go by the trigrams in the signatures.
     assert_eq!(found(&store, workspace.id, "shipped").await.len(), 21);
-    assert_eq!(store.cached_signatures(), 3 + 1, "the signatures outside a block, read once");
+    assert_eq!(store.cached_signatures(), 3 + 1, "the signatures outside a block are kept in memory");
 
     // The first 10 logs: the first block's 8 and the first two of the second.
     assert_eq!(store.delete_logs_before(workspace.id, T0 + 10_000).await.expect("delete"), 10);
