@@ -302,7 +302,12 @@ impl crate::PgStore {
             let _sealing = Sealer(store.sealing.clone());
             let sealed = store
                 .with_deadline(async {
-                    let mut connection = store.connection().await?;
+                    // Taken out of the pool, and closed after: a connection keeps the buffers
+                    // it grew for the largest statement and answer it carried, and a block's
+                    // signatures (tens of MB) grew each pooled connection that sealed one
+                    // for good, a slow climb of the server's RSS as connections took turns
+                    // (`cargo xtask bench soak`). The pool opens another when it needs one.
+                    let mut connection = deadpool::managed::Object::take(store.connection().await?);
                     for workspace in due {
                         seal_due(&mut connection, Some(workspace), store.block_chunks, &store.signatures)
                             .await
