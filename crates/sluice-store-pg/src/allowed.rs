@@ -6,8 +6,9 @@
 //!
 //! Narrowing every block up front made each search of a common word cost time in proportion
 //! to the store: measured in `cargo xtask bench soak` on PostgreSQL, 0.2 ms at 5 blocks and
-//! 5.6 ms at 119 (and as much again to gather every allowed chunk's id into a set), the soak's
-//! reads p99 +47 % over ten minutes.
+//! 10 ms at 190 (and as much again to gather every allowed chunk's id into a set), the soak's
+//! reads p99 +54 % over ten minutes; narrowed as the walk reaches them, -8.6 %
+//! (docs/PERFORMANCE.md, issue 25).
 
 use std::sync::Arc;
 
