@@ -119,6 +119,35 @@ impl<'a> NewLogRow<'a> {
 }
 
 impl NewLogRow<'_> {
+    /// About the bytes the row takes in an insert statement: its text, and 8 a column for the
+    /// rest (lengths, numbers, ids).
+    fn size(&self) -> usize {
+        let optional = [
+            &self.version,
+            &self.user_id,
+            &self.session_id,
+            &self.request_id,
+            &self.error_name,
+            &self.error_stack,
+            &self.flow_id,
+            &self.country,
+            &self.ip_address,
+        ]
+        .into_iter()
+        .flatten()
+        .map(|text| text.len())
+        .sum::<usize>();
+        let text = self.level.len()
+            + self.environment.len()
+            + self.source.len()
+            + self.dataset.len()
+            + self.message.len()
+            + self.data.map_or(0, str::len)
+            + self.tags.as_ref().map_or(0, String::len)
+            + self.stored_search_text().map_or(0, str::len);
+        text + optional + 8 * 22 + 32
+    }
+
     /// The search text as stored: none when the statements fold the same from the fields
     /// ([`SEARCH_TEXT_SQL`]): every field ASCII, whose folding is ASCII's lowercase.
     fn stored_search_text(&self) -> Option<&str> {
@@ -126,11 +155,43 @@ impl NewLogRow<'_> {
     }
 }
 
-/// Inserts `rows` in one statement with one array per column, unnested by the server: one
-/// short statement, prepared once per connection and cached, whatever the number of rows,
-/// where a multi-row `VALUES` list is a new statement of 21 parameters a row to parse and
-/// plan for every group.
+/// Inserts `rows` with one array per column, unnested by the server: one short statement of
+/// 22 parameters whatever the number of rows, where a multi-row `VALUES` list is a statement
+/// of 22 parameters a row for the server to parse and plan.
+///
+/// A group of thousands of rows goes in several such statements of at most [`INSERT_BYTES`]
+/// each: a pooled connection keeps its send buffer at the size of the largest statement it
+/// ever sent (measured with the seal's bands: `crate::signatures`), so a group of large
+/// entries (5,000 of 10 KB: 50 MB) in one statement would leave as much behind on each
+/// connection that wrote one.
 pub(crate) async fn insert_rows(
+    connection: &mut diesel_async::AsyncPgConnection,
+    rows: &[NewLogRow<'_>],
+) -> QueryResult<usize> {
+    let mut inserted = 0;
+    let mut rest = rows;
+    while !rest.is_empty() {
+        let mut bytes = 0;
+        let run = rest
+            .iter()
+            .take_while(|row| {
+                bytes += row.size();
+                bytes <= INSERT_BYTES
+            })
+            .count()
+            .max(1);
+        let (statement, after) = rest.split_at(run);
+        inserted += insert_statement(connection, statement).await?;
+        rest = after;
+    }
+    Ok(inserted)
+}
+
+/// The most bytes of row data one insert statement carries (one row larger than this goes
+/// alone).
+pub(crate) const INSERT_BYTES: usize = 1 << 20;
+
+async fn insert_statement(
     connection: &mut diesel_async::AsyncPgConnection,
     rows: &[NewLogRow<'_>],
 ) -> QueryResult<usize> {

@@ -188,29 +188,36 @@ pub async fn list_is_scoped_to_the_workspace(store: &dyn Store) {
 }
 
 /// A batch that fails part-way (here: its last log repeats the first, id and timestamp,
-/// after more rows than one insert statement takes) leaves nothing behind.
+/// after more rows, and more bytes, than one insert statement takes) leaves nothing behind.
 pub async fn failed_batch_stores_nothing(store: &dyn Store) {
     let workspace = new_workspace(store, "w").await;
     let first = log("first", T0);
     let mut twin = log("twin", T0);
     twin.id = first.id;
     let mut batch = vec![log("before", T0 + 2), first];
-    batch.extend((0..1_200).map(|index| log("filler", T0 + 3 + index)));
+    let filler = format!("filler {}", "x".repeat(2_000));
+    batch.extend((0..1_200).map(|index| log(&filler, T0 + 3 + index)));
     batch.push(twin);
     assert!(store.insert_logs(workspace, &batch).await.is_err());
     let page = store.list_logs(workspace, &LogFilter::default(), EVERYTHING).await.expect("list");
     assert!(page.logs.is_empty(), "a failed batch stored {:?}", messages(&page.logs));
 }
 
-/// A batch far larger than one request's 100 entries (bulk imports, benches) is stored whole.
+/// A batch far larger than one request's 100 entries (bulk imports, benches; megabytes, more
+/// than one insert statement carries) is stored whole, each log found by its own text.
 pub async fn large_batches_are_stored_whole(store: &dyn Store) {
     let workspace = new_workspace(store, "w").await;
-    let logs: Vec<Log> = (0..2_500).map(|i| log(&format!("m{i}"), T0 + i)).collect();
+    let padding = "y".repeat(1_500);
+    let logs: Vec<Log> = (0..2_500).map(|i| log(&format!("m{i} {} {padding}", request_id(i)), T0 + i)).collect();
     store.insert_logs(workspace, &logs).await.expect("insert");
     let page =
         store.list_logs(workspace, &LogFilter::default(), Page { limit: 1000, offset: 2_000 }).await.expect("list");
     assert_eq!((page.logs.len(), page.has_more), (500, false));
-    assert_eq!(page.logs.last().map(|log| log.entry.message.as_str()), Some("m0"));
+    assert_eq!(page.logs.last().map(|log| log.entry.message.as_str()), Some(logs[0].entry.message.as_str()));
+    for i in [0, 699, 700, 1_401, 2_499] {
+        let found = found(store, workspace, &request_id(i), &[SearchField::Message]).await;
+        assert_eq!(found, [logs[i as usize].entry.message.as_str()], "log {i}");
+    }
 }
 
 /// The logs stored after an id, the latest `limit` of them, oldest first (a tail's replay),
