@@ -16,8 +16,10 @@ use diesel::result::Error as DieselError;
 use diesel::sql_types::{Array, BigInt, Binary, Integer, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use foldhash::{HashMap, HashSet};
-use sluice_store::signature::{BlockCache, Narrowing, SignatureCache, StoredBlock, holds};
+use sluice_store::signature::{BlockCache, Narrowing, StoredBlock, holds};
 use uuid::Uuid;
+
+use crate::signatures::{KeptSignatures, Signed};
 
 /// The blocks narrowed before a search chooses how to read the chunks: the newest, whose
 /// share of allowed chunks (with the chunks outside a block) estimates the workspace's.
@@ -116,17 +118,19 @@ impl Allowed {
         connection: &mut AsyncPgConnection,
         workspace: Uuid,
         groups: Vec<Vec<Vec<u32>>>,
-        signatures: &SignatureCache,
+        signatures: &KeptSignatures,
         blocks_cache: &BlockCache,
     ) -> Result<Allowed, DieselError> {
         let (signatures, cache) = (signatures.clone(), blocks_cache.clone());
+        // Before the snapshot (`KeptSignatures::keep_read`).
+        let seals = signatures.seals();
         let (stored, unsealed) = connection
             .build_transaction()
             .repeatable_read()
             .read_only()
             .run(async move |connection: &mut AsyncPgConnection| {
                 let stored = headers(connection, workspace, &cache).await?;
-                let unsealed = unsealed_signatures(connection, workspace, &signatures).await?;
+                let unsealed = unsealed_signatures(connection, workspace, &signatures, seals).await?;
                 Ok::<_, DieselError>((stored, unsealed))
             })
             .await?;
@@ -288,12 +292,14 @@ async fn headers(
 }
 
 /// The chunks not in a block, with their signatures: their digests read, the signatures kept
-/// in memory used, those not there read once.
+/// in memory used, those not there read once (and kept unless a block was sealed since
+/// `seals`: [`KeptSignatures::keep_read`]).
 async fn unsealed_signatures(
     connection: &mut AsyncPgConnection,
     workspace: Uuid,
-    cache: &SignatureCache,
-) -> Result<Vec<(i64, Arc<(i64, Vec<u8>)>)>, DieselError> {
+    kept: &KeptSignatures,
+    seals: u64,
+) -> Result<Vec<Signed>, DieselError> {
     let unsealed: Vec<UnsealedDigest> =
         diesel::sql_query("SELECT chunk_id, digest FROM log_chunk_signatures WHERE workspace_id = $1")
             .bind::<SqlUuid, _>(workspace)
@@ -302,8 +308,8 @@ async fn unsealed_signatures(
     let mut signed = Vec::with_capacity(unsealed.len());
     let mut missing = Vec::new();
     for row in unsealed {
-        match cache.get(&row.chunk_id) {
-            Some(kept) if kept.0 == row.digest => signed.push((row.chunk_id, kept)),
+        match kept.cache.get(&row.chunk_id) {
+            Some(signature) if signature.0 == row.digest => signed.push((row.chunk_id, signature)),
             _ => missing.push(row.chunk_id),
         }
     }
@@ -316,11 +322,10 @@ async fn unsealed_signatures(
         .bind::<Array<BigInt>, _>(&missing)
         .load(connection)
         .await?;
-        for row in rows {
-            let kept = Arc::new((row.digest, row.signature));
-            cache.insert(row.chunk_id, kept.clone());
-            signed.push((row.chunk_id, kept));
-        }
+        let read: Vec<Signed> =
+            rows.into_iter().map(|row| (row.chunk_id, Arc::new((row.digest, row.signature)))).collect();
+        kept.keep_read(&read, seals);
+        signed.extend(read);
     }
     Ok(signed)
 }

@@ -41,7 +41,7 @@ pub struct PgStore {
     /// [`PgOptions::search_listed_chunks`].
     pub(crate) listed_chunks: usize,
     /// The signatures of chunks not in a block yet that searches have read.
-    pub(crate) signatures: sluice_store::signature::SignatureCache,
+    pub(crate) signatures: crate::signatures::KeptSignatures,
     /// Sealed blocks' headers and bands that searches have read (block ids are chunk ids,
     /// from a sequence: never reused).
     pub(crate) blocks: sluice_store::signature::BlockCache,
@@ -217,7 +217,7 @@ impl PgStore {
             partitions: Arc::new(Mutex::new(Partitions::default())),
             block_chunks: options.index_block_chunks,
             listed_chunks: options.search_listed_chunks.max(1),
-            signatures: sluice_store::signature::signature_cache(),
+            signatures: crate::signatures::KeptSignatures::new(),
             blocks: sluice_store::signature::BlockCache::new(),
             unsealed: Arc::default(),
             sealing: Arc::default(),
@@ -268,8 +268,8 @@ impl PgStore {
     /// How many chunk signatures searches keep in memory now: those of chunks not in a block
     /// yet that a search has read; a chunk's goes when its block is sealed.
     pub fn cached_signatures(&self) -> u64 {
-        self.signatures.run_pending_tasks();
-        self.signatures.entry_count()
+        self.signatures.cache.run_pending_tasks();
+        self.signatures.cache.entry_count()
     }
 
     /// How many bands of sealed blocks searches keep in memory now: those of the blocks a

@@ -109,7 +109,7 @@ impl PgStore {
         })?;
         let over = Mutex::new(Vec::new());
         let over_quota = &over;
-        let signatures = &self.signatures;
+        let signatures = &self.signatures.cache;
         let written = (*connection)
             .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
                 if !rows.is_empty() {

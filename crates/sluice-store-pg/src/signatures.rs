@@ -7,10 +7,69 @@
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{Array, BigInt, Binary, Integer, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use sluice_store::signature::Block;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use sluice_store::signature::{Block, SignatureCache};
 use uuid::Uuid;
 
 use crate::rows::Total;
+
+/// A chunk's id, with its signature as kept: `(digest, signature)`.
+pub(crate) type Signed = (i64, Arc<(i64, Vec<u8>)>);
+
+/// The signatures of chunks outside a block that this process keeps in memory
+/// ([`SignatureCache`]: those its inserts wrote and its searches read back), and how many
+/// blocks it has sealed.
+///
+/// A search reads the chunks outside a block in a snapshot. When this process seals a block
+/// after that snapshot was taken, the search still sees the block's chunks as unsealed, and
+/// may read their signatures back after the seal dropped them from the cache: kept then, they
+/// would stay for good, since no search asks for a sealed chunk's signature again. Measured in
+/// `cargo xtask bench soak` on PostgreSQL: a block's worth (about 8 MB) each time, the
+/// server's live heap 32 → 52 MB in six minutes under heaptrack (docs/PERFORMANCE.md,
+/// issue 25). So a seal counts itself before it drops its chunks' signatures, and a search
+/// keeps what it read only when no seal was counted since before its snapshot
+/// ([`KeptSignatures::keep_read`]).
+#[derive(Clone)]
+pub(crate) struct KeptSignatures {
+    pub(crate) cache: SignatureCache,
+    seals: Arc<AtomicU64>,
+}
+
+impl KeptSignatures {
+    pub(crate) fn new() -> Self {
+        Self { cache: sluice_store::signature::signature_cache(), seals: Arc::new(AtomicU64::new(0)) }
+    }
+
+    /// How many blocks this process has sealed: read before a search's snapshot.
+    pub(crate) fn seals(&self) -> u64 {
+        AtomicU64::load(&self.seals, Ordering::SeqCst)
+    }
+
+    /// After a block of `chunks` was sealed: counted first, then their signatures dropped, so
+    /// a search that kept one of them after the drop sees the count changed.
+    fn sealed(&self, chunks: &[i64]) {
+        self.seals.fetch_add(1, Ordering::SeqCst);
+        for chunk in chunks {
+            self.cache.invalidate(chunk);
+        }
+    }
+
+    /// Keeps signatures a search read back in a snapshot taken after [`KeptSignatures::seals`]
+    /// said `before`; forgets them again at once when a block was sealed since (they may be
+    /// its chunks'; the next search reads again those that are not).
+    pub(crate) fn keep_read(&self, read: &[Signed], before: u64) {
+        for (chunk, signature) in read {
+            self.cache.insert(*chunk, Arc::clone(signature));
+        }
+        if self.seals() != before {
+            for (chunk, _) in read {
+                self.cache.invalidate(chunk);
+            }
+        }
+    }
+}
 
 /// Writes chunks' signatures (stored form), in the transaction that writes the chunks.
 pub(crate) async fn insert(
@@ -49,7 +108,7 @@ pub(crate) async fn seal(
     connection: &mut AsyncPgConnection,
     workspace: Uuid,
     block_chunks: usize,
-    cache: &sluice_store::signature::SignatureCache,
+    kept: &KeptSignatures,
 ) -> Result<Sealing, DieselError> {
     let block_chunks = block_chunks.clamp(1, sluice_store::signature::BLOCK_CHUNKS);
     let rows: Vec<Unsealed> = diesel::sql_query(
@@ -62,21 +121,18 @@ pub(crate) async fn seal(
     if rows.len() < block_chunks {
         return Ok(Sealing::NotDue);
     }
-    let (ids, block) = tokio::task::spawn_blocking(move || {
+    let started = std::time::Instant::now();
+    let (ids, bits, flat) = tokio::task::spawn_blocking(move || {
         let views: Vec<&[u8]> = rows.iter().map(|row| row.signature.as_slice()).collect();
         let block = Block::build(&views);
-        (rows.iter().map(|row| row.chunk_id).collect::<Vec<i64>>(), block)
+        let ids: Vec<i64> = rows.iter().map(|row| row.chunk_id).collect();
+        (ids, block.bits, FlatBands::of(block.bands))
     })
     .await
     .map_err(|error| DieselError::QueryBuilderError(format!("building a block: {error}").into()))?;
-    let (bands, slices): (Vec<i32>, Vec<Vec<u8>>) = block
-        .bands
-        .into_iter()
-        .enumerate()
-        .filter_map(|(band, slices)| Some((i32::try_from(band).ok()?, slices?)))
-        .unzip();
+    let built = started.elapsed();
     let first = <[i64]>::first(&ids).copied().unwrap_or_default();
-    let bits = i32::try_from(block.bits).unwrap_or(i32::MAX);
+    let bits = i32::try_from(bits).unwrap_or(i32::MAX);
     let sealed_ids = ids.clone();
     let sealed = connection
         .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
@@ -96,7 +152,8 @@ pub(crate) async fn seal(
                 .bind::<Array<BigInt>, _>(&ids)
                 .execute(connection)
                 .await?;
-            for (bands, slices) in bands.chunks(SEAL_BANDS).zip(slices.chunks(SEAL_BANDS)) {
+            let slices = flat.slices();
+            for (bands, slices) in flat.bands.chunks(SEAL_BANDS).zip(slices.chunks(SEAL_BANDS)) {
                 diesel::sql_query(
                     "INSERT INTO log_block_bands (workspace_id, band, block_id, slices) \
                      SELECT $1, band, $2, slices FROM unnest($3::int4[], $4::bytea[]) AS u(band, slices)",
@@ -104,7 +161,7 @@ pub(crate) async fn seal(
                 .bind::<SqlUuid, _>(workspace)
                 .bind::<BigInt, _>(first)
                 .bind::<Array<Integer>, _>(bands)
-                .bind::<Array<Binary>, _>(slices.iter().map(Vec::as_slice).collect::<Vec<_>>())
+                .bind::<Array<Binary>, _>(slices)
                 .execute(connection)
                 .await?;
             }
@@ -115,13 +172,64 @@ pub(crate) async fn seal(
         Ok(()) => {
             // A search reads a sealed chunk's bands, never its signature again: kept, it would
             // only crowd the cache until evicted (256 MiB of dead signatures under steady ingest).
-            for id in &sealed_ids {
-                cache.invalidate(id);
-            }
+            kept.sealed(&sealed_ids);
+            tracing::debug!(
+                build_ms = built.as_secs_f64() * 1e3,
+                write_ms = (started.elapsed() - built).as_secs_f64() * 1e3,
+                "sealed a block"
+            );
             Ok(Sealing::Sealed)
         }
         Err(DieselError::RollbackTransaction) => Ok(Sealing::Raced),
         Err(error) => Err(error),
+    }
+}
+
+/// A block's bands as [`seal`] writes them: their numbers, and their slices end to end in one
+/// buffer.
+///
+/// Flattened on the blocking thread that built them: a block's bands are some 65,000 small
+/// buffers (32 MiB), and mimalloc gives memory freed by another thread back to the thread that
+/// allocated it only when that thread allocates again. Freed by the async task that writes
+/// them, they could stay resident for as long as the blocking-pool thread that built them sat
+/// idle or was gone: in one ten-minute soak on PostgreSQL the server's peak RSS went from 80 to
+/// 181 MB in four steps and stayed there (docs/PERFORMANCE.md, issue 25). One buffer of that
+/// size is mapped from the system and unmapped when freed, whichever thread frees it.
+struct FlatBands {
+    bands: Vec<i32>,
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl FlatBands {
+    fn of(bands: Vec<Option<Vec<u8>>>) -> FlatBands {
+        let stored = bands.iter().flatten().count();
+        let mut flat = FlatBands {
+            bands: Vec::with_capacity(stored),
+            bytes: Vec::with_capacity(bands.iter().flatten().map(Vec::len).sum()),
+            ends: Vec::with_capacity(stored),
+        };
+        for (band, slices) in bands.into_iter().enumerate() {
+            if let (Ok(band), Some(slices)) = (i32::try_from(band), slices) {
+                flat.bands.push(band);
+                flat.bytes.extend_from_slice(&slices);
+                flat.ends.push(flat.bytes.len());
+            }
+        }
+        flat
+    }
+
+    /// Each band's slices, in the order of `bands`.
+    fn slices(&self) -> Vec<&[u8]> {
+        let mut start = 0;
+        self.ends
+            .iter()
+            .map(|&end| {
+                let slices = &self.bytes[start..end];
+                start = end;
+                slices
+            })
+            .collect()
     }
 }
 
@@ -159,7 +267,7 @@ pub(crate) async fn seal_due(
     connection: &mut AsyncPgConnection,
     only: Option<Uuid>,
     block_chunks: usize,
-    cache: &sluice_store::signature::SignatureCache,
+    kept: &KeptSignatures,
 ) -> Result<u64, DieselError> {
     let workspaces: Vec<Uuid> = match only {
         Some(workspace) => vec![workspace],
@@ -179,7 +287,7 @@ pub(crate) async fn seal_due(
     for workspace in workspaces {
         let mut races = 0;
         loop {
-            match seal(connection, workspace, block_chunks, cache).await? {
+            match seal(connection, workspace, block_chunks, kept).await? {
                 Sealing::Sealed => sealed += 1,
                 Sealing::Raced if races < SEAL_RACES => races += 1,
                 Sealing::Raced | Sealing::NotDue => break,
@@ -283,7 +391,7 @@ impl crate::PgStore {
                 let count = unsealed.entry(workspace).or_default();
                 *count += batch.logs.len().div_ceil(self.chunk_rows.max(1));
             }
-            if std::sync::atomic::AtomicBool::load(&self.sealing, std::sync::atomic::Ordering::Acquire) {
+            if std::sync::atomic::AtomicBool::load(&self.sealing, Ordering::Acquire) {
                 return;
             }
             for (workspace, count) in unsealed.iter_mut() {
@@ -292,7 +400,7 @@ impl crate::PgStore {
                     due.push(*workspace);
                 }
             }
-            if due.is_empty() || self.sealing.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            if due.is_empty() || self.sealing.swap(true, Ordering::AcqRel) {
                 return;
             }
         }
@@ -324,10 +432,40 @@ impl crate::PgStore {
 }
 
 /// Marks this process's sealing task as running while it lives.
-struct Sealer(std::sync::Arc<std::sync::atomic::AtomicBool>);
+struct Sealer(Arc<std::sync::atomic::AtomicBool>);
 
 impl Drop for Sealer {
     fn drop(&mut self) {
-        self.0.store(false, std::sync::atomic::Ordering::Release);
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn signature(n: u8) -> Arc<(i64, Vec<u8>)> {
+        Arc::new((i64::from(n), vec![n; 64]))
+    }
+
+    #[test]
+    fn a_search_keeps_what_it_read_only_when_no_block_was_sealed_since_its_snapshot() {
+        let kept = KeptSignatures::new();
+        let before = kept.seals();
+        kept.keep_read(&[(1, signature(1))], before);
+        assert!(kept.cache.contains_key(&1), "no seal in between: kept");
+
+        // Chunks 2 and 3 sealed after the search's snapshot and before it keeps what it read.
+        let before = kept.seals();
+        kept.sealed(&[2, 3]);
+        kept.keep_read(&[(2, signature(2)), (3, signature(3))], before);
+        assert!(!kept.cache.contains_key(&2) && !kept.cache.contains_key(&3), "a sealed chunk's signature stayed");
+
+        // Sealed after the search kept it: the seal drops it.
+        let before = kept.seals();
+        kept.keep_read(&[(4, signature(4))], before);
+        kept.sealed(&[4]);
+        assert!(!kept.cache.contains_key(&4));
+        assert!(kept.cache.contains_key(&1), "a chunk still outside a block keeps its signature");
     }
 }
