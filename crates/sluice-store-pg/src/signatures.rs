@@ -192,9 +192,10 @@ pub(crate) async fn seal(
 /// buffers (32 MiB), and mimalloc gives memory freed by another thread back to the thread that
 /// allocated it only when that thread allocates again. Freed by the async task that writes
 /// them, they could stay resident for as long as the blocking-pool thread that built them sat
-/// idle or was gone: in one ten-minute soak on PostgreSQL the server's peak RSS went from 80 to
-/// 181 MB in four steps and stayed there (docs/PERFORMANCE.md, issue 25). One buffer of that
-/// size is mapped from the system and unmapped when freed, whichever thread frees it.
+/// idle or was gone. One buffer of that size is mapped from the system and unmapped when
+/// freed, whichever thread frees it. (Suspected of a climb of the server's peak RSS from 80 to
+/// 181 MB in one soak on PostgreSQL; a later soak with this change climbed the same way, so
+/// that climb has another cause: docs/PERFORMANCE.md, issue 25.)
 struct FlatBands {
     bands: Vec<i32>,
     bytes: Vec<u8>,
