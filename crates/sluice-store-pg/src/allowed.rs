@@ -313,13 +313,13 @@ async fn unsealed_signatures(
             _ => missing.push(row.chunk_id),
         }
     }
-    if !missing.is_empty() {
+    for missing in missing.chunks(SIGNATURES_READ) {
         let rows: Vec<UnsealedSigned> = diesel::sql_query(
             "SELECT chunk_id, digest, signature FROM log_chunk_signatures \
              WHERE workspace_id = $1 AND chunk_id = ANY($2)",
         )
         .bind::<SqlUuid, _>(workspace)
-        .bind::<Array<BigInt>, _>(&missing)
+        .bind::<Array<BigInt>, _>(missing)
         .load(connection)
         .await?;
         let read: Vec<Signed> =
@@ -329,6 +329,13 @@ async fn unsealed_signatures(
     }
     Ok(signed)
 }
+
+/// The most signatures one statement of [`unsealed_signatures`] reads (up to 32 KiB each,
+/// about 8 KiB on loghub lines: about 1 MiB). A pooled connection's read buffer grows, doubling,
+/// to hold an answer the search has not taken yet, and keeps that size: a block's 1,024
+/// signatures read in one answer would leave each connection that read one about 8 MB larger
+/// for good.
+const SIGNATURES_READ: usize = 128;
 
 /// The chunks of `blocks` whose signatures may hold a needle of `positions` (not empty),
 /// narrowed in rounds ([`Narrowing`]), each round's bands kept or read (with those not stored
