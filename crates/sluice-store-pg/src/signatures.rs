@@ -4,12 +4,12 @@
 //! (`log_blocks`) whose slices are stored a band a row (`log_block_bands`), off the insert's
 //! path ([`seal`]). A search reads them through [`crate::allowed`].
 
-use diesel::result::Error as DieselError;
-use diesel::sql_types::{Array, BigInt, Binary, Integer, Uuid as SqlUuid};
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use diesel::result::Error as DieselError;
+use diesel::sql_types::{Array, BigInt, Binary, Integer, Uuid as SqlUuid};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use sluice_store::signature::{Block, SignatureCache};
 use uuid::Uuid;
 
@@ -122,17 +122,22 @@ pub(crate) async fn seal(
         return Ok(Sealing::NotDue);
     }
     let started = std::time::Instant::now();
-    let (ids, bits, flat) = tokio::task::spawn_blocking(move || {
+    let (ids, block) = tokio::task::spawn_blocking(move || {
         let views: Vec<&[u8]> = rows.iter().map(|row| row.signature.as_slice()).collect();
         let block = Block::build(&views);
-        let ids: Vec<i64> = rows.iter().map(|row| row.chunk_id).collect();
-        (ids, block.bits, FlatBands::of(block.bands))
+        (rows.iter().map(|row| row.chunk_id).collect::<Vec<i64>>(), block)
     })
     .await
     .map_err(|error| DieselError::QueryBuilderError(format!("building a block: {error}").into()))?;
     let built = started.elapsed();
+    let (bands, slices): (Vec<i32>, Vec<Vec<u8>>) = block
+        .bands
+        .into_iter()
+        .enumerate()
+        .filter_map(|(band, slices)| Some((i32::try_from(band).ok()?, slices?)))
+        .unzip();
     let first = <[i64]>::first(&ids).copied().unwrap_or_default();
-    let bits = i32::try_from(bits).unwrap_or(i32::MAX);
+    let bits = i32::try_from(block.bits).unwrap_or(i32::MAX);
     let sealed_ids = ids.clone();
     let sealed = connection
         .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
@@ -152,8 +157,7 @@ pub(crate) async fn seal(
                 .bind::<Array<BigInt>, _>(&ids)
                 .execute(connection)
                 .await?;
-            let slices = flat.slices();
-            for (bands, slices) in flat.bands.chunks(SEAL_BANDS).zip(slices.chunks(SEAL_BANDS)) {
+            for (bands, slices) in bands.chunks(SEAL_BANDS).zip(slices.chunks(SEAL_BANDS)) {
                 diesel::sql_query(
                     "INSERT INTO log_block_bands (workspace_id, band, block_id, slices) \
                      SELECT $1, band, $2, slices FROM unnest($3::int4[], $4::bytea[]) AS u(band, slices)",
@@ -161,7 +165,7 @@ pub(crate) async fn seal(
                 .bind::<SqlUuid, _>(workspace)
                 .bind::<BigInt, _>(first)
                 .bind::<Array<Integer>, _>(bands)
-                .bind::<Array<Binary>, _>(slices)
+                .bind::<Array<Binary>, _>(slices.iter().map(Vec::as_slice).collect::<Vec<_>>())
                 .execute(connection)
                 .await?;
             }
@@ -182,55 +186,6 @@ pub(crate) async fn seal(
         }
         Err(DieselError::RollbackTransaction) => Ok(Sealing::Raced),
         Err(error) => Err(error),
-    }
-}
-
-/// A block's bands as [`seal`] writes them: their numbers, and their slices end to end in one
-/// buffer.
-///
-/// Flattened on the blocking thread that built them: a block's bands are some 65,000 small
-/// buffers (32 MiB), and mimalloc gives memory freed by another thread back to the thread that
-/// allocated it only when that thread allocates again. Freed by the async task that writes
-/// them, they could stay resident for as long as the blocking-pool thread that built them sat
-/// idle or was gone. One buffer of that size is mapped from the system and unmapped when
-/// freed, whichever thread frees it. (Suspected of a climb of the server's peak RSS from 80 to
-/// 181 MB in one soak on PostgreSQL; a later soak with this change climbed the same way, so
-/// that climb has another cause: docs/PERFORMANCE.md, issue 25.)
-struct FlatBands {
-    bands: Vec<i32>,
-    bytes: Vec<u8>,
-    ends: Vec<usize>,
-}
-
-impl FlatBands {
-    fn of(bands: Vec<Option<Vec<u8>>>) -> FlatBands {
-        let stored = bands.iter().flatten().count();
-        let mut flat = FlatBands {
-            bands: Vec::with_capacity(stored),
-            bytes: Vec::with_capacity(bands.iter().flatten().map(Vec::len).sum()),
-            ends: Vec::with_capacity(stored),
-        };
-        for (band, slices) in bands.into_iter().enumerate() {
-            if let (Ok(band), Some(slices)) = (i32::try_from(band), slices) {
-                flat.bands.push(band);
-                flat.bytes.extend_from_slice(&slices);
-                flat.ends.push(flat.bytes.len());
-            }
-        }
-        flat
-    }
-
-    /// Each band's slices, in the order of `bands`.
-    fn slices(&self) -> Vec<&[u8]> {
-        let mut start = 0;
-        self.ends
-            .iter()
-            .map(|&end| {
-                let slices = &self.bytes[start..end];
-                start = end;
-                slices
-            })
-            .collect()
     }
 }
 
