@@ -303,8 +303,15 @@ pub(crate) async fn analyze_stale_partitions(connection: &mut AsyncPgConnection)
     .load(connection)
     .await?;
     for partition in stale {
-        // The name comes from the catalogue, quoted as an identifier.
-        diesel::sql_query(format!("ANALYZE \"{}\"", partition.name.replace('"', "\"\""))).execute(connection).await?;
+        // The name comes from the catalogue, quoted as an identifier. `SKIP_LOCKED`: a
+        // partition autovacuum holds is left to it (its run analyzes it too, or the next seal
+        // does). Waiting for it instead made PostgreSQL cancel that autovacuum after
+        // `deadlock_timeout` (1 s): under sustained ingest the day's partition is analyzed here
+        // about once a minute, so autovacuum never finished it and began again every minute
+        // (`log_lock_waits` in the cluster of `cargo xtask bench soak`).
+        diesel::sql_query(format!("ANALYZE (SKIP_LOCKED) \"{}\"", partition.name.replace('"', "\"\"")))
+            .execute(connection)
+            .await?;
     }
     // Every seal deletes a block's worth of waiting signatures, which every search then reads
     // past (their digests) until a vacuum: autovacuum, busy with the logs' partitions under
@@ -316,7 +323,7 @@ pub(crate) async fn analyze_stale_partitions(connection: &mut AsyncPgConnection)
     .load(connection)
     .await?;
     if <[Total]>::first(&dead).and_then(|dead| dead.total).is_some_and(|dead| dead > DEAD_SIGNATURES) {
-        diesel::sql_query("VACUUM log_chunk_signatures").execute(connection).await?;
+        diesel::sql_query("VACUUM (SKIP_LOCKED) log_chunk_signatures").execute(connection).await?;
     }
     Ok(())
 }
