@@ -99,10 +99,11 @@ fn rss_mb(pid: u32) -> f64 {
         .map_or(0.0, |kib| kib / 1024.0)
 }
 
-/// Runs the load generator with `args` against `server`. What it says on stderr is shown for
-/// the readers (each read's p99, to tell which one moved), not for ingest.
+/// Runs the load generator with `args` against `server`. What it says on stderr is shown: each
+/// read's p99, to tell which one moved, and when ingest's slow answers were due, to set a slow
+/// minute against the server's and the database's logs.
 fn loadgen(root: &Path, server: &Server, args: &[&str]) -> anyhow::Result<std::process::Child> {
-    let stderr = if args.first() == Some(&"reads") { Stdio::inherit() } else { Stdio::null() };
+    let stderr = Stdio::inherit();
     Command::new(root.join("target/release/sluice-loadgen"))
         .args(args)
         .args(["--url", &format!("http://127.0.0.1:{}", server.port), "--key", &server.key])

@@ -343,6 +343,33 @@ struct Tally {
     logs: u64,
     bytes: u64,
     refused: BTreeMap<u16, u64>,
+    /// Answers slower than [`SLOW`], by the UTC second their request was due: how many, and
+    /// the slowest (µs). Tells when a slow percentile happened, to set against a server's logs.
+    slow: BTreeMap<u64, (u64, u64)>,
+}
+
+/// An answer this slow is counted in [`Tally::slow`].
+const SLOW: Duration = Duration::from_millis(100);
+
+/// The seconds with the most slow answers, as `HH:MM:SS ×N (max M ms)`, worst first.
+fn slow_seconds(slow: &BTreeMap<u64, (u64, u64)>) -> String {
+    let mut seconds: Vec<_> = slow.iter().collect();
+    seconds.sort_by_key(|(_, (count, _))| std::cmp::Reverse(*count));
+    let shown: Vec<String> = seconds
+        .iter()
+        .take(5)
+        .map(|(second, (count, max_us))| {
+            let of_day = *second % 86_400;
+            format!(
+                "{:02}:{:02}:{:02} ×{count} (max {:.0} ms)",
+                of_day / 3_600,
+                of_day / 60 % 60,
+                of_day % 60,
+                *max_us as f64 / 1e3
+            )
+        })
+        .collect();
+    shown.join(", ")
 }
 
 /// CPU seconds a process has used (user and system), from `/proc/PID/stat`.
@@ -395,13 +422,15 @@ struct Shared {
     workload: Workload,
     /// When measuring starts and sending ends.
     window: (Instant, Instant),
+    /// An instant and the wall clock then, in ms since the epoch (for [`Tally::slow`]).
+    epoch: (Instant, u64),
     tally: RefCell<Tally>,
 }
 
 /// One connection's loop: send batches until the window ends; with `pace`, one every
 /// `pace.0`, the first after `pace.1`.
 async fn drive(shared: Rc<Shared>, worker: usize, pace: Option<(Duration, Duration)>) {
-    let Shared { client, url, auth, workload, window, tally } = &*shared;
+    let Shared { client, url, auth, workload, window, epoch, tally } = &*shared;
     let (measured_from, until) = *window;
     let mut turn = worker;
     // Open loop: this connection's requests are due at fixed times, spread over the
@@ -433,7 +462,14 @@ async fn drive(shared: Rc<Shared>, worker: usize, pace: Option<(Duration, Durati
         }
         let mut tally = tally.borrow_mut();
         if status == 200 {
-            tally.latencies_us.push(u64::try_from(done.duration_since(sent).as_micros()).unwrap_or(u64::MAX));
+            let latency = done.duration_since(sent);
+            tally.latencies_us.push(u64::try_from(latency.as_micros()).unwrap_or(u64::MAX));
+            if latency >= SLOW {
+                let due_ms = epoch.1 + u64::try_from(sent.saturating_duration_since(epoch.0).as_millis()).unwrap_or(0);
+                let second = tally.slow.entry(due_ms / 1_000).or_default();
+                second.0 += 1;
+                second.1 = second.1.max(u64::try_from(latency.as_micros()).unwrap_or(u64::MAX));
+            }
             tally.logs += workload.entries as u64;
             tally.bytes += body.len() as u64;
         } else {
@@ -496,6 +532,12 @@ async fn main() -> anyhow::Result<()> {
         auth: format!("Bearer {}", args.key),
         workload,
         window: (measured_from, until),
+        epoch: (
+            start,
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |since| u64::try_from(since.as_millis()).unwrap_or(0)),
+        ),
         tally: RefCell::new(Tally::default()),
     });
     // At an offered rate, each connection sends one request every `interval`, the
@@ -532,6 +574,16 @@ async fn main() -> anyhow::Result<()> {
          server CPU {server_cpu:.0}%, database CPU {db_cpu:.0}%, refused: {refused}",
         args.label, args.format, logs_per_second, megabytes_per_second, args.seconds, args.connections
     );
+    if !tally.slow.is_empty() {
+        let count: u64 = tally.slow.values().map(|(count, _)| count).sum();
+        eprintln!(
+            "{} {}: {count} answers took {} ms or more; by when they were due (UTC), the worst seconds: {}",
+            args.label,
+            args.format,
+            SLOW.as_millis(),
+            slow_seconds(&tally.slow)
+        );
+    }
     let load = args.rate.map_or_else(|| "as fast as answered".to_owned(), |rate| format!("{rate:.0} offered"));
     let cpu = |value: f64, known: bool| if known { format!("{value:.0} %") } else { "—".to_owned() };
     println!(

@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
@@ -23,6 +24,10 @@ use crate::partitions::day_of;
 use crate::rollups::apply_deltas;
 use crate::rows::{NewLogRow, Total, insert_rows};
 use crate::text::encode;
+
+/// A group commit that takes this long is told at debug level, with the time of each of its
+/// phases (`SLUICE_LOG=sluice_store_pg::insert=debug`): what a slow minute of ingest waited on.
+const SLOW_GROUP: Duration = Duration::from_millis(100);
 
 /// SQL functions of the migrations (their own module: `Uuid` here is the SQL type).
 mod functions {
@@ -93,6 +98,7 @@ impl PgStore {
     ) -> Result<Vec<usize>, DieselError> {
         // The rows, each workspace's together, and their chunks of the search index: worked
         // out before a connection is taken.
+        let started = Instant::now();
         let mut kept: Vec<usize> = (0..group.len()).filter(|&index| !refused[index]).collect();
         kept.sort_by_key(|&index| group[index].workspace);
         let mut rows: Vec<NewLogRow<'_>> = kept
@@ -104,11 +110,20 @@ impl PgStore {
             let (workspace, ts, text, facets) = row.indexed();
             chunker.add(workspace, ts, text, &facets);
         }
+        let prepared_at = Instant::now();
         let mut connection = self.pool.get().await.map_err(|error| {
             DieselError::DatabaseError(DatabaseErrorKind::UnableToSendCommand, Box::new(error.to_string()))
         })?;
+        let connected_at = Instant::now();
         let over = Mutex::new(Vec::new());
         let over_quota = &over;
+        let marks = Mutex::new([connected_at; 3]);
+        let mark = |phase: usize| {
+            if let Some(at) = marks.lock().unwrap_or_else(PoisonError::into_inner).get_mut(phase) {
+                *at = Instant::now();
+            }
+        };
+        let mark = &mark;
         let signatures = &self.signatures.cache;
         let written = (*connection)
             .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
@@ -117,8 +132,10 @@ impl PgStore {
                     for (row, &chunk) in rows.iter_mut().zip(chunker.chunk_of_rows()) {
                         row.chunk_id = ids[chunk];
                     }
+                    mark(0);
                     insert_rows(connection, &rows).await?;
                 }
+                mark(1);
                 let order = kept;
                 let mut refusals = Vec::new();
                 for &index in &order {
@@ -150,9 +167,26 @@ impl PgStore {
                 for (workspace, flows) in &flows {
                     apply_flow_deltas(connection, *workspace, flows).await?;
                 }
+                mark(2);
                 Ok(())
             })
             .await;
+        let finished = Instant::now();
+        if finished - started >= SLOW_GROUP {
+            let [chunked, inserted, counted] = *marks.lock().unwrap_or_else(PoisonError::into_inner);
+            let ms = |from: Instant, to: Instant| to.saturating_duration_since(from).as_secs_f64() * 1e3;
+            tracing::debug!(
+                logs = group.iter().map(|batch| batch.logs.len()).sum::<usize>(),
+                prepare_ms = ms(started, prepared_at),
+                connection_ms = ms(prepared_at, connected_at),
+                chunks_ms = ms(connected_at, chunked),
+                rows_ms = ms(chunked, inserted),
+                counters_ms = ms(inserted, counted),
+                commit_ms = ms(counted, finished),
+                ok = written.is_ok(),
+                "a slow group commit"
+            );
+        }
         let over = over.into_inner().unwrap_or_else(PoisonError::into_inner);
         match written {
             Ok(()) => Ok(Vec::new()),

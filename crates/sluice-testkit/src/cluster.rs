@@ -92,8 +92,11 @@ impl Cluster {
         // PostgreSQL's own log calls too frequent), and backends asking the kernel to write
         // their dirty pages as they go (`backend_flush_after`), not in bursts that stall the
         // commits' WAL fsyncs behind them (at 40k logs/s offered, p99 207-294 ms -> 24-33 ms).
+        // Its log says what ran when a benchmark's figures moved: every autovacuum run, and
+        // every wait of a second for a lock (`deadlock_timeout`), with the statement waiting.
         let durability = if self.keep {
-            " -c max_wal_size=8GB -c checkpoint_timeout=15min -c backend_flush_after=256kB"
+            " -c max_wal_size=8GB -c checkpoint_timeout=15min -c backend_flush_after=256kB \
+             -c log_autovacuum_min_duration=0 -c log_lock_waits=on"
         } else {
             " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         };
