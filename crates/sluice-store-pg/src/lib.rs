@@ -43,6 +43,7 @@ mod retention;
 mod rollups;
 mod rows;
 mod schema;
+mod sealer;
 mod search;
 mod signatures;
 mod slots;

@@ -101,9 +101,9 @@ struct Unsealed {
 }
 
 /// Gathers the oldest `block_chunks` signatures of `workspace` outside a block into one, if it
-/// has that many. The block is built off the async runtime, then written with the
-/// signatures' removal in one transaction, unless another process sealed or retention dropped
-/// one of them meanwhile.
+/// has that many. The block is built on the sealer thread ([`crate::sealer`], where this runs),
+/// then written with the signatures' removal in one transaction, unless another process sealed
+/// or retention dropped one of them meanwhile.
 pub(crate) async fn seal(
     connection: &mut AsyncPgConnection,
     workspace: Uuid,
@@ -121,14 +121,13 @@ pub(crate) async fn seal(
     if rows.len() < block_chunks {
         return Ok(Sealing::NotDue);
     }
+    debug_assert_eq!(std::thread::current().name(), Some(crate::sealer::THREAD), "a block is sealed on the sealer");
     let started = std::time::Instant::now();
-    let (ids, block) = tokio::task::spawn_blocking(move || {
-        let views: Vec<&[u8]> = rows.iter().map(|row| row.signature.as_slice()).collect();
-        let block = Block::build(&views);
-        (rows.iter().map(|row| row.chunk_id).collect::<Vec<i64>>(), block)
-    })
-    .await
-    .map_err(|error| DieselError::QueryBuilderError(format!("building a block: {error}").into()))?;
+    let views: Vec<&[u8]> = rows.iter().map(|row| row.signature.as_slice()).collect();
+    let block = Block::build(&views);
+    let ids: Vec<i64> = rows.iter().map(|row| row.chunk_id).collect();
+    drop(views);
+    drop(rows);
     let built = started.elapsed();
     let (bands, slices): (Vec<i32>, Vec<Vec<u8>>) = block
         .bands
@@ -298,17 +297,21 @@ pub(crate) async fn analyze_stale_partitions(connection: &mut AsyncPgConnection)
          JOIN pg_class c ON c.oid = s.relid LEFT JOIN pg_inherits i ON i.inhrelid = c.oid \
          WHERE ((i.inhparent = 'logs'::regclass AND s.n_mod_since_analyze > 10000) \
                 OR (c.oid = 'log_chunks'::regclass AND s.n_mod_since_analyze > 1000)) \
-         AND s.n_mod_since_analyze > 0.1 * greatest(c.reltuples, 0)",
+         AND s.n_mod_since_analyze > 0.1 * greatest(c.reltuples, 0) \
+         AND NOT EXISTS (SELECT 1 FROM pg_locks l WHERE l.relation = c.oid AND l.granted \
+                         AND l.mode = 'ShareUpdateExclusiveLock')",
     )
     .load(connection)
     .await?;
     for partition in stale {
-        // The name comes from the catalogue, quoted as an identifier. `SKIP_LOCKED`: a
-        // partition autovacuum holds is left to it (its run analyzes it too, or the next seal
-        // does). Waiting for it instead made PostgreSQL cancel that autovacuum after
-        // `deadlock_timeout` (1 s): under sustained ingest the day's partition is analyzed here
-        // about once a minute, so autovacuum never finished it and began again every minute
-        // (`log_lock_waits` in the cluster of `cargo xtask bench soak`).
+        // The name comes from the catalogue, quoted as an identifier. A partition autovacuum
+        // holds is left to it (its run analyzes it too, or the next seal does): not asked for
+        // above (each `SKIP_LOCKED` skip is a warning in the server's log, every few seconds
+        // while autovacuum runs), and skipped if it took the table since. Waiting for it
+        // instead made PostgreSQL cancel that autovacuum after `deadlock_timeout` (1 s): under
+        // sustained ingest the day's partition is analyzed here about once a minute, so
+        // autovacuum never finished it and began again every minute (`log_lock_waits` in the
+        // cluster of `cargo xtask bench soak`).
         diesel::sql_query(format!("ANALYZE (SKIP_LOCKED) \"{}\"", partition.name.replace('"', "\"\"")))
             .execute(connection)
             .await?;
@@ -332,8 +335,19 @@ pub(crate) async fn analyze_stale_partitions(connection: &mut AsyncPgConnection)
 const DEAD_SIGNATURES: i64 = 4_096;
 
 impl crate::PgStore {
+    /// Seals every block due ([`seal_due`]) on the sealer thread, and waits for it.
+    pub(crate) async fn seal_all_due(&self) -> Result<u64, sluice_store::StoreError> {
+        let (config, block_chunks, kept) = (Arc::clone(&self.config), self.block_chunks, self.signatures.clone());
+        self.sealer
+            .call(async move {
+                let mut connection = crate::sealer::connection(&config).await?;
+                seal_due(&mut connection, None, block_chunks, &kept).await.map_err(crate::error::from_diesel)
+            })
+            .await
+    }
+
     /// After an insert committed: counts the chunks it wrote for each workspace, and once a
-    /// workspace may have a block due, seals it in a task of its own, off the insert's path,
+    /// workspace may have a block due, seals it on the sealer thread, off the insert's path,
     /// then analyzes the partitions written to most ([`analyze_stale_partitions`]).
     /// The count is this process's guess (other processes write too); [`seal_due`] asks the
     /// database, and housekeeping (`Store::maintain`) seals whatever is left.
@@ -368,17 +382,17 @@ impl crate::PgStore {
             }
         }
         let store = self.clone();
-        tokio::spawn(async move {
+        let asked = self.sealer.run(async move {
             // Cleared however the task ends (a deadline drops the future).
-            let _sealing = Sealer(store.sealing.clone());
+            let _sealing = SealingTask(store.sealing.clone());
             let sealed = store
                 .with_deadline(async {
-                    // Taken out of the pool, and closed after: a connection keeps the buffers
-                    // it grew for the largest statement and answer it carried, and a block's
+                    // Of the sealer's own, and closed after: a connection keeps the buffers it
+                    // grew for the largest statement and answer it carried, and a block's
                     // signatures (tens of MB) grew each pooled connection that sealed one
                     // for good, a slow climb of the server's RSS as connections took turns
-                    // (`cargo xtask bench soak`). The pool opens another when it needs one.
-                    let mut connection = deadpool::managed::Object::take(store.connection().await?);
+                    // (`cargo xtask bench soak`).
+                    let mut connection = crate::sealer::connection(&store.config).await?;
                     for workspace in due {
                         seal_due(&mut connection, Some(workspace), store.block_chunks, &store.signatures)
                             .await
@@ -391,13 +405,16 @@ impl crate::PgStore {
                 tracing::warn!(%error, "sealing a block of chunk signatures failed; housekeeping retries");
             }
         });
+        if !asked {
+            self.sealing.store(false, Ordering::Release);
+        }
     }
 }
 
 /// Marks this process's sealing task as running while it lives.
-struct Sealer(Arc<std::sync::atomic::AtomicBool>);
+struct SealingTask(Arc<std::sync::atomic::AtomicBool>);
 
-impl Drop for Sealer {
+impl Drop for SealingTask {
     fn drop(&mut self) {
         self.0.store(false, Ordering::Release);
     }
