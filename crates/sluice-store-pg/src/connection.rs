@@ -50,8 +50,6 @@ pub struct PgStore {
     pub(crate) unsealed: Arc<Mutex<std::collections::HashMap<Uuid, usize>>>,
     /// Whether this process's sealing task runs ([`PgStore::after_insert`]).
     pub(crate) sealing: Arc<std::sync::atomic::AtomicBool>,
-    /// The thread every block is sealed on.
-    pub(crate) sealer: Arc<crate::sealer::Sealer>,
     pub(crate) call_timeout: Duration,
     pub(crate) group: GroupOptions,
     pub(crate) chunk_rows: usize,
@@ -223,7 +221,6 @@ impl PgStore {
             blocks: sluice_store::signature::BlockCache::new(),
             unsealed: Arc::default(),
             sealing: Arc::default(),
-            sealer: Arc::new(crate::sealer::Sealer::start()?),
             call_timeout: options.call_timeout,
             group: options.group,
             chunk_rows: options.index_chunk_rows,
@@ -244,8 +241,10 @@ impl PgStore {
         if signed > 0 {
             tracing::info!(chunks = signed, "signed chunks of the search index written before signatures");
         }
+        crate::signatures::seal_due(&mut connection, None, store.block_chunks, &store.signatures)
+            .await
+            .map_err(from_diesel)?;
         drop(connection);
-        store.seal_all_due().await?;
         Ok(store)
     }
 
@@ -356,7 +355,9 @@ impl Store for PgStore {
             let mut connection = self.connection().await?;
             chunks::index_unchunked(&mut connection, self.chunk_rows).await.map_err(from_diesel)?;
             chunks::sign_unsigned(&mut connection).await.map_err(from_diesel)?;
-            self.seal_all_due().await?;
+            crate::signatures::seal_due(&mut connection, None, self.block_chunks, &self.signatures)
+                .await
+                .map_err(from_diesel)?;
             crate::signatures::analyze_stale_partitions(&mut connection).await.map_err(from_diesel)
         })
         .await?;

@@ -43,7 +43,6 @@ mod retention;
 mod rollups;
 mod rows;
 mod schema;
-mod sealer;
 mod search;
 mod signatures;
 mod slots;

@@ -101,9 +101,9 @@ struct Unsealed {
 }
 
 /// Gathers the oldest `block_chunks` signatures of `workspace` outside a block into one, if it
-/// has that many. The block is built on the sealer thread ([`crate::sealer`], where this runs),
-/// then written with the signatures' removal in one transaction, unless another process sealed
-/// or retention dropped one of them meanwhile.
+/// has that many. The block is built off the async runtime, then written with the
+/// signatures' removal in one transaction, unless another process sealed or retention dropped
+/// one of them meanwhile.
 pub(crate) async fn seal(
     connection: &mut AsyncPgConnection,
     workspace: Uuid,
@@ -121,13 +121,14 @@ pub(crate) async fn seal(
     if rows.len() < block_chunks {
         return Ok(Sealing::NotDue);
     }
-    debug_assert_eq!(std::thread::current().name(), Some(crate::sealer::THREAD), "a block is sealed on the sealer");
     let started = std::time::Instant::now();
-    let views: Vec<&[u8]> = rows.iter().map(|row| row.signature.as_slice()).collect();
-    let block = Block::build(&views);
-    let ids: Vec<i64> = rows.iter().map(|row| row.chunk_id).collect();
-    drop(views);
-    drop(rows);
+    let (ids, block) = tokio::task::spawn_blocking(move || {
+        let views: Vec<&[u8]> = rows.iter().map(|row| row.signature.as_slice()).collect();
+        let block = Block::build(&views);
+        (rows.iter().map(|row| row.chunk_id).collect::<Vec<i64>>(), block)
+    })
+    .await
+    .map_err(|error| DieselError::QueryBuilderError(format!("building a block: {error}").into()))?;
     let built = started.elapsed();
     let (bands, slices): (Vec<i32>, Vec<Vec<u8>>) = block
         .bands
@@ -335,19 +336,8 @@ pub(crate) async fn analyze_stale_partitions(connection: &mut AsyncPgConnection)
 const DEAD_SIGNATURES: i64 = 4_096;
 
 impl crate::PgStore {
-    /// Seals every block due ([`seal_due`]) on the sealer thread, and waits for it.
-    pub(crate) async fn seal_all_due(&self) -> Result<u64, sluice_store::StoreError> {
-        let (config, block_chunks, kept) = (Arc::clone(&self.config), self.block_chunks, self.signatures.clone());
-        self.sealer
-            .call(async move {
-                let mut connection = crate::sealer::connection(&config).await?;
-                seal_due(&mut connection, None, block_chunks, &kept).await.map_err(crate::error::from_diesel)
-            })
-            .await
-    }
-
     /// After an insert committed: counts the chunks it wrote for each workspace, and once a
-    /// workspace may have a block due, seals it on the sealer thread, off the insert's path,
+    /// workspace may have a block due, seals it in a task of its own, off the insert's path,
     /// then analyzes the partitions written to most ([`analyze_stale_partitions`]).
     /// The count is this process's guess (other processes write too); [`seal_due`] asks the
     /// database, and housekeeping (`Store::maintain`) seals whatever is left.
@@ -382,17 +372,17 @@ impl crate::PgStore {
             }
         }
         let store = self.clone();
-        let asked = self.sealer.run(async move {
+        tokio::spawn(async move {
             // Cleared however the task ends (a deadline drops the future).
-            let _sealing = SealingTask(store.sealing.clone());
+            let _sealing = Sealer(store.sealing.clone());
             let sealed = store
                 .with_deadline(async {
-                    // Of the sealer's own, and closed after: a connection keeps the buffers it
-                    // grew for the largest statement and answer it carried, and a block's
+                    // Taken out of the pool, and closed after: a connection keeps the buffers
+                    // it grew for the largest statement and answer it carried, and a block's
                     // signatures (tens of MB) grew each pooled connection that sealed one
                     // for good, a slow climb of the server's RSS as connections took turns
-                    // (`cargo xtask bench soak`).
-                    let mut connection = crate::sealer::connection(&store.config).await?;
+                    // (`cargo xtask bench soak`). The pool opens another when it needs one.
+                    let mut connection = deadpool::managed::Object::take(store.connection().await?);
                     for workspace in due {
                         seal_due(&mut connection, Some(workspace), store.block_chunks, &store.signatures)
                             .await
@@ -405,16 +395,13 @@ impl crate::PgStore {
                 tracing::warn!(%error, "sealing a block of chunk signatures failed; housekeeping retries");
             }
         });
-        if !asked {
-            self.sealing.store(false, Ordering::Release);
-        }
     }
 }
 
 /// Marks this process's sealing task as running while it lives.
-struct SealingTask(Arc<std::sync::atomic::AtomicBool>);
+struct Sealer(Arc<std::sync::atomic::AtomicBool>);
 
-impl Drop for SealingTask {
+impl Drop for Sealer {
     fn drop(&mut self) {
         self.0.store(false, Ordering::Release);
     }
