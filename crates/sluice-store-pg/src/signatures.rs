@@ -394,6 +394,19 @@ impl crate::PgStore {
             if let Err(error) = sealed {
                 tracing::warn!(%error, "sealing a block of chunk signatures failed; housekeeping retries");
             }
+            if tracing::enabled!(tracing::Level::DEBUG) {
+                // What the store keeps in memory for searches, to set against the server's RSS.
+                store.signatures.cache.run_pending_tasks();
+                store.blocks.headers.run_pending_tasks();
+                store.blocks.bands.run_pending_tasks();
+                let megabytes = |bytes: u64| bytes as f64 / 1e6;
+                tracing::debug!(
+                    signatures = megabytes(store.signatures.cache.weighted_size()),
+                    headers = megabytes(store.blocks.headers.weighted_size()),
+                    bands = megabytes(store.blocks.bands.weighted_size()),
+                    "searches' caches (MB) after sealing"
+                );
+            }
         });
     }
 }
