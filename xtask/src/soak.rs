@@ -103,12 +103,11 @@ fn rss_mb(pid: u32) -> f64 {
 /// read's p99, to tell which one moved, and when ingest's slow answers were due, to set a slow
 /// minute against the server's and the database's logs.
 fn loadgen(root: &Path, server: &Server, args: &[&str]) -> anyhow::Result<std::process::Child> {
-    let stderr = Stdio::inherit();
     Command::new(root.join("target/release/sluice-loadgen"))
         .args(args)
         .args(["--url", &format!("http://127.0.0.1:{}", server.port), "--key", &server.key])
         .stdout(Stdio::piped())
-        .stderr(stderr)
+        .stderr(Stdio::inherit())
         .spawn()
         .context("cannot run sluice-loadgen")
 }

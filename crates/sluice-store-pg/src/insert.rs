@@ -117,25 +117,20 @@ impl PgStore {
         let connected_at = Instant::now();
         let over = Mutex::new(Vec::new());
         let over_quota = &over;
-        let marks = Mutex::new([connected_at; 3]);
-        let mark = |phase: usize| {
-            if let Some(at) = marks.lock().unwrap_or_else(PoisonError::into_inner).get_mut(phase) {
-                *at = Instant::now();
-            }
-        };
-        let mark = &mark;
         let signatures = &self.signatures.cache;
         let written = (*connection)
             .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+                // When each phase ended, for the slow-commit line below.
+                let mut chunked = connected_at;
                 if !rows.is_empty() {
                     let ids = chunker.write(connection, Some(signatures)).await?;
                     for (row, &chunk) in rows.iter_mut().zip(chunker.chunk_of_rows()) {
                         row.chunk_id = ids[chunk];
                     }
-                    mark(0);
+                    chunked = Instant::now();
                     insert_rows(connection, &rows).await?;
                 }
-                mark(1);
+                let inserted = Instant::now();
                 let order = kept;
                 let mut refusals = Vec::new();
                 for &index in &order {
@@ -167,29 +162,39 @@ impl PgStore {
                 for (workspace, flows) in &flows {
                     apply_flow_deltas(connection, *workspace, flows).await?;
                 }
-                mark(2);
-                Ok(())
+                Ok([chunked, inserted, Instant::now()])
             })
             .await;
         let finished = Instant::now();
         if finished - started >= SLOW_GROUP {
-            let [chunked, inserted, counted] = *marks.lock().unwrap_or_else(PoisonError::into_inner);
             let ms = |from: Instant, to: Instant| to.saturating_duration_since(from).as_secs_f64() * 1e3;
-            tracing::debug!(
-                logs = group.iter().map(|batch| batch.logs.len()).sum::<usize>(),
-                prepare_ms = ms(started, prepared_at),
-                connection_ms = ms(prepared_at, connected_at),
-                chunks_ms = ms(connected_at, chunked),
-                rows_ms = ms(chunked, inserted),
-                counters_ms = ms(inserted, counted),
-                commit_ms = ms(counted, finished),
-                ok = written.is_ok(),
-                "a slow group commit"
-            );
+            let logs = group.iter().map(|batch| batch.logs.len()).sum::<usize>();
+            let (prepare_ms, connection_ms) = (ms(started, prepared_at), ms(prepared_at, connected_at));
+            match &written {
+                Ok([chunked, inserted, counted]) => tracing::debug!(
+                    logs,
+                    prepare_ms,
+                    connection_ms,
+                    chunks_ms = ms(connected_at, *chunked),
+                    rows_ms = ms(*chunked, *inserted),
+                    counters_ms = ms(*inserted, *counted),
+                    commit_ms = ms(*counted, finished),
+                    ok = true,
+                    "a slow group commit"
+                ),
+                Err(_) => tracing::debug!(
+                    logs,
+                    prepare_ms,
+                    connection_ms,
+                    transaction_ms = ms(connected_at, finished),
+                    ok = false,
+                    "a slow group commit"
+                ),
+            }
         }
         let over = over.into_inner().unwrap_or_else(PoisonError::into_inner);
         match written {
-            Ok(()) => Ok(Vec::new()),
+            Ok(_) => Ok(Vec::new()),
             Err(DieselError::RollbackTransaction) if !over.is_empty() => Ok(over),
             Err(error) => Err(error),
         }
