@@ -92,18 +92,29 @@ pub(crate) async fn insert(
     Ok(())
 }
 
+/// The oldest signatures of a workspace outside a block, as [`seal`] reads them: in one row.
 #[derive(diesel::QueryableByName)]
 struct Unsealed {
-    #[diesel(sql_type = BigInt)]
-    chunk_id: i64,
+    /// Their chunks, in order.
+    #[diesel(sql_type = Array<BigInt>)]
+    ids: Vec<i64>,
+    /// The length of each one's signature.
+    #[diesel(sql_type = Array<Integer>)]
+    lengths: Vec<i32>,
+    /// The signatures, one after the other.
     #[diesel(sql_type = Binary)]
-    signature: Vec<u8>,
+    signatures: Vec<u8>,
 }
 
 /// Gathers the oldest `block_chunks` signatures of `workspace` outside a block into one, if it
 /// has that many. The block is built off the async runtime, then written with the
 /// signatures' removal in one transaction, unless another process sealed or retention dropped
 /// one of them meanwhile.
+///
+/// The signatures are read as one row, into one buffer: as a row each, a block's thousand
+/// buffers of up to 32 KiB were allocated on the HTTP worker among the signatures its inserts
+/// keep until they are sealed, and freed pages then stayed pinned by those (see [`Block`]'s
+/// slices for the same with bands).
 pub(crate) async fn seal(
     connection: &mut AsyncPgConnection,
     workspace: Uuid,
@@ -111,36 +122,42 @@ pub(crate) async fn seal(
     kept: &KeptSignatures,
 ) -> Result<Sealing, DieselError> {
     let block_chunks = block_chunks.clamp(1, sluice_store::signature::BLOCK_CHUNKS);
-    let rows: Vec<Unsealed> = diesel::sql_query(
-        "SELECT chunk_id, signature FROM log_chunk_signatures WHERE workspace_id = $1 ORDER BY chunk_id LIMIT $2",
+    let unsealed: Unsealed = diesel::sql_query(
+        "SELECT coalesce(array_agg(chunk_id ORDER BY chunk_id), '{}') AS ids, \
+                coalesce(array_agg(length(signature) ORDER BY chunk_id), '{}') AS lengths, \
+                coalesce(string_agg(signature, ''::bytea ORDER BY chunk_id), ''::bytea) AS signatures \
+         FROM (SELECT chunk_id, signature FROM log_chunk_signatures WHERE workspace_id = $1 \
+               ORDER BY chunk_id LIMIT $2) AS oldest",
     )
     .bind::<SqlUuid, _>(workspace)
     .bind::<BigInt, _>(block_chunks as i64)
-    .load(connection)
+    .get_result(connection)
     .await?;
-    if rows.len() < block_chunks {
+    if unsealed.ids.len() < block_chunks {
         return Ok(Sealing::NotDue);
     }
     let started = std::time::Instant::now();
-    let (ids, block) = tokio::task::spawn_blocking(move || {
-        let views: Vec<&[u8]> = rows.iter().map(|row| row.signature.as_slice()).collect();
-        let block = Block::build(&views);
-        (rows.iter().map(|row| row.chunk_id).collect::<Vec<i64>>(), block)
+    let Unsealed { ids, lengths, signatures } = unsealed;
+    let block = tokio::task::spawn_blocking(move || {
+        let mut views: Vec<&[u8]> = Vec::with_capacity(lengths.len());
+        let mut rest = signatures.as_slice();
+        for length in lengths {
+            let (signature, after) = rest.split_at_checked(usize::try_from(length).ok()?)?;
+            views.push(signature);
+            rest = after;
+        }
+        Some(Block::build(&views))
     })
     .await
-    .map_err(|error| DieselError::QueryBuilderError(format!("building a block: {error}").into()))?;
+    .map_err(|error| DieselError::QueryBuilderError(format!("building a block: {error}").into()))?
+    .ok_or_else(|| DieselError::QueryBuilderError("the signatures read do not add up to their lengths".into()))?;
     let built = started.elapsed();
-    let (bands, slices): (Vec<i32>, Vec<Vec<u8>>) = block
-        .bands
-        .into_iter()
-        .enumerate()
-        .filter_map(|(band, slices)| Some((i32::try_from(band).ok()?, slices?)))
-        .unzip();
+    let (bands, slices): (Vec<i32>, Vec<&[u8]>) =
+        block.stored_bands().filter_map(|(band, slices)| Some((i32::try_from(band).ok()?, slices))).unzip();
     let first = <[i64]>::first(&ids).copied().unwrap_or_default();
     let bits = i32::try_from(block.bits).unwrap_or(i32::MAX);
-    let sealed_ids = ids.clone();
     let sealed = connection
-        .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+        .transaction::<_, DieselError, _>(async |connection: &mut AsyncPgConnection| {
             let removed =
                 diesel::sql_query("DELETE FROM log_chunk_signatures WHERE workspace_id = $1 AND chunk_id = ANY($2)")
                     .bind::<SqlUuid, _>(workspace)
@@ -165,18 +182,20 @@ pub(crate) async fn seal(
                 .bind::<SqlUuid, _>(workspace)
                 .bind::<BigInt, _>(first)
                 .bind::<Array<Integer>, _>(bands)
-                .bind::<Array<Binary>, _>(slices.iter().map(Vec::as_slice).collect::<Vec<_>>())
+                .bind::<Array<Binary>, _>(slices)
                 .execute(connection)
                 .await?;
             }
             Ok(())
         })
         .await;
+    drop(slices);
+    drop(block);
     match sealed {
         Ok(()) => {
             // A search reads a sealed chunk's bands, never its signature again: kept, it would
             // only crowd the cache until evicted (256 MiB of dead signatures under steady ingest).
-            kept.sealed(&sealed_ids);
+            kept.sealed(&ids);
             tracing::debug!(
                 build_ms = built.as_secs_f64() * 1e3,
                 write_ms = (started.elapsed() - built).as_secs_f64() * 1e3,

@@ -169,12 +169,8 @@ pub(crate) fn seal_blocks(
             let chunks: Vec<u8> = rows.iter().flat_map(|(id, _)| id.to_le_bytes()).collect();
             let ids: Vec<i64> = rows.iter().map(|(id, _)| *id).collect();
             drop(rows);
-            let bands: Vec<(i32, Vec<u8>)> = block
-                .bands
-                .into_iter()
-                .enumerate()
-                .filter_map(|(band, slices)| Some((i32::try_from(band).ok()?, slices?)))
-                .collect();
+            let bands: Vec<(i32, &[u8])> =
+                block.stored_bands().filter_map(|(band, slices)| Some((i32::try_from(band).ok()?, slices))).collect();
             let drop_block = |connection: &mut SqliteConnection| -> Result<(), DieselError> {
                 diesel::delete(
                     log_block_bands::table

@@ -174,10 +174,16 @@ pub struct Block {
     pub bits: u32,
     /// Its chunks, by slot.
     pub slots: usize,
-    /// Its bands, in order of position: band `b` holds the slices of positions
-    /// `b × band_positions(slots)` onwards, each [`Block::slice_bytes`] long (bit `s` of a
-    /// slice is slot `s`). Bands whose slices are all empty are `None` and need not be stored.
-    pub bands: Vec<Option<Vec<u8>>>,
+    /// Its slices, in order of position, each [`Block::slice_bytes`] long (bit `s` of a slice
+    /// is slot `s`), in one buffer: read a band at a time ([`Block::band`],
+    /// [`Block::stored_bands`]).
+    ///
+    /// One allocation, not one per band: a block's 65,536 bands of 512 bytes, made on one
+    /// thread and freed on another, were spread over the allocator's small pages among
+    /// objects that live on, which then kept the pages from going back to the kernel
+    /// (`cargo xtask bench soak` on PostgreSQL: the server's RSS climbing by up to 100 MB in
+    /// some runs). A buffer this size is mapped on its own and returned whole.
+    slices: Vec<u8>,
 }
 
 /// The transpose of an 8x8 bit matrix held a row a byte (row `r` is byte `r`, column `c` its
@@ -205,14 +211,10 @@ impl Block {
         let largest = signatures.iter().map(|signature| signature.len()).max().unwrap_or(0);
         let bits = u32::try_from(largest * 8).unwrap_or(SIGNATURE_BITS).clamp(1, SIGNATURE_BITS);
         let slice = Self::slice_bytes(signatures.len());
-        let band_bytes = band_positions(signatures.len()) as usize * slice;
-        // The bands are cut as their slices are made: a block's slices whole, then copied
-        // into bands, held twice its 32 MiB at the sealer's peak, which the server's RSS
-        // showed (`cargo xtask bench soak`).
-        let mut bands: Vec<Option<Vec<u8>>> = Vec::with_capacity((bits as usize * slice).div_ceil(band_bytes.max(1)));
-        let mut pending: Vec<u8> = Vec::with_capacity(band_bytes + 8 * slice);
+        // Written in order of position, at its final size from the start (a block's 32 MiB
+        // grown by doubling held up to half as much again at the sealer's peak).
+        let mut slices: Vec<u8> = Vec::with_capacity(bits as usize * slice);
         let mut out = vec![0_u8; 8 * slice];
-        let cut = |band: &[u8]| band.iter().any(|byte| *byte != 0).then(|| band.to_vec());
         // Eight slots at a time: a byte of each of their signatures is an 8x8 bit matrix,
         // whose transpose is the byte of those slots in each of eight positions' slices. The
         // slices are written in order (a block's 32 MB one bit at a time took the sealer about
@@ -239,19 +241,41 @@ impl Block {
                     slice_bytes[group] = (transposed >> (8 * bit)) as u8;
                 }
             }
-            pending.extend_from_slice(&out);
-            while pending.len() >= band_bytes {
-                bands.push(cut(&pending[..band_bytes]));
-                pending.drain(..band_bytes);
-            }
+            slices.extend_from_slice(&out);
         }
         // The positions past the last whole byte (only a block of empty signatures, one bit
         // wide, has any): empty slices.
-        pending.resize(pending.len() + (bits as usize % 8) * slice, 0);
-        for band in pending.chunks(band_bytes.max(1)) {
-            bands.push(cut(band));
-        }
-        Block { bits, slots: signatures.len(), bands }
+        slices.resize(bits as usize * slice, 0);
+        Block { bits, slots: signatures.len(), slices }
+    }
+
+    /// The bytes of a band of this block: [`band_positions`] slices (the last band may hold
+    /// fewer).
+    fn band_bytes(&self) -> usize {
+        (band_positions(self.slots) as usize * Self::slice_bytes(self.slots)).max(1)
+    }
+
+    /// How many bands the block has, stored or not.
+    pub fn band_count(&self) -> usize {
+        self.slices.len().div_ceil(self.band_bytes())
+    }
+
+    /// Band `band`: the slices of positions `band × band_positions(slots)` onwards; `None`
+    /// past the last band, or when all its slices are empty (such a band need not be stored).
+    pub fn band(&self, band: u32) -> Option<&[u8]> {
+        let bytes = self.band_bytes();
+        let start = (band as usize).checked_mul(bytes)?;
+        let slices = self.slices.get(start..self.slices.len().min(start.saturating_add(bytes)))?;
+        (!slices.is_empty() && slices.iter().any(|byte| *byte != 0)).then_some(slices)
+    }
+
+    /// The bands a store keeps, in order, with their numbers: those with a slice not empty.
+    pub fn stored_bands(&self) -> impl Iterator<Item = (u32, &[u8])> {
+        self.slices
+            .chunks(self.band_bytes())
+            .enumerate()
+            .filter(|(_, slices)| slices.iter().any(|byte| *byte != 0))
+            .filter_map(|(band, slices)| Some((u32::try_from(band).ok()?, slices)))
     }
 
     /// The band and the offset in it of `position` of a full signature, in a block of `bits`
@@ -495,9 +519,7 @@ mod tests {
         assert_eq!(block.slots, 40);
         for (chunk, own) in signatures.iter().enumerate() {
             let needle = needle_positions(&[(chunk as u64 * 200) * 1_000 + chunk as u64]);
-            let found = Block::candidates(block.bits, block.slots, &needle, |band| {
-                block.bands.get(band as usize).and_then(Option::as_deref)
-            });
+            let found = Block::candidates(block.bits, block.slots, &needle, |band| block.band(band));
             assert!(found.contains(&chunk), "chunk {chunk} holds its own key");
             for slot in &found {
                 assert!(holds(&signatures[*slot], &needle), "a block's candidates are what the signatures say");
@@ -550,11 +572,16 @@ mod tests {
             let block = Block::build(&views);
             let slice = Block::slice_bytes(views.len());
             let band_bytes = band_positions(views.len()) as usize * slice;
-            let built: Vec<u8> = block
-                .bands
-                .iter()
-                .flat_map(|band| band.clone().unwrap_or_else(|| vec![0; band_bytes]))
+            let built: Vec<u8> = (0..block.band_count())
+                .flat_map(|band| match block.band(band as u32) {
+                    Some(slices) => slices.to_vec(),
+                    None => vec![0; band_bytes],
+                })
                 .collect();
+            prop_assert_eq!(
+                block.stored_bands().map(|(band, _)| band).collect::<Vec<_>>(),
+                (0..block.band_count() as u32).filter(|band| block.band(*band).is_some()).collect::<Vec<_>>()
+            );
             let expected = reference_slices(&views, block.bits as usize);
             prop_assert_eq!(&built[..expected.len()], &expected[..]);
             prop_assert!(built[expected.len()..].iter().all(|byte| *byte == 0));
@@ -571,9 +598,7 @@ mod tests {
             let views: Vec<&[u8]> = signatures.iter().map(Vec::as_slice).collect();
             let block = Block::build(&views);
             let positions = needle_positions(&needle);
-            let found = Block::candidates(block.bits, block.slots, &positions, |band| {
-                block.bands.get(band as usize).and_then(Option::as_deref)
-            });
+            let found = Block::candidates(block.bits, block.slots, &positions, |band| block.band(band));
             let expected: Vec<usize> = (0..signatures.len()).filter(|slot| holds(&signatures[*slot], &positions)).collect();
             prop_assert_eq!(&found, &expected);
             // The same, narrowed in rounds, as a store reads it.
@@ -583,7 +608,7 @@ mod tests {
                 prop_assert_eq!(&ids, &[7]);
                 let rows = bands
                     .iter()
-                    .filter_map(|band| Some((7, *band, block.bands.get(*band as usize)?.clone()?)))
+                    .filter_map(|band| Some((7, *band, block.band(*band)?.to_vec())))
                     .collect();
                 narrowing.apply(rows);
             }
