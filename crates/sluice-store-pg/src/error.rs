@@ -47,3 +47,15 @@ pub(crate) fn from_diesel(error: DieselError) -> StoreError {
 pub(crate) fn missing_partition(error: &DieselError) -> bool {
     matches!(error, DieselError::DatabaseError(_, info) if info.message().contains("no partition of relation"))
 }
+
+/// Whether PostgreSQL rolled a transaction back to break a deadlock, or for a serialization
+/// conflict: nothing of it was kept, and the same transaction tried again commits once the
+/// other has gone (PostgreSQL's manual, "Deadlocks"). An insert racing retention's sweep of
+/// the same old day was such a victim, answered 500 (`cargo xtask ci`, 2026-11-27).
+pub(crate) fn conflicted(error: &DieselError) -> bool {
+    match error {
+        DieselError::DatabaseError(DatabaseErrorKind::SerializationFailure, _) => true,
+        DieselError::DatabaseError(_, info) => info.message().contains("deadlock detected"),
+        _ => false,
+    }
+}

@@ -18,7 +18,7 @@ use uuid::Uuid;
 
 use crate::PgStore;
 use crate::chunks;
-use crate::error::{from_diesel, missing_partition};
+use crate::error::{conflicted, from_diesel, missing_partition};
 use crate::flows::apply_flow_deltas;
 use crate::partitions::day_of;
 use crate::rollups::apply_deltas;
@@ -43,6 +43,10 @@ mod functions {
 }
 
 use functions::sluice_count_usage;
+
+/// How many times a group commit PostgreSQL rolled back to break a deadlock is tried again
+/// before its callers are answered with the error.
+const CONFLICT_RETRIES: u32 = 3;
 
 /// Counts a batch's logs in its workspace's usage of each month (`sluice_count_usage`); false,
 /// with nothing counted, when that would pass the quota. A batch of one month (nearly all) is
@@ -228,6 +232,7 @@ impl LogWrites for PgStore {
             // unless another writer used up a quota in between.
             let mut refused = vec![false; group.len()];
             let mut relearned = false;
+            let mut conflicts = 0;
             let slot = self.slots.take();
             loop {
                 match self.insert_group_once(group, &prepared, &refused, slot.number()).await {
@@ -239,6 +244,9 @@ impl LogWrites for PgStore {
                         self.forget_partitions();
                         self.ensure_partitions(days.clone(), today).await?;
                     }
+                    // Rolled back to break a deadlock (or a serialization conflict): nothing
+                    // was stored, so the same try again, a few times.
+                    Err(error) if conflicted(&error) && conflicts < CONFLICT_RETRIES => conflicts += 1,
                     Err(error) => return Err(from_diesel(error)),
                 }
             }
