@@ -111,10 +111,8 @@ struct Unsealed {
 /// signatures' removal in one transaction, unless another process sealed or retention dropped
 /// one of them meanwhile.
 ///
-/// The signatures are read as one row, into one buffer: as a row each, a block's thousand
-/// buffers of up to 32 KiB were allocated on the HTTP worker among the signatures its inserts
-/// keep until they are sealed, and freed pages then stayed pinned by those (see [`Block`]'s
-/// slices for the same with bands).
+/// The signatures are read as one row, into one buffer, not a buffer of up to 32 KiB for each
+/// of a block's thousand chunks (see [`Block`]'s slices for the same with bands).
 pub(crate) async fn seal(
     connection: &mut AsyncPgConnection,
     workspace: Uuid,
