@@ -7,15 +7,17 @@
 //! a few % of throughput (docs/PERFORMANCE.md, issue 7). 10 ms is mimalloc 2's default.
 //! `MIMALLOC_PURGE_DELAY` in the environment still wins: an operator can trade memory back.
 //!
-//! mimalloc runs a delayed purge only from inside a later free, and only when a process-wide
-//! deadline says one is due. That deadline can be lost: a purge pass that finds nothing to
-//! return clears it after another thread, mid-pass, scheduled new work under its own arena's
-//! deadline (`mi_arenas_try_purge` in mimalloc 3.3's `arena.c`). From then on no free purges
-//! anything until a thread exits, and RSS stays at its highest since: the 10-minute PostgreSQL
-//! soak climbed to a plateau that way in 5 runs of 16 (docs/PERFORMANCE.md, issue 25). The
-//! purger thread forces a pass every [`PURGE_INTERVAL`]; a forced pass ignores both deadlines
-//! and resets the arenas', so the next free schedules afresh. It also returns what a burst
-//! freed when no free follows, as on a server gone quiet.
+//! mimalloc runs a delayed purge only from inside its own calls (a later free, or every
+//! 10,000th allocation that misses its fast path), and only when a process-wide deadline says
+//! one is due. That deadline can be lost: a purge pass that finds nothing to return clears it
+//! after another thread, mid-pass, scheduled new work under its own arena's deadline
+//! (`mi_arenas_try_purge` in mimalloc 3.3's `arena.c`). From then on no ordinary pass runs
+//! until one that visits every arena does (a thread exiting, a forced collect), and RSS stays
+//! at its highest since: the 10-minute PostgreSQL soak climbed to a plateau that way in 5 runs
+//! of 16 (docs/PERFORMANCE.md, issue 25). The purger thread forces a pass every
+//! [`PURGE_INTERVAL`]; a forced pass ignores both deadlines and resets the arenas', so the
+//! next free schedules afresh. It also returns what was freed back to an arena (large buffers,
+//! pages freed whole) when nothing follows, as on a server gone quiet.
 
 use std::time::Duration;
 
@@ -27,8 +29,9 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// How long freed memory is kept before it is returned to the kernel, in milliseconds.
 pub const PURGE_DELAY_MS: i64 = 10;
 
-/// How often the purger thread makes mimalloc return what is free: the longest a lost purge
-/// deadline can keep freed memory resident.
+/// How often the purger thread makes mimalloc return what is free, and so about how long a
+/// lost purge deadline keeps freed memory resident (a tick does nothing while another thread
+/// is in a pass, as mimalloc lets one pass run at a time; the next tick makes up for it).
 pub const PURGE_INTERVAL: Duration = Duration::from_secs(1);
 
 /// `mi_option_purge_delay` in `mimalloc.h` (the 16th option, after the deprecated ones kept
@@ -87,8 +90,9 @@ fn spawn_purger(interval: Duration) -> std::io::Result<()> {
 /// Returns to the kernel whatever mimalloc holds free, whatever its deadlines say.
 #[allow(unsafe_code)]
 fn purge() {
-    // SAFETY: `mi_collect` takes a flag and may be called from any thread at any time; a
-    // forced collect visits every arena under mimalloc's own purge guard.
+    // SAFETY: `mi_collect` takes a flag and may be called from any thread at any time. It
+    // collects only the calling thread's own pages (none here), then tries mimalloc's purge
+    // guard, a try-lock, and skips the pass if another thread holds it: it never waits.
     unsafe { libmimalloc_sys::mi_collect(true) }
 }
 
@@ -118,9 +122,11 @@ mod tests {
         kib * 1024
     }
 
-    /// Once a burst is freed and no later free comes to run mimalloc's delayed purge (as on a
-    /// quiet server, or after the purge deadline was lost), only the purger returns it. Fails
-    /// without `spawn_purger`: the memory stays resident for as long as the test waits.
+    /// Once a burst is freed and nothing in the process calls into mimalloc to run its delayed
+    /// purge (as on a quiet server), only the purger returns it. This is the case a test can
+    /// make on demand; the lost deadline is a race (docs/PERFORMANCE.md), ended by the same
+    /// forced pass. Fails without `spawn_purger` (the memory stays resident for the 20 s):
+    /// the test allocates little while it waits, and nextest gives it a process of its own.
     #[test]
     fn memory_a_burst_freed_goes_back_to_the_kernel_with_no_free_after_it() {
         if named_in_environment() {
