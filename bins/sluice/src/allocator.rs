@@ -47,13 +47,17 @@ fn named_in_environment() -> bool {
     ENVIRONMENT.iter().any(|name| std::env::var_os(name).is_some())
 }
 
-/// Sets the purge delay, unless the environment names one, and starts the purger thread. Call
-/// first thing in `main`, before any other thread exists: mimalloc's options are plain
-/// globals, read without locks.
+/// Sets the purge delay, unless the environment names one. Call first thing in `main`, before
+/// any other thread exists: mimalloc's options are plain globals, read without locks.
 pub fn tune() {
     if !named_in_environment() {
         set_purge_delay(PURGE_DELAY_MS);
     }
+}
+
+/// Starts the purger thread, for a process that runs long (`serve`); a client command ends
+/// before a lost deadline could cost it anything.
+pub fn start_purger() {
     // Without the purger the server still runs; it only keeps more memory. A purge delay of 0
     // or below (from the environment) makes every pass a no-op, as mimalloc intends.
     if let Err(error) = spawn_purger(PURGE_INTERVAL) {

@@ -82,7 +82,10 @@ async fn run() -> ExitCode {
     let result = async move {
         let store = open_store(&cli).await?;
         match cli.command {
-            Command::Serve(options) => serve::run(store, &cli.database_url, options).await,
+            Command::Serve(options) => {
+                allocator::start_purger();
+                serve::run(store, &cli.database_url, options).await
+            }
             Command::Admin(command) => admin::run(store.as_ref(), command).await,
             Command::Client(_) => Ok(()),
         }
