@@ -135,8 +135,8 @@ pub(crate) fn filtered(workspace: &WorkspaceId, filter: &LogFilter) -> logs::Box
 /// `crate::partitions`), but a span the planner cannot take for nearly empty. A span of the
 /// last minutes lies past what the newest partition's statistics have seen; PostgreSQL then
 /// estimates it at one row and scans the primary key `(workspace_id, ts, id)` over it, every
-/// log of those minutes, instead of the chunks' rows by `chunk_id` (measured at 10M logs: 526
-/// ms against 24 for the 16 chunks of a rare phrase, docs/PERFORMANCE.md).
+/// log of those minutes, instead of the chunks' rows by `chunk_id` (measured at 10M logs: 579
+/// ms against 22 for the 16 chunks of a rare phrase, docs/PERFORMANCE.md).
 fn whole_days(low: i64, high: i64) -> (i64, i64) {
     use sluice_model::calendar::MS_PER_DAY;
     let start = low.div_euclid(MS_PER_DAY).saturating_mul(MS_PER_DAY).min(low);
