@@ -16,11 +16,29 @@ use uuid::Uuid;
 use crate::schema::{api_keys, logs, workspaces};
 use crate::text::{decode, decode_option, decoded, encode, encode_option, encode_owned};
 
+/// The search text, with the fields' concatenation between `$before` and `$after`.
+macro_rules! search_text_sql {
+    ($before:literal, $after:literal) => {
+        concat!(
+            "COALESCE(logs.search_text, ",
+            $before,
+            "concat_ws(E'\\n', logs.message, logs.error_name, logs.error_stack, logs.data)",
+            $after,
+            ")"
+        )
+    };
+}
+
 /// A row's search text: stored, or else the fields as stored, one per line, folded by the
 /// statement: `lower(... COLLATE "C")` folds ASCII letters only whatever the database's
 /// locale, which is [`sluice_query::fold`] of ASCII text ([`NewLogRow::stored_search_text`]).
-pub(crate) const SEARCH_TEXT_SQL: &str = "COALESCE(logs.search_text, lower(concat_ws(E'\\n', logs.message, \
-    logs.error_name, logs.error_stack, logs.data) COLLATE \"C\"))";
+pub(crate) const SEARCH_TEXT_SQL: &str = search_text_sql!("lower(", " COLLATE \"C\")");
+
+/// A row's search text as [`SEARCH_TEXT_SQL`] has it but not folded where it is not stored:
+/// the fields as stored, one per line. Its ASCII characters other than letters are the same
+/// and in the same places as in the folded text (`lower(... COLLATE "C")` changes only ASCII
+/// letters), so a run of them in a needle is in this text wherever the needle is in that one.
+pub(crate) const UNFOLDED_TEXT_SQL: &str = search_text_sql!("", "");
 
 /// The folded text of a log's searchable fields, one per line, for the index and the search's
 /// candidate filter, and whether every field is ASCII (then [`SEARCH_TEXT_SQL`] folds the same

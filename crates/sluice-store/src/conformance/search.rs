@@ -332,3 +332,58 @@ pub async fn search_finds_each_log_of_a_large_write_by_its_identifier(store: &dy
     assert_eq!(found(store, other, "pool.acquire", all).await, ["plain"]);
     assert_eq!(found(store, other, "pool.acquire", message).await, Vec::<String>::new());
 }
+
+/// Needles holding digits and punctuation (identifiers, dates) in every searchable field, in
+/// any case, beside text without letters in them: each finds the logs holding the whole
+/// needle, not those holding only its digits.
+pub async fn search_finds_identifiers_in_every_field_whatever_their_case(store: &dyn Store) {
+    let workspace = new_workspace(store, "identifiers").await;
+    let mut logs = vec![
+        log("Order ORD-0012345 shipped", T0),
+        log("order ord-0012346 held", T0 + 1),
+        log("request failed", T0 + 2),
+        log("ok", T0 + 3),
+        log("Café ORD-0012345 payé", T0 + 4),
+        log("nul\0ORD-0012347\0end", T0 + 5),
+        log("dated 2026-11-28 run", T0 + 6),
+        log("ORD0012345 and XORD-0012345", T0 + 7),
+    ];
+    logs[1].entry.error_name = Some("E-777000X".to_owned());
+    logs[2].entry.error_stack = Some("at Handler (REQ-9876543.rs:12)".to_owned());
+    logs[3].entry.data = json!({"Trace": "F00823C5-D6A4-4DEF-900C-08BB5B98BF56"}).as_object().map(JsonObject::from_map);
+    store.insert_logs(workspace, &logs).await.expect("insert");
+    let all = &SearchField::ALL;
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        ("ord-0012345", vec!["ORD0012345 and XORD-0012345", "Café ORD-0012345 payé", "Order ORD-0012345 shipped"]),
+        ("0012345", vec!["ORD0012345 and XORD-0012345", "Café ORD-0012345 payé", "Order ORD-0012345 shipped"]),
+        ("\"order ord-0012345\"", vec!["Order ORD-0012345 shipped"]),
+        ("\"café ord-0012345 payé\"", vec!["Café ORD-0012345 payé"]),
+        ("ORD-0012346", vec!["order ord-0012346 held"]),
+        ("e-777000x", vec!["order ord-0012346 held"]),
+        ("e-777000y", vec![]),
+        ("req-9876543.rs:12", vec!["request failed"]),
+        ("(req-9876543.rs:13)", vec![]),
+        ("f00823c5-d6a4-4def-900c-08bb5b98bf56", vec!["ok"]),
+        ("d6a4-4def-900c", vec!["ok"]),
+        ("ord-0012347", vec!["nul\0ORD-0012347\0end"]),
+        ("2026-11-28", vec!["dated 2026-11-28 run"]),
+        ("2026-11-29", vec![]),
+        (
+            "ord-001234",
+            vec![
+                "nul\0ORD-0012347\0end",
+                "ORD0012345 and XORD-0012345",
+                "Café ORD-0012345 payé",
+                "order ord-0012346 held",
+                "Order ORD-0012345 shipped",
+            ],
+        ),
+        ("xord-0012345 OR e-777000x", vec!["ORD0012345 and XORD-0012345", "order ord-0012346 held"]),
+        ("ord-0012345 -café", vec!["ORD0012345 and XORD-0012345", "Order ORD-0012345 shipped"]),
+    ];
+    for (raw, expected) in cases {
+        let mut expected: Vec<String> = expected.into_iter().map(str::to_owned).collect();
+        expected.sort_by_key(|text| std::cmp::Reverse(logs.iter().position(|log| &log.entry.message == text)));
+        assert_eq!(found(store, workspace, raw, all).await, expected, "query {raw:?}");
+    }
+}
