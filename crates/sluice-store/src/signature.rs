@@ -32,8 +32,11 @@ mod block;
 pub use block::{Block, Narrowing, StoredBlock};
 
 /// Bits set per key. With a full signature's 17 or 18 bits a key, a needle of one key (an
-/// order number's digits) is falsely found in about 0.05 % of chunks; three bits a key in half
-/// the bits gave 1.5 % (measured: 580 false chunks of 39,000 at 10M logs, each read whole).
+/// order number's digits) would be falsely found in about 0.05 % of chunks; measured at 10M
+/// logs, three order numbers were falsely found in 0.14, 0.16 and 0.33 % of 45,921 chunks
+/// (65 to 152 false chunks, each read whole: docs/PERFORMANCE.md, issue 24), so the chunks
+/// hold more keys than that estimate counts. Three bits a key in half the bits gave 1.5 %
+/// (580 false chunks of 39,000).
 pub const HASHES: usize = 6;
 
 /// The bits of a full signature: 262,144, which hold the fifteen thousand or so distinct keys
