@@ -60,23 +60,12 @@ const LITERAL_RUN_MIN: usize = 3;
 /// without a letter. Folding leaves such characters as they are, so a text holding the needle
 /// folded holds the run unfolded, in the same place ([`crate::rows::UNFOLDED_TEXT_SQL`]).
 fn literal_run(needle: &str) -> Option<&str> {
-    let literal = |byte: u8| byte.is_ascii() && !byte.is_ascii_alphabetic();
-    let bytes = needle.as_bytes();
-    let (mut best, mut start) = (0..0, None);
-    for index in 0..=bytes.len() {
-        match (start, bytes.get(index).is_some_and(|&byte| literal(byte))) {
-            (None, true) => start = Some(index),
-            (Some(from), false) => {
-                if index - from > best.len() {
-                    best = from..index;
-                }
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    // ASCII bytes are character boundaries.
-    (best.len() >= LITERAL_RUN_MIN).then(|| &needle[best])
+    // Reversed, so the first of the longest is the last `max_by_key` sees, which it keeps.
+    needle
+        .split(|character: char| !character.is_ascii() || character.is_ascii_alphabetic())
+        .rev()
+        .max_by_key(|run| run.len())
+        .filter(|run| run.len() >= LITERAL_RUN_MIN)
 }
 
 /// The candidate filter for one needle (folded): its stored form anywhere in the folded text,
