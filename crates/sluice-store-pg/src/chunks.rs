@@ -28,7 +28,7 @@ use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{Array, BigInt, Binary, Integer, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use sluice_store::grams::{run_trigram_codes, trigram_signature_key};
+use sluice_store::grams::{chunk_keys, trigram_signature_key};
 use sluice_store::signature::Signature;
 use uuid::Uuid;
 
@@ -112,8 +112,12 @@ pub(crate) fn folded(filter: &[u8]) -> Vec<u8> {
 /// Adds a log's search text to its chunk's signature: its run trigrams (PostgreSQL has no
 /// full-text index beside the signatures) and its signature keys.
 fn sign(signature: &mut Signature, search_text: &str) {
-    run_trigram_codes(search_text, |code| signature.insert(trigram_signature_key(code)));
-    signature.insert_text(search_text);
+    let signature = std::cell::RefCell::new(signature);
+    chunk_keys(
+        search_text,
+        |code| signature.borrow_mut().insert(trigram_signature_key(code)),
+        |key| signature.borrow_mut().insert(key),
+    );
 }
 
 /// Sets `bits` in `filter`, as PostgreSQL's get_bit numbers them: bit n is bit n % 8 of byte

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::Text;
-use sluice_store::grams::{run_trigram_codes, signature_keys, trigram_token};
+use sluice_store::grams::{chunk_keys, trigram_token};
 use sluice_store::log_keys::LogKeys;
 use sluice_store::signature::Signature;
 
@@ -121,13 +121,16 @@ fn add_keys(codes: &mut Codes, logs: &[[Option<&str>; 4]]) {
         codes.log_keys.start_log();
         for text in fields.iter().flatten() {
             let folded = sluice_query::fold(text);
-            run_trigram_codes(&folded, |code| {
-                codes.trigrams.insert(code);
-            });
-            signature_keys(&folded, |key| {
-                codes.signature.insert(key);
-                codes.log_keys.insert(key);
-            });
+            chunk_keys(
+                &folded,
+                |code| {
+                    codes.trigrams.insert(code);
+                },
+                |key| {
+                    codes.signature.insert(key);
+                    codes.log_keys.insert(key);
+                },
+            );
         }
     }
 }

@@ -26,8 +26,6 @@
 //! needle is looked up by (`grams` proptests), so every bit of them. False positives cost a
 //! chunk read that the exact check empties.
 
-use crate::grams::signature_keys;
-
 mod block;
 pub use block::{Block, Narrowing, StoredBlock};
 
@@ -125,11 +123,6 @@ impl Signature {
         for position in positions(key) {
             self.words[position as usize / 64] |= 1 << (position % 64);
         }
-    }
-
-    /// Adds the keys of a folded text ([`signature_keys`]).
-    pub fn insert_text(&mut self, folded: &str) {
-        signature_keys(folded, |key| self.insert(key));
     }
 
     /// The signature as stored: folded in halves (each bit OR'ed with its twin) down to the

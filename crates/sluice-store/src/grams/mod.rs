@@ -37,7 +37,7 @@
 mod signature;
 
 pub use signature::{
-    MAX_NEEDLE_SIGNATURE_KEYS, PREFIX_LENGTHS, needle_signature_keys, signature_keys, trigram_signature_key,
+    MAX_NEEDLE_SIGNATURE_KEYS, PREFIX_LENGTHS, chunk_keys, needle_signature_keys, signature_keys, trigram_signature_key,
 };
 
 /// Calls `each` with the code of every trigram (three consecutive characters) of `folded`:
@@ -85,13 +85,23 @@ pub fn run_trigram_codes(folded: &str, each: impl FnMut(u64)) {
     text_keys(folded, each, |_| {}, |_| {});
 }
 
-/// [`run_trigram_codes`] of one run.
+/// [`run_trigram_codes`] of one run. Runs of ASCII (nearly all) are read byte by byte,
+/// giving the same codes as [`trigram_codes`].
 fn run_trigrams(run: &str, each: &mut impl FnMut(u64)) {
-    trigram_codes(run, |code| {
-        if !hex_with_a_digit(code) {
-            each(code);
+    if !run.is_ascii() {
+        trigram_codes(run, |code| {
+            if !hex_with_a_digit(code) {
+                each(code);
+            }
+        });
+        return;
+    }
+    for window in run.as_bytes().windows(3) {
+        let hex = window.iter().all(u8::is_ascii_hexdigit);
+        if !(hex && window.iter().any(u8::is_ascii_digit)) {
+            each(window.iter().fold(0, |code, byte| (code << 21) | u64::from(*byte)));
         }
-    });
+    }
 }
 
 /// Every key an index of runs and long grams takes from `folded`, in one pass over its runs:
@@ -111,9 +121,9 @@ pub fn text_keys(folded: &str, mut trigram: impl FnMut(u64), mut run: impl FnMut
 
 /// Whether a trigram code is of three ASCII hex digits, at least one a digit.
 fn hex_with_a_digit(code: u64) -> bool {
-    let characters = [code >> 42, code >> 21, code].map(|bits| char::from_u32((bits & 0x1f_ffff) as u32));
-    characters.iter().all(|character| character.is_some_and(|c| c.is_ascii_hexdigit()))
-        && characters.iter().any(|character| character.is_some_and(|c| c.is_ascii_digit()))
+    let bytes = [code >> 42, code >> 21, code].map(|bits| u8::try_from(bits & 0x1f_ffff).ok());
+    bytes.iter().all(|byte| byte.is_some_and(|byte| byte.is_ascii_hexdigit()))
+        && bytes.iter().any(|byte| byte.is_some_and(|byte| byte.is_ascii_digit()))
 }
 
 /// Whether a run holds a digit: only such runs (numbers, ids, versions) are indexed whole and
@@ -188,21 +198,28 @@ pub fn is_run_char(character: char) -> bool {
 
 /// The runs of `folded`: its maximal sequences of [`is_run_char`] characters, each with whether
 /// a separator comes before it and after it (false at the text's start and end).
+///
+/// Read byte by byte: every byte of a non-ASCII character is 0x80 or above, so a run's bytes
+/// are those [`is_run_byte`] keeps and its ends are character boundaries.
 fn runs(folded: &str) -> impl Iterator<Item = (&str, bool, bool)> {
-    let mut rest = folded;
-    let mut before = false;
+    let bytes = folded.as_bytes();
+    let mut at = 0;
     std::iter::from_fn(move || {
-        let start = rest.find(is_run_char)?;
-        before |= start > 0;
-        let tail = &rest[start..];
-        let end = tail.find(|character: char| !is_run_char(character)).unwrap_or(tail.len());
-        let run = &tail[..end];
-        let after = end < tail.len();
-        let item = (run, before, after);
-        rest = &tail[end..];
-        before = true;
-        Some(item)
+        let start = at + bytes.get(at..)?.iter().position(|byte| is_run_byte(*byte))?;
+        let end = bytes
+            .get(start..)?
+            .iter()
+            .position(|byte| !is_run_byte(*byte))
+            .map_or(bytes.len(), |length| start + length);
+        at = end;
+        Some((folded.get(start..end)?, start > 0, end < bytes.len()))
     })
+}
+
+/// Whether a byte of UTF-8 text is part of a run ([`is_run_char`]): an ASCII letter or digit,
+/// or a byte of a non-ASCII character.
+fn is_run_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || !byte.is_ascii()
 }
 
 /// Calls `each` with the key of every six-gram that winnowing keeps in each run of `folded`
@@ -400,6 +417,40 @@ mod tests {
                 prop_assert!(found, "{:?} of {:?} in {:?}", key, b, held);
             }
         }
+    }
+
+    /// Stored indexes hold these keys: a change to how they are taken from text (a faster
+    /// scan, say) must give exactly the same ones, in the same order.
+    #[test]
+    fn the_keys_of_a_text_never_change() {
+        let texts = [
+            "081109 203615 148 INFO dfs.DataNode$PacketResponder: PacketResponder 1 for block blk_38865049064139660 terminating",
+            "order=ord-4821937 req=8f3a2b1c9d0e4f57 trace=0c6e2b1a-9f3d-4a7e-b2c1-5d8e9f0a1b2c kappa042 lambda7 failover to replica east414865",
+            "été-x9 straße_42 日本語テキスト1234567 ÅÄÖ0 a1 ab12 abc123 abcd1234 abcdefgh12345678901234567890123456789012345678901234567890123456789012345678",
+            "",
+            "--==  ==--",
+            "x",
+            "0123456789abcdef0123456789abcdef",
+        ];
+        let mut all = Vec::new();
+        for text in texts {
+            let folded = fold(text);
+            run_trigram_codes(&folded, |code| all.push(code));
+            gram_keys(&folded, |key| all.push(u64::from(key)));
+            signature_keys(&folded, |key| all.push(key));
+            text_keys(&folded, |_| {}, |run| all.push(run.len() as u64), |_| {});
+            for run in needle_runs(&folded) {
+                all.push(match run {
+                    RunKey::Whole(run) => run.len() as u64,
+                    RunKey::Prefix(run) => !(run.len() as u64),
+                });
+            }
+            all.extend(needle_run_trigrams(&folded));
+            all.extend(needle_grams(&folded).into_iter().map(u64::from));
+            all.extend(needle_signature_keys(&folded));
+        }
+        let digest = all.iter().fold(0xcbf2_9ce4_8422_2325_u64, |hash, key| mix(hash ^ key));
+        assert_eq!((all.len(), digest), (483, 454_068_609_072_997_726));
     }
 
     #[test]

@@ -27,12 +27,16 @@ const TRIGRAM_TAG: u8 = b't';
 /// The 64-bit key of tagged bytes: FNV-1a, then [`mix`]. Stored signatures depend on it: it
 /// must never change.
 fn signature_key(tag: u8, bytes: &[u8]) -> u64 {
-    let mut hash = 0xcbf2_9ce4_8422_2325_u64 ^ u64::from(tag);
+    let mut hash = FNV_OFFSET ^ u64::from(tag);
     for byte in bytes {
-        hash = (hash ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01b3);
+        hash = (hash ^ u64::from(*byte)).wrapping_mul(FNV_PRIME);
     }
     mix(hash)
 }
+
+/// FNV-1a's 64-bit offset basis and prime.
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 
 /// The signature key of a trigram code, for stores whose signatures hold trigrams too (the
 /// PostgreSQL store's: it has no full-text index beside them).
@@ -62,12 +66,33 @@ fn run_start(run: &str, chars: usize) -> Option<&str> {
 /// assert_eq!(keys.len(), 4);
 /// ```
 pub fn signature_keys(folded: &str, each: impl FnMut(u64)) {
+    chunk_keys(folded, |_| {}, each);
+}
+
+/// [`run_trigram_codes`](super::run_trigram_codes) and [`signature_keys`] of `folded` in one
+/// pass over its runs: what a store takes from each searchable field of a chunk's logs.
+///
+/// ```
+/// use sluice_store::grams::{chunk_keys, run_trigram_codes, signature_keys};
+/// let text = "order ord-4821937 failover";
+/// let (mut trigrams, mut keys) = (Vec::new(), Vec::new());
+/// chunk_keys(text, |code| trigrams.push(code), |key| keys.push(key));
+/// let (mut alone, mut signed) = (Vec::new(), Vec::new());
+/// run_trigram_codes(text, |code| alone.push(code));
+/// signature_keys(text, |key| signed.push(key));
+/// assert_eq!((trigrams, keys), (alone, signed));
+/// ```
+pub fn chunk_keys(folded: &str, trigram: impl FnMut(u64), each: impl FnMut(u64)) {
     let each = std::cell::RefCell::new(each);
     text_keys(
         folded,
-        |_| {},
+        trigram,
         |run| {
             let mut each = each.borrow_mut();
+            if run.is_ascii() {
+                ascii_run_keys(run.as_bytes(), &mut *each);
+                return;
+            }
             let whole = run_start(run, MAX_RUN_CHARS).unwrap_or(run);
             each(signature_key(WHOLE_TAG, whole.as_bytes()));
             for chars in PREFIX_LENGTHS {
@@ -79,6 +104,23 @@ pub fn signature_keys(folded: &str, each: impl FnMut(u64)) {
         },
         |key| (each.borrow_mut())(signature_key(GRAM_TAG, &key.to_le_bytes())),
     );
+}
+
+/// The whole and start keys of a run of ASCII, where characters are bytes: the same as
+/// [`signature_key`] of each, with the starts hashed in one pass.
+fn ascii_run_keys(run: &[u8], each: &mut impl FnMut(u64)) {
+    each(signature_key(WHOLE_TAG, run.get(..MAX_RUN_CHARS).unwrap_or(run)));
+    let mut hash = FNV_OFFSET ^ u64::from(PREFIX_TAG);
+    let mut lengths = PREFIX_LENGTHS.iter().peekable();
+    for (index, byte) in run.iter().enumerate() {
+        hash = (hash ^ u64::from(*byte)).wrapping_mul(FNV_PRIME);
+        if lengths.next_if_eq(&&(index + 1)).is_some() {
+            each(mix(hash));
+            if lengths.peek().is_none() {
+                break;
+            }
+        }
+    }
 }
 
 /// The distinct keys a signature looks a folded needle up by: its [`needle_runs`] (a whole
