@@ -80,6 +80,78 @@ async fn count_usage(
     }
 }
 
+/// A row of [`count_usages`]' statement: a batch's place in the order (from 1) and whether
+/// it was counted.
+#[derive(diesel::QueryableByName)]
+struct Counted {
+    #[diesel(sql_type = BigInt)]
+    position: i64,
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    within: bool,
+}
+
+/// Counts the batches of `group` named by `order`, in that order ([`count_usage`] each), and
+/// returns those refused, in that order. When every batch is of one month (nearly always), in
+/// one statement: `sluice_count_usage` called row by row over the batches as `unnest` gives
+/// them, which is the order a call a batch would take, in one round trip instead of one a
+/// batch (a group of 5,000 logs is 50 batches of 100, and PostgreSQL waited for the next
+/// call more often than for anything else in the group's transaction: docs/PERFORMANCE.md,
+/// issue 24).
+async fn count_usages(
+    connection: &mut AsyncPgConnection,
+    group: &[WriteBatch],
+    prepared: &[BatchCounts],
+    order: &[usize],
+    slot: i16,
+) -> Result<Vec<usize>, DieselError> {
+    use diesel::sql_types::{Array, SmallInt, Uuid as SqlUuid};
+
+    let mut refusals = Vec::new();
+    let one_month: Option<Vec<(Uuid, i64, i64)>> = order
+        .iter()
+        .map(|&index| match prepared[index].months.as_slice() {
+            [(month, count)] => Some((*group[index].workspace.as_uuid(), *month, *count)),
+            _ => None,
+        })
+        .collect();
+    match one_month {
+        Some(batches) if batches.len() > 1 => {
+            let workspaces: Vec<Uuid> = batches.iter().map(|batch| batch.0).collect();
+            let months: Vec<i64> = batches.iter().map(|batch| batch.1).collect();
+            let counts: Vec<i64> = batches.iter().map(|batch| batch.2).collect();
+            let mut counted: Vec<Counted> = diesel::sql_query(
+                "SELECT u.i AS position, sluice_count_usage(u.w, u.m, u.n, $4) AS within \
+                 FROM unnest($1::uuid[], $2::int8[], $3::int8[]) WITH ORDINALITY AS u(w, m, n, i)",
+            )
+            .bind::<Array<SqlUuid>, _>(workspaces)
+            .bind::<Array<BigInt>, _>(months)
+            .bind::<Array<BigInt>, _>(counts)
+            .bind::<SmallInt, _>(slot)
+            .load(connection)
+            .await?;
+            counted.sort_by_key(|row| row.position);
+            if counted.len() != order.len() {
+                return Err(DieselError::DeserializationError(
+                    format!("the usage count answered {} rows for {} batches", counted.len(), order.len()).into(),
+                ));
+            }
+            for (row, &index) in counted.iter().zip(order) {
+                if !row.within {
+                    refusals.push(index);
+                }
+            }
+        }
+        _ => {
+            for &index in order {
+                if !count_usage(connection, *group[index].workspace.as_uuid(), &prepared[index].months, slot).await? {
+                    refusals.push(index);
+                }
+            }
+        }
+    }
+    Ok(refusals)
+}
+
 impl PgStore {
     /// One insert transaction: the rows, the counters, the monthly usage.
     /// One try at writing a group, less the batches marked `refused`, in one transaction.
@@ -136,14 +208,7 @@ impl PgStore {
                 }
                 let inserted = Instant::now();
                 let order = kept;
-                let mut refusals = Vec::new();
-                for &index in &order {
-                    if !count_usage(connection, *group[index].workspace.as_uuid(), &prepared[index].months, slot)
-                        .await?
-                    {
-                        refusals.push(index);
-                    }
-                }
+                let refusals = count_usages(connection, group, prepared, &order, slot).await?;
                 if !refusals.is_empty() {
                     *over_quota.lock().unwrap_or_else(PoisonError::into_inner) = refusals;
                     return Err(DieselError::RollbackTransaction);

@@ -69,6 +69,7 @@ macro_rules! conformance_suite {
             quota_refuses_the_batch_that_would_cross_it,
             quota_follows_plan_changes_and_counts_per_workspace,
             a_group_refuses_only_the_batches_over_their_quota,
+            a_group_of_one_month_batches_is_counted_in_order,
             retention_sweep_keeps_each_workspace_its_days,
             rollups_equal_the_rows_after_random_ingests_and_deletes,
             flows_sum_their_logs_and_list_by_last_activity,

@@ -94,6 +94,36 @@ fn id_stamped(ms: i64, n: u8) -> LogId {
     LogId::from_slice(&bytes).expect("a UUID v7")
 }
 
+/// A group whose batches are each of one month (as nearly every group is; PostgreSQL counts
+/// them in one statement): each batch is still counted in order against its own workspace's
+/// quota, one refused counts nothing, and a later batch that fits is stored.
+pub async fn a_group_of_one_month_batches_is_counted_in_order(store: &dyn Store) {
+    let metered = workspace_with_quota(store, 150).await;
+    let other = new_workspace(store, "other").await;
+    let month = month_start_ms(wall_clock_ms());
+    let group = [
+        WriteBatch { workspace: other, logs: batch("h1", 100) },
+        WriteBatch { workspace: metered, logs: batch("h2", 100) },
+        WriteBatch { workspace: metered, logs: batch("h3", 100) },
+        WriteBatch { workspace: other, logs: batch("h4", 10) },
+        WriteBatch { workspace: metered, logs: batch("h5", 48) },
+        WriteBatch { workspace: metered, logs: batch("h6", 3) },
+        WriteBatch { workspace: metered, logs: batch("h7", 2) },
+    ];
+    let answers = store.insert_group(&group).await.expect("the group");
+    let refused: Vec<bool> = answers.iter().map(|answer| matches!(answer, Err(StoreError::QuotaExceeded))).collect();
+    assert_eq!(refused, [false, false, true, false, false, true, false], "{answers:?}");
+    assert_eq!(store.monthly_usage(metered, month).await.expect("usage"), 150);
+    assert_eq!(store.monthly_usage(other, month).await.expect("usage"), 110);
+    let stored = store.list_logs(metered, &LogFilter::default(), EVERYTHING).await.expect("list");
+    let mut prefixes: Vec<&str> = stored.logs.iter().filter_map(|log| log.entry.message.split(' ').next()).collect();
+    prefixes.sort_unstable();
+    prefixes.dedup();
+    assert_eq!(prefixes, ["h2", "h5", "h7"]);
+    assert_eq!(stored.logs.len(), 150);
+    assert_eq!(store.list_logs(other, &LogFilter::default(), EVERYTHING).await.expect("list").logs.len(), 110);
+}
+
 /// One transaction for many batches (a group commit): each batch is counted against its own
 /// workspace's quota, in order, and one refused is left out whole, its usage, rows and counters
 /// untouched, while the rest of the group is stored. A batch accepted across a month's end
