@@ -94,6 +94,17 @@ fn id_stamped(ms: i64, n: u8) -> LogId {
     LogId::from_slice(&bytes).expect("a UUID v7")
 }
 
+/// The batches a workspace holds, by the prefix of their logs' messages (sorted, each once),
+/// and how many logs it holds.
+async fn stored_batches(store: &dyn Store, workspace: WorkspaceId) -> (Vec<String>, usize) {
+    let stored = store.list_logs(workspace, &LogFilter::default(), EVERYTHING).await.expect("list");
+    let mut prefixes: Vec<String> =
+        stored.logs.iter().filter_map(|log| log.entry.message.split(' ').next()).map(str::to_owned).collect();
+    prefixes.sort_unstable();
+    prefixes.dedup();
+    (prefixes, stored.logs.len())
+}
+
 /// A group whose batches are each of one month (as nearly every group is; PostgreSQL counts
 /// them in one statement): each batch is still counted in order against its own workspace's
 /// quota, one refused counts nothing, and a later batch that fits is stored.
@@ -115,12 +126,9 @@ pub async fn a_group_of_one_month_batches_is_counted_in_order(store: &dyn Store)
     assert_eq!(refused, [false, false, true, false, false, true, false], "{answers:?}");
     assert_eq!(store.monthly_usage(metered, month).await.expect("usage"), 150);
     assert_eq!(store.monthly_usage(other, month).await.expect("usage"), 110);
-    let stored = store.list_logs(metered, &LogFilter::default(), EVERYTHING).await.expect("list");
-    let mut prefixes: Vec<&str> = stored.logs.iter().filter_map(|log| log.entry.message.split(' ').next()).collect();
-    prefixes.sort_unstable();
-    prefixes.dedup();
+    let (prefixes, stored) = stored_batches(store, metered).await;
     assert_eq!(prefixes, ["h2", "h5", "h7"]);
-    assert_eq!(stored.logs.len(), 150);
+    assert_eq!(stored, 150);
     assert_eq!(store.list_logs(other, &LogFilter::default(), EVERYTHING).await.expect("list").logs.len(), 110);
 }
 
@@ -158,13 +166,9 @@ pub async fn a_group_refuses_only_the_batches_over_their_quota(store: &dyn Store
     assert_eq!(store.monthly_usage(metered, month).await.expect("usage"), 150);
     assert_eq!(store.monthly_usage(metered, last_month).await.expect("usage"), 2, "g7's first month stayed counted");
     assert_eq!(store.monthly_usage(other, month).await.expect("usage"), 110);
-    let stored = store.list_logs(metered, &LogFilter::default(), EVERYTHING).await.expect("list");
-    let mut prefixes: Vec<&str> = stored.logs.iter().filter_map(|log| log.entry.message.split(' ').next()).collect();
-    prefixes.dedup();
-    prefixes.sort_unstable();
-    prefixes.dedup();
+    let (prefixes, stored) = stored_batches(store, metered).await;
     assert_eq!(prefixes, ["g2", "g5", "g6"]);
-    assert_eq!(stored.logs.len(), 152);
+    assert_eq!(stored, 152);
     assert!(found(store, metered, "g3", &[SearchField::Message]).await.is_empty());
     assert!(found(store, metered, "g7", &[SearchField::Message]).await.is_empty());
     assert_eq!(store.list_logs(other, &LogFilter::default(), EVERYTHING).await.expect("list").logs.len(), 110);
