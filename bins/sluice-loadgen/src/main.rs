@@ -69,7 +69,7 @@ const USAGE: &str = "usage: sluice-loadgen --url http://HOST:PORT --key KEY [--f
    or: sluice-loadgen --copy-csv FILE [--copy-rows N] [--corpus DIR]
    or: sluice-loadgen search-ingest --url URL --key KEY --logs N [--corpus DIR] [--connections N]
    or: sluice-loadgen plain-ingest --url URL --key KEY --logs N [--corpus DIR] [--connections N]
-   or: sluice-loadgen search-queries --url URL --key KEY --logs N [--corpus DIR] [--repeat N]
+   or: sluice-loadgen search-queries --url URL --key KEY --logs N [--corpus DIR] [--repeat N] [--first N]
    or: sluice-loadgen flows-ingest --url URL --key KEY --logs N [--corpus DIR] [--connections N]
    or: sluice-loadgen flows-queries --url URL --key KEY --logs N [--corpus DIR] [--repeat N] [--password ADMIN_PASSWORD]
    or: sluice-loadgen reads --url URL --key KEY [--seconds N] [--connections N] [--rate READS_PER_SECOND]

@@ -148,6 +148,9 @@ impl Workload {
 /// mode's options and runs it.
 pub(crate) async fn run(mode: &str) -> anyhow::Result<()> {
     let (mut url, mut key, mut logs, mut connections, mut repeat) = (String::new(), String::new(), 0_u64, 32, 30);
+    // Where the searches' value numbers start: a second run with another `--first` asks for
+    // values no run has asked for yet (none of their pages cached by the first).
+    let mut first = 1;
     let mut corpus = std::path::PathBuf::from("../shared/corpus");
     let mut password = None;
     let mut words = std::env::args().skip(2);
@@ -160,6 +163,7 @@ pub(crate) async fn run(mode: &str) -> anyhow::Result<()> {
             "--corpus" => corpus = value.into(),
             "--connections" => connections = value.parse()?,
             "--repeat" => repeat = value.parse()?,
+            "--first" => first = value.parse()?,
             "--password" => password = Some(value),
             other => bail!("unknown option {other}"),
         }
@@ -172,7 +176,7 @@ pub(crate) async fn run(mode: &str) -> anyhow::Result<()> {
     workload.plain = mode == "plain-ingest";
     match mode {
         "search-ingest" | "plain-ingest" | "flows-ingest" => ingest(workload, &url, &key, connections).await,
-        "search-queries" => queries(workload, &url, &key, repeat).await,
+        "search-queries" => queries(workload, &url, &key, first, repeat).await,
         "flows-queries" => {
             crate::flows::queries(&workload, &url, &key, repeat).await?;
             match password {
@@ -261,9 +265,9 @@ pub(crate) async fn ingest(workload: Workload, url: &str, key: &str, connections
     Ok(())
 }
 
-/// Runs `repeat` searches of each kind, one at a time, each with another value, and prints a
-/// row per kind: `| kind | p50 ms | p95 ms | max ms | 5xx | median hits |`.
-pub(crate) async fn queries(workload: Workload, url: &str, key: &str, repeat: u64) -> anyhow::Result<()> {
+/// Runs `repeat` searches of each kind, one at a time, each with another value (numbered from
+/// `first`), and prints a row per kind: `| kind | p50 ms | p95 ms | max ms | 5xx | median hits |`.
+pub(crate) async fn queries(workload: Workload, url: &str, key: &str, first: u64, repeat: u64) -> anyhow::Result<()> {
     let client = awc::Client::builder().timeout(Duration::from_secs(60)).finish();
     let auth = format!("Bearer {key}");
     for (kind, name) in KINDS.iter().enumerate() {
@@ -272,7 +276,7 @@ pub(crate) async fn queries(workload: Workload, url: &str, key: &str, repeat: u6
         let mut errors = 0;
         // One warm-up search of the kind (its value not measured again).
         for n in 0..=repeat {
-            let query = workload.query(kind, n + 1_000 * u64::from(n == 0));
+            let query = workload.query(kind, n + first - 1 + 1_000 * u64::from(n == 0));
             let target = format!("{}/v1/logs/search", url.trim_end_matches('/'));
             let started = Instant::now();
             let mut response = client
