@@ -34,7 +34,7 @@ pub(crate) struct ChunkWalk<'a> {
 /// more are found by walking the ordered index, as far as the page needs: a search for a term
 /// in 0.1 % of 10M logs (up to 4,096 chunks listed) that read them all by id first took
 /// 69.6 ms at p50, 55.9 with this bound (`cargo xtask bench search`).
-const LISTED_BY_ID: usize = 256;
+pub(crate) const LISTED_BY_ID: usize = 256;
 
 /// Rows read per step of a newest-first walk.
 const WALK_STEP: i64 = 500;
@@ -215,13 +215,34 @@ impl PgStore {
         // are found by the walk over the ordered index, which reads as far as the page needs.
         let (mut by_id, walked) = match listed {
             Some(ids) if ids.len() <= LISTED_BY_ID => {
-                (Some(listed_chunks(&mut connection, workspace, filter, chunk_condition, ids).await?.into_iter()), None)
+                (Some(listed_chunks(&mut connection, workspace, filter, chunk_condition, ids).await?), None)
             }
             other => (None, *other),
         };
         loop {
+            // Listed while `allowed` still has blocks to narrow (a rare needle's): the newest of
+            // them are narrowed, and the chunks they allow join the list, until the chunks of
+            // this step are all newer than any chunk of a block left, so no chunk is taken
+            // before a newer one.
+            if let (Some(sorted), Some(allowed)) = (by_id.as_mut(), allowed.as_deref_mut()) {
+                let wanted = usize::try_from(step).unwrap_or(usize::MAX);
+                while let Some(pending) = allowed.pending_newest() {
+                    let ready = sorted.iter().take_while(|&&(_, _, max_ts)| max_ts > pending).count();
+                    if ready >= wanted {
+                        break;
+                    }
+                    let more = allowed.narrow_newest(&mut connection, wanted - ready).await.map_err(from_diesel)?;
+                    if !more.is_empty() {
+                        sorted.extend(listed_chunks(&mut connection, workspace, filter, chunk_condition, &more).await?);
+                        sorted.sort_unstable_by_key(|&(id, _, max_ts)| std::cmp::Reverse((max_ts, id)));
+                    }
+                }
+            }
             let chunks: Vec<(i64, i64, i64)> = match by_id.as_mut() {
-                Some(sorted) => sorted.by_ref().take(usize::try_from(step).unwrap_or(usize::MAX)).collect(),
+                Some(sorted) => {
+                    let taken = sorted.len().min(usize::try_from(step).unwrap_or(usize::MAX));
+                    sorted.drain(..taken).collect()
+                }
                 None => {
                     let mut query = chunks_in_span(&workspace, filter);
                     if let Some(condition) = chunk_condition() {

@@ -80,6 +80,7 @@ diesel::table! {
         id -> Int8,
         bits -> Int4,
         chunks -> Array<Nullable<Int8>>,
+        max_ts -> Nullable<Int8>,
     }
 }
 

@@ -13,7 +13,7 @@ use crate::PgStore;
 use crate::allowed::Allowed;
 use crate::chunks;
 use crate::error::from_diesel;
-use crate::list::{ChunkWalk, stored};
+use crate::list::{ChunkWalk, LISTED_BY_ID, stored};
 use crate::schema::{log_chunks, logs};
 use crate::text;
 
@@ -237,7 +237,12 @@ impl LogSearch for PgStore {
             // each block narrowed once the walk reaches it, so a page decided in the newest
             // chunks costs neither the other blocks nor a list of every chunk.
             let mut listed: Option<Vec<i64>> = None;
-            if allowed.estimate(&mut connection).await.map_err(from_diesel)? <= self.listed_chunks {
+            let estimate = allowed.estimate(&mut connection).await.map_err(from_diesel)?;
+            if estimate <= self.listed_chunks.min(LISTED_BY_ID) {
+                // Few enough to read by id as they come: the walk narrows the other blocks
+                // newest first, as far as its page reaches (`Allowed::narrow_newest`).
+                listed = Some(allowed.known().iter().copied().collect());
+            } else if estimate <= self.listed_chunks {
                 allowed.narrow_all(&mut connection).await.map_err(from_diesel)?;
                 if allowed.known().is_empty() {
                     return Ok(collector.finish());

@@ -165,13 +165,17 @@ pub(crate) async fn seal(
             if removed != ids.len() {
                 return Err(DieselError::RollbackTransaction);
             }
-            diesel::sql_query("INSERT INTO log_blocks (id, workspace_id, bits, chunks) VALUES ($1, $2, $3, $4)")
-                .bind::<BigInt, _>(first)
-                .bind::<SqlUuid, _>(workspace)
-                .bind::<Integer, _>(bits)
-                .bind::<Array<BigInt>, _>(&ids)
-                .execute(connection)
-                .await?;
+            // With its chunks' newest log time ([`crate::allowed`] narrows blocks newest first).
+            diesel::sql_query(
+                "INSERT INTO log_blocks (id, workspace_id, bits, chunks, max_ts) VALUES ($1, $2, $3, $4, \
+                 (SELECT max(max_ts) FROM log_chunks WHERE workspace_id = $2 AND id = ANY($4)))",
+            )
+            .bind::<BigInt, _>(first)
+            .bind::<SqlUuid, _>(workspace)
+            .bind::<Integer, _>(bits)
+            .bind::<Array<BigInt>, _>(&ids)
+            .execute(connection)
+            .await?;
             for (bands, slices) in bands.chunks(SEAL_BANDS).zip(slices.chunks(SEAL_BANDS)) {
                 diesel::sql_query(
                     "INSERT INTO log_block_bands (workspace_id, band, block_id, slices) \

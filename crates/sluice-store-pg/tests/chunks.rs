@@ -187,6 +187,62 @@ async fn a_common_word_narrows_only_the_blocks_its_page_reaches() {
     drop(store);
 }
 
+/// A needle allowed in few chunks is read from a list of them, its blocks narrowed newest
+/// first by the newest log each holds, as far as its page reaches: a log sent first but dated
+/// after every other, in the oldest block, is still the first of the page, also when that
+/// block's newest time is not known (narrowed before the others).
+#[tokio::test]
+async fn a_listed_needle_narrows_its_blocks_newest_first_as_far_as_its_page_reaches() {
+    let database = TestDatabase::new("sluice_chunks").await;
+    let options = PgOptions { index_block_chunks: 4, ..options() };
+    let store = PgStore::connect(database.url(), &options).await.expect("connect");
+    let workspace = Workspace::new("w", Plan::Enterprise, T0);
+    store.create_workspace(&workspace).await.expect("workspace");
+    let id = sluice_store::conformance::order_number(7);
+    // Chunks of two: [late, filler], then 200 parcels in 100 chunks; 25 blocks of four, the
+    // last chunk left over. The first block holds the newest log and five of the oldest.
+    let mut logs = vec![log(&format!("late {id}"), T0 + 10_000_000), log("filler", T0 - 1)];
+    logs.extend((0..200).map(|n| log(&format!("parcel {n} {id}"), T0 + n * 1_000)));
+    store.insert_logs(workspace.id, &logs).await.expect("insert");
+    // A pass seals a bounded number of blocks.
+    for _ in 0..3 {
+        store.maintain().await.expect("housekeeping seals the blocks due");
+    }
+    let mut connection = AsyncPgConnection::establish(database.url()).await.expect("connect");
+    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_blocks").await, 25);
+    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_blocks WHERE max_ts IS NULL").await, 0);
+
+    let search = Search { query: Query::parse(&id).expect("query"), fields: vec![SearchField::Message] };
+    let messages = |page: sluice_store::LogPage| page.logs.into_iter().map(|log| log.entry.message).collect::<Vec<_>>();
+    let first = Page { limit: 3, offset: 0 };
+    let newest = store.search_logs(workspace.id, &search, &LogFilter::default(), first).await.expect("search");
+    let expected_first = [format!("late {id}"), format!("parcel 199 {id}"), format!("parcel 198 {id}")];
+    assert_eq!(messages(newest), expected_first);
+    let some = store.cached_bands();
+    assert!(some > 0, "the newest blocks were narrowed");
+
+    let every = Page { limit: 300, offset: 0 };
+    let all = store.search_logs(workspace.id, &search, &LogFilter::default(), every).await.expect("search");
+    let mut expected = vec![format!("late {id}")];
+    expected.extend((0..200).rev().map(|n| format!("parcel {n} {id}")));
+    assert_eq!(messages(all), expected);
+    let bands = store.cached_bands();
+    // The page of three: the estimate's two blocks, then the four newest by time (the
+    // first block among them), of 25.
+    assert!(some * 3 <= bands, "{some} bands for the newest page, {bands} for every log");
+    drop(store);
+
+    // A block sealed before its newest time was stored is narrowed before every other.
+    connection
+        .batch_execute("UPDATE log_blocks SET max_ts = NULL WHERE id = (SELECT min(id) FROM log_blocks)")
+        .await
+        .expect("forget");
+    let store = PgStore::connect(database.url(), &options).await.expect("reconnect");
+    let newest = store.search_logs(workspace.id, &search, &LogFilter::default(), first).await.expect("search");
+    assert_eq!(messages(newest), expected_first);
+    drop(store);
+}
+
 #[tokio::test]
 async fn retention_drops_the_chunks_it_empties_and_keeps_the_rest() {
     let database = TestDatabase::new("sluice_chunks").await;

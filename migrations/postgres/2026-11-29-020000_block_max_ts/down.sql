@@ -1,0 +1,1 @@
+ALTER TABLE log_blocks DROP COLUMN max_ts;
