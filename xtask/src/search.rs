@@ -112,58 +112,79 @@ pub(crate) fn bench(root: &Path, logs: u64, plain: bool, stores: &[bool]) -> any
         };
         let url = fresh(root, (!sqlite).then_some(&cluster), "sluice_search_bench")?;
         check_room(root, logs)?;
-        let server = Server::start(root, &url, &[])?;
-        settle();
-        let ingest = loadgen(root, &server, if plain { "plain-ingest" } else { "search-ingest" }, logs)?;
-        // `ingest | logs | seconds | batches sent again after a 503 | logs/s`
-        let fields: Vec<String> = ingest
-            .iter()
-            .find_map(|line| line.strip_prefix("ingest | "))
-            .context("search-ingest printed no rate")?
-            .split(" | ")
-            .map(str::to_owned)
-            .collect();
-        let (Some(retried), Some(rate)) = (fields.get(2), fields.get(3)) else {
-            bail!("search-ingest printed {fields:?}");
-        };
-        let bytes = bytes_on_disk(&url, &cluster)?;
-        // The plain run has no searches: its text says which lines were sent, and no table.
-        let (command, sent, table) = if plain {
-            ("cargo xtask bench search --plain", "loghub lines alone", String::new())
-        } else {
-            let mut table = String::from(
-                "| query | p50 ms | p95 ms | max ms | 5xx | hits (median, page of 50) |\n|---|---|---|---|---|---|\n",
-            );
-            for row in loadgen(root, &server, "search-queries", logs)? {
-                if let Some(row) = row.strip_prefix("query | ") {
-                    table.push_str(&format!("| {row} |\n"));
-                }
+        let measured = measure(root, &cluster, &url, name, logs, plain);
+        if logs > DOCUMENTED_LOGS {
+            // Kept, it would take the room the next build needs (50M: 47 GB on SQLite); removed
+            // whether or not the run got through.
+            let removed = if sqlite {
+                std::fs::remove_dir_all(root.join("target/bench-data/sluice_search_bench")).map_err(anyhow::Error::from)
+            } else {
+                cluster.psql("DROP DATABASE IF EXISTS sluice_search_bench").map_err(anyhow::Error::msg)
+            };
+            match removed {
+                Ok(()) => println!("{name}: the {logs}-log data set is removed"),
+                Err(error) => eprintln!(
+                    "{name}: the {logs}-log data set could not be removed ({error}): delete \
+                     target/bench-data/sluice_search_bench (SQLite) or drop database sluice_search_bench"
+                ),
             }
-            ("cargo xtask bench search", "logs", table)
-        };
-        drop(server);
-        let text = format!(
-            "{name}, measured {} by `{command}` with {logs} {sent} in one workspace: ingest {rate} logs/s \
-             as fast as answered (32 connections, 100-entry JSON batches; {retried} batches answered 503 with \
-             `Retry-After` and sent again after it), {:.0} bytes on disk per log.\n\n{table}",
-            utc_now(),
-            bytes as f64 / logs as f64
-        );
+        }
+        let text = measured?;
         println!("\n{text}");
         if logs == DOCUMENTED_LOGS {
             write_between_markers(root, marker, &text)?;
         } else {
             println!("{marker}: {logs} logs, not {DOCUMENTED_LOGS}: docs/PERFORMANCE.md left as it was");
         }
-        if logs > DOCUMENTED_LOGS {
-            // Kept, it would take the room the next build needs (50M: 47 GB on SQLite).
-            if sqlite {
-                let _ = std::fs::remove_dir_all(root.join("target/bench-data/sluice_search_bench"));
-            } else {
-                cluster.psql("DROP DATABASE IF EXISTS sluice_search_bench").map_err(anyhow::Error::msg)?;
-            }
-            println!("{name}: the {logs}-log data set is removed");
-        }
     }
     Ok(())
+}
+
+/// Starts the server on `url`, sends it the logs and (unless `plain`) runs the searches;
+/// returns the store's text for docs/PERFORMANCE.md.
+fn measure(
+    root: &Path,
+    cluster: &postgres::Cluster,
+    url: &str,
+    name: &str,
+    logs: u64,
+    plain: bool,
+) -> anyhow::Result<String> {
+    let server = Server::start(root, url, &[])?;
+    settle();
+    let ingest = loadgen(root, &server, if plain { "plain-ingest" } else { "search-ingest" }, logs)?;
+    // `ingest | logs | seconds | batches sent again after a 503 | logs/s`
+    let fields: Vec<String> = ingest
+        .iter()
+        .find_map(|line| line.strip_prefix("ingest | "))
+        .context("search-ingest printed no rate")?
+        .split(" | ")
+        .map(str::to_owned)
+        .collect();
+    let (Some(retried), Some(rate)) = (fields.get(2), fields.get(3)) else {
+        bail!("search-ingest printed {fields:?}");
+    };
+    let bytes = bytes_on_disk(url, cluster)?;
+    // The plain run has no searches: its text says which lines were sent, and no table.
+    let (command, sent, table) = if plain {
+        ("cargo xtask bench search --plain", "loghub lines alone", String::new())
+    } else {
+        let mut table = String::from(
+            "| query | p50 ms | p95 ms | max ms | 5xx | hits (median, page of 50) |\n|---|---|---|---|---|---|\n",
+        );
+        for row in loadgen(root, &server, "search-queries", logs)? {
+            if let Some(row) = row.strip_prefix("query | ") {
+                table.push_str(&format!("| {row} |\n"));
+            }
+        }
+        ("cargo xtask bench search", "logs", table)
+    };
+    drop(server);
+    Ok(format!(
+        "{name}, measured {} by `{command}` with {logs} {sent} in one workspace: ingest {rate} logs/s \
+         as fast as answered (32 connections, 100-entry JSON batches; {retried} batches answered 503 with \
+         `Retry-After` and sent again after it), {:.0} bytes on disk per log.\n\n{table}",
+        utc_now(),
+        bytes as f64 / logs as f64
+    ))
 }

@@ -148,8 +148,9 @@ impl Workload {
 /// mode's options and runs it.
 pub(crate) async fn run(mode: &str) -> anyhow::Result<()> {
     let (mut url, mut key, mut logs, mut connections, mut repeat) = (String::new(), String::new(), 0_u64, 32, 30);
-    // Where the searches' value numbers start: a second run with another `--first` asks for
-    // values no run has asked for yet (none of their pages cached by the first).
+    // Where the searches' value numbers start (1 or more): a run with another `--first` asks
+    // for identifiers and phrases no run with the default asked for (the terms in 0.1 % and
+    // 10 % of the logs come back every 1,000 and 10 values).
     let mut first = 1;
     let mut corpus = std::path::PathBuf::from("../shared/corpus");
     let mut password = None;
@@ -168,7 +169,7 @@ pub(crate) async fn run(mode: &str) -> anyhow::Result<()> {
             other => bail!("unknown option {other}"),
         }
     }
-    if url.is_empty() || key.is_empty() || logs == 0 {
+    if url.is_empty() || key.is_empty() || logs == 0 || first == 0 {
         bail!("{}", crate::USAGE);
     }
     let mut workload = Workload::new(crate::corpus_lines(&corpus)?, logs);

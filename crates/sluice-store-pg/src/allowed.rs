@@ -7,7 +7,7 @@
 //! A rare needle's few chunks are named to the database ([`crate::list`]), and the blocks
 //! are narrowed newest first (by the newest log their chunks hold), as far as the walk's page
 //! reaches ([`Allowed::narrow_newest`]): a page of 50 of an identifier in 100 logs spread over
-//! 10M reads the bands of 23 blocks of 45, not all of them.
+//! 10M has its logs in 23 blocks of 45, and its search narrows 24 to 30 of them, not all.
 //!
 //! Narrowing every block up front made each search of a common word cost time in proportion
 //! to the store: measured in `cargo xtask bench soak` on PostgreSQL, 0.2 ms at 5 blocks and
@@ -202,15 +202,19 @@ impl Allowed {
         (0..self.blocks.len()).filter(|&index| !self.narrowed[index]).map(|index| self.newest[index]).max()
     }
 
-    /// Narrows the newest blocks not narrowed yet (by the newest log they hold) expected to
-    /// allow `wanted` more chunks, as many a block as those narrowed so far allowed (every one
-    /// left when those allowed none), at least one. Returns the chunks they allow.
+    /// Narrows the newest blocks not narrowed yet (by the newest log they hold), of those
+    /// holding a log at `since` or later (a search's span), expected to allow `wanted` more
+    /// chunks, as many a block as those narrowed so far allowed (every one left when those
+    /// allowed none), at least one. Returns the chunks they allow.
     pub(crate) async fn narrow_newest(
         &mut self,
         connection: &mut AsyncPgConnection,
+        since: Option<i64>,
         wanted: usize,
     ) -> Result<Vec<i64>, DieselError> {
-        let mut pending: Vec<usize> = (0..self.blocks.len()).filter(|&index| !self.narrowed[index]).collect();
+        let mut pending: Vec<usize> = (0..self.blocks.len())
+            .filter(|&index| !self.narrowed[index] && since.is_none_or(|since| self.newest[index] >= since))
+            .collect();
         pending.sort_unstable_by_key(|&index| std::cmp::Reverse((self.newest[index], index)));
         let narrowed = self.narrowed.iter().filter(|&&narrowed| narrowed).count();
         let count = if self.block_allowed == 0 {

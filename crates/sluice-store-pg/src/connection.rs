@@ -94,8 +94,9 @@ pub struct PgOptions {
     /// default. A search reads a band per position and block; the chunks not in a block yet
     /// are tested from signatures kept in memory.
     pub index_block_chunks: usize,
-    /// The most chunks a search names to the database by id: more (a common needle, as
-    /// estimated from the newest blocks) are found by walking the workspace's chunks newest
+    /// The most chunks a search names to the database by id (or lists as it narrows a rare
+    /// needle's blocks newest first): more (a common needle, as estimated from the newest
+    /// blocks, or found so in older ones) are found by walking the workspace's chunks newest
     /// first, each block narrowed only once the walk reaches it (`crate::allowed`).
     pub search_listed_chunks: usize,
     /// "Now", for housekeeping: which days get a partition of their own (the server passes

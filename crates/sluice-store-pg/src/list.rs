@@ -21,8 +21,8 @@ use crate::search::{ChunkCondition, Condition, facet_condition};
 use crate::text;
 
 /// What a [`PgStore::chunk_walk`] reads: the chunks of `chunk_condition` (a condition built
-/// anew for each statement), only those of `listed` when given, and their logs of
-/// `row_condition` that `keep` accepts.
+/// anew for each statement), only those of `listed` when given (with those the blocks `allowed`
+/// narrows newest first add to them), and their logs of `row_condition` that `keep` accepts.
 pub(crate) struct ChunkWalk<'a> {
     pub(crate) chunk_condition: &'a (dyn Fn() -> Option<ChunkCondition> + Sync),
     pub(crate) listed: Option<&'a [i64]>,
@@ -30,7 +30,10 @@ pub(crate) struct ChunkWalk<'a> {
     pub(crate) keep: &'a (dyn Fn(&LogRow) -> bool + Sync),
 }
 
-/// The most listed chunks a [`PgStore::chunk_walk`] reads by id up front ([`listed_chunks`]);
+/// The most listed chunks a [`PgStore::chunk_walk`] reads by id up front ([`listed_chunks`]),
+/// and the most chunks a rare needle's estimate may allow for its blocks to be narrowed as its
+/// walk reaches them (the list they add to is bounded by
+/// [`crate::PgOptions::search_listed_chunks`]);
 /// more are found by walking the ordered index, as far as the page needs: a search for a term
 /// in 0.1 % of 10M logs (up to 4,096 chunks listed) that read them all by id first took
 /// 69.6 ms at p50, 55.9 with this bound (`cargo xtask bench search`).
@@ -66,7 +69,8 @@ pub(crate) fn chunks_in_span(workspace: &WorkspaceId, filter: &LogFilter) -> log
 /// The chunks of `ids` that are the workspace's, meet `filter`'s time span and pass
 /// `condition`, newest first (by their last log's time, then id), as `(id, min_ts, max_ts)`.
 /// Read by primary key in one statement and ordered here: the ids are few
-/// ([`LISTED_BY_ID`] at most), where walking the ordered index for them may read every chunk
+/// ([`LISTED_BY_ID`] up front, a wave of narrowed blocks' later, up to
+/// [`crate::PgOptions::search_listed_chunks`] in all), where walking the ordered index for them may read every chunk
 /// of the workspace before the last (a rare identifier's, anywhere in time).
 async fn listed_chunks(
     connection: &mut AsyncPgConnection,
@@ -222,21 +226,35 @@ impl PgStore {
         loop {
             // Listed while `allowed` still has blocks to narrow (a rare needle's): the newest of
             // them are narrowed, and the chunks they allow join the list, until the chunks of
-            // this step are all newer than any chunk of a block left, so no chunk is taken
-            // before a newer one.
+            // this step are all newer than any chunk of a block left (or every block left ends
+            // before the span), so no chunk is taken before a newer one. Should they allow more
+            // than a search names by id (the needle is common in older blocks), the walk goes on
+            // over the ordered index from where it is, narrowing the rest as it reaches them.
+            let mut too_many = false;
             if let (Some(sorted), Some(allowed)) = (by_id.as_mut(), allowed.as_deref_mut()) {
                 let wanted = usize::try_from(step).unwrap_or(usize::MAX);
-                while let Some(pending) = allowed.pending_newest() {
+                let in_span = |newest: &i64| filter.from.is_none_or(|from| *newest >= from);
+                while let Some(pending) = allowed.pending_newest().filter(in_span) {
                     let ready = sorted.iter().take_while(|&&(_, _, max_ts)| max_ts > pending).count();
                     if ready >= wanted {
                         break;
                     }
-                    let more = allowed.narrow_newest(&mut connection, wanted - ready).await.map_err(from_diesel)?;
+                    let more = allowed
+                        .narrow_newest(&mut connection, filter.from, wanted - ready)
+                        .await
+                        .map_err(from_diesel)?;
+                    if sorted.len() + more.len() > self.listed_chunks {
+                        too_many = true;
+                        break;
+                    }
                     if !more.is_empty() {
                         sorted.extend(listed_chunks(&mut connection, workspace, filter, chunk_condition, &more).await?);
                         sorted.sort_unstable_by_key(|&(id, _, max_ts)| std::cmp::Reverse((max_ts, id)));
                     }
                 }
+            }
+            if too_many {
+                by_id = None;
             }
             let chunks: Vec<(i64, i64, i64)> = match by_id.as_mut() {
                 Some(sorted) => {

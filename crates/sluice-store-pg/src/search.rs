@@ -238,9 +238,10 @@ impl LogSearch for PgStore {
             // chunks costs neither the other blocks nor a list of every chunk.
             let mut listed: Option<Vec<i64>> = None;
             let estimate = allowed.estimate(&mut connection).await.map_err(from_diesel)?;
-            if estimate <= self.listed_chunks.min(LISTED_BY_ID) {
+            if (1..=self.listed_chunks.min(LISTED_BY_ID)).contains(&estimate) {
                 // Few enough to read by id as they come: the walk narrows the other blocks
-                // newest first, as far as its page reaches (`Allowed::narrow_newest`).
+                // newest first, as far as its page reaches (`Allowed::narrow_newest`). None in
+                // the newest blocks says nothing of the others: those are narrowed up front.
                 listed = Some(allowed.known().iter().copied().collect());
             } else if estimate <= self.listed_chunks {
                 allowed.narrow_all(&mut connection).await.map_err(from_diesel)?;

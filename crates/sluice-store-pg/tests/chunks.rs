@@ -190,7 +190,8 @@ async fn a_common_word_narrows_only_the_blocks_its_page_reaches() {
 /// A needle allowed in few chunks is read from a list of them, its blocks narrowed newest
 /// first by the newest log each holds, as far as its page reaches: a log sent first but dated
 /// after every other, in the oldest block, is still the first of the page, also when that
-/// block's newest time is not known (narrowed before the others).
+/// block's newest time is not known (taken as newer than any); a span narrows no block that
+/// ends before it.
 #[tokio::test]
 async fn a_listed_needle_narrows_its_blocks_newest_first_as_far_as_its_page_reaches() {
     let database = TestDatabase::new("sluice_chunks").await;
@@ -238,8 +239,52 @@ async fn a_listed_needle_narrows_its_blocks_newest_first_as_far_as_its_page_reac
         .await
         .expect("forget");
     let store = PgStore::connect(database.url(), &options).await.expect("reconnect");
+    // A span narrows no block that ends before it.
+    let recent = LogFilter { from: Some(T0 + 150_000), ..LogFilter::default() };
+    let page = store.search_logs(workspace.id, &search, &recent, every).await.expect("search");
+    let mut expected_recent = vec![format!("late {id}")];
+    expected_recent.extend((150..200).rev().map(|n| format!("parcel {n} {id}")));
+    assert_eq!(messages(page), expected_recent);
+    let in_span = store.cached_bands();
+    assert!(in_span * 2 < bands, "{in_span} bands for the last 50 parcels, {bands} for every log");
     let newest = store.search_logs(workspace.id, &search, &LogFilter::default(), first).await.expect("search");
     assert_eq!(messages(newest), expected_first);
+    drop(store);
+}
+
+/// A word the newest blocks hold once but older blocks in hundreds of chunks starts as a listed
+/// needle; once its blocks allow more chunks than a search lists, the walk goes on over the
+/// ordered index from where it is: every log still comes, newest first, once.
+#[tokio::test]
+async fn a_listed_needle_common_in_older_blocks_goes_on_over_the_ordered_index() {
+    let database = TestDatabase::new("sluice_chunks").await;
+    // Listed: an estimate of 75 chunks (one in the newest two blocks' eight); more than 100
+    // allowed go on over the index.
+    let options = PgOptions { index_block_chunks: 4, search_listed_chunks: 100, ..options() };
+    let store = PgStore::connect(database.url(), &options).await.expect("connect");
+    let workspace = Workspace::new("w", Plan::Enterprise, T0);
+    store.create_workspace(&workspace).await.expect("workspace");
+    // 1,200 logs in 600 chunks, 150 blocks; "early" in the first 1,160 and the newest.
+    let text = |n: i64| if n < 1_160 || n == 1_199 { format!("early parcel {n}") } else { format!("parcel {n}") };
+    let logs: Vec<_> = (0..1_200).map(|n| log(&text(n), T0 + n * 1_000)).collect();
+    store.insert_logs(workspace.id, &logs).await.expect("insert");
+    let mut connection = AsyncPgConnection::establish(database.url()).await.expect("connect");
+    // A pass seals a bounded number of blocks.
+    for _ in 0..30 {
+        if count(&mut connection, "SELECT count(*) AS count FROM log_blocks").await == 150 {
+            break;
+        }
+        store.maintain().await.expect("housekeeping seals the blocks due");
+    }
+    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_blocks").await, 150);
+
+    let search = Search { query: Query::parse("early").expect("query"), fields: vec![SearchField::Message] };
+    let page = Page { limit: 1_200, offset: 0 };
+    let found = store.search_logs(workspace.id, &search, &LogFilter::default(), page).await.expect("search");
+    let messages: Vec<String> = found.logs.into_iter().map(|log| log.entry.message).collect();
+    let mut expected = vec![text(1_199)];
+    expected.extend((0..1_160).rev().map(text));
+    assert_eq!(messages, expected);
     drop(store);
 }
 
