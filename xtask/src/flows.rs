@@ -12,11 +12,11 @@
 
 use std::path::Path;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use sluice_testkit::cluster as postgres;
 
 use crate::ingest::{Server, fresh, settle, utc_now, write_between_markers};
-use crate::search::loadgen;
+use crate::search::{ingest_fields, loadgen, query_rows};
 
 pub(crate) fn bench(root: &Path, logs: u64, stores: &[bool]) -> anyhow::Result<()> {
     crate::run("cargo", &["build", "--release", "--locked", "-p", "sluice", "-p", "sluice-loadgen"])?;
@@ -29,21 +29,9 @@ pub(crate) fn bench(root: &Path, logs: u64, stores: &[bool]) -> anyhow::Result<(
         let url = fresh(root, (!sqlite).then_some(&cluster), "sluice_flows_bench")?;
         let server = Server::start(root, &url, &[])?;
         settle();
-        let ingest = loadgen(root, &server, "flows-ingest", logs)?;
-        // `ingest | logs | seconds | batches sent again after a 503 | logs/s`
-        let fields: Vec<String> = ingest
-            .iter()
-            .find_map(|line| line.strip_prefix("ingest | "))
-            .context("flows-ingest printed no rate")?
-            .split(" | ")
-            .map(str::to_owned)
-            .collect();
+        let fields = ingest_fields(&loadgen(root, &server, "flows-ingest", logs)?, "flows-ingest")?;
         let Some(rate) = fields.get(3) else { bail!("flows-ingest printed {fields:?}") };
-        for row in loadgen(root, &server, "flows-queries", logs)? {
-            if let Some(row) = row.strip_prefix("query | ") {
-                table.push_str(&format!("| {row} |\n"));
-            }
-        }
+        table.push_str(&query_rows(&loadgen(root, &server, "flows-queries", logs)?));
         drop(server);
         let flows = logs.saturating_sub(1_000) / 10 + 1;
         let text = format!(

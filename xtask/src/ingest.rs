@@ -176,6 +176,15 @@ pub(crate) fn fresh(root: &Path, cluster: Option<&postgres::Cluster>, name: &str
     Ok(format!("{server}/{name}"))
 }
 
+/// Removes a data set [`fresh`] made: the SQLite folder `name` under target/bench-data, or the
+/// PostgreSQL database `name` of `cluster`.
+pub(crate) fn remove(root: &Path, cluster: Option<&postgres::Cluster>, name: &str) -> anyhow::Result<()> {
+    match cluster {
+        None => Ok(std::fs::remove_dir_all(root.join("target/bench-data").join(name))?),
+        Some(cluster) => cluster.psql(&format!("DROP DATABASE IF EXISTS {name}")).map_err(anyhow::Error::msg),
+    }
+}
+
 pub(crate) fn bench(root: &Path, quick: bool) -> anyhow::Result<()> {
     // The server with the `bench` feature: its stand-in writers (the naive baseline, the HTTP
     // ceiling) exist only there.
@@ -237,7 +246,7 @@ pub(crate) fn bench(root: &Path, quick: bool) -> anyhow::Result<()> {
         }
     }
     for name in ["sluice_ingest_bench", "sluice_naive_bench", "sluice_ceiling_bench"] {
-        let _ = std::fs::remove_dir_all(root.join("target/bench-data").join(name));
+        let _ = remove(root, None, name);
     }
 
     let mode = if quick { "`--quick` (JSON only, 2 s a row)" } else { "60 s a row after 5 s of warm-up" };

@@ -28,7 +28,7 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, bail};
 use sluice_testkit::cluster as postgres;
 
-use crate::ingest::{Server, fresh, settle, utc_now, write_between_markers};
+use crate::ingest::{Server, fresh, remove, settle, utc_now, write_between_markers};
 
 /// Runs `sluice-loadgen <mode>` against `server`; returns the lines it printed on stdout.
 pub(crate) fn loadgen(root: &Path, server: &Server, mode: &str, logs: u64) -> anyhow::Result<Vec<String>> {
@@ -48,6 +48,23 @@ pub(crate) fn loadgen(root: &Path, server: &Server, mode: &str, logs: u64) -> an
     Ok(String::from_utf8_lossy(&output.stdout).lines().map(str::to_owned).collect())
 }
 
+/// The fields of the `ingest | logs | seconds | batches sent again after a 503 | logs/s` line
+/// `sluice-loadgen <mode>` printed among `lines`.
+pub(crate) fn ingest_fields(lines: &[String], mode: &str) -> anyhow::Result<Vec<String>> {
+    Ok(lines
+        .iter()
+        .find_map(|line| line.strip_prefix("ingest | "))
+        .with_context(|| format!("{mode} printed no rate"))?
+        .split(" | ")
+        .map(str::to_owned)
+        .collect())
+}
+
+/// The `query | ...` lines `sluice-loadgen` printed among `lines`, as rows of a Markdown table.
+pub(crate) fn query_rows(lines: &[String]) -> String {
+    lines.iter().filter_map(|line| line.strip_prefix("query | ")).map(|row| format!("| {row} |\n")).collect()
+}
+
 /// The bytes a store's data takes: the SQLite file with its WAL, or the PostgreSQL database.
 fn bytes_on_disk(url: &str, cluster: &postgres::Cluster) -> anyhow::Result<u64> {
     if let Some(path) = url.strip_prefix("sqlite://") {
@@ -64,6 +81,9 @@ fn bytes_on_disk(url: &str, cluster: &postgres::Cluster) -> anyhow::Result<u64> 
         .context("cannot run psql")?;
     String::from_utf8_lossy(&psql.stdout).trim().parse().context("pg_database_size")
 }
+
+/// The data set's name: its folder under target/bench-data (SQLite), its database (PostgreSQL).
+const DATA_SET: &str = "sluice_search_bench";
 
 /// The size of the data set whose figures docs/PERFORMANCE.md holds.
 const DOCUMENTED_LOGS: u64 = 10_000_000;
@@ -110,22 +130,17 @@ pub(crate) fn bench(root: &Path, logs: u64, plain: bool, stores: &[bool]) -> any
             (true, true) => "search-bench-plain-sqlite",
             (false, true) => "search-bench-plain-postgres",
         };
-        let url = fresh(root, (!sqlite).then_some(&cluster), "sluice_search_bench")?;
+        let url = fresh(root, (!sqlite).then_some(&cluster), DATA_SET)?;
         check_room(root, logs)?;
         let measured = measure(root, &cluster, &url, name, logs, plain);
         if logs > DOCUMENTED_LOGS {
             // Kept, it would take the room the next build needs (50M: 47 GB on SQLite); removed
             // whether or not the run got through.
-            let removed = if sqlite {
-                std::fs::remove_dir_all(root.join("target/bench-data/sluice_search_bench")).map_err(anyhow::Error::from)
-            } else {
-                cluster.psql("DROP DATABASE IF EXISTS sluice_search_bench").map_err(anyhow::Error::msg)
-            };
-            match removed {
+            match remove(root, (!sqlite).then_some(&cluster), DATA_SET) {
                 Ok(()) => println!("{name}: the {logs}-log data set is removed"),
                 Err(error) => eprintln!(
                     "{name}: the {logs}-log data set could not be removed ({error}): delete \
-                     target/bench-data/sluice_search_bench (SQLite) or drop database sluice_search_bench"
+                     target/bench-data/{DATA_SET} (SQLite) or drop database {DATA_SET}"
                 ),
             }
         }
@@ -152,17 +167,10 @@ fn measure(
 ) -> anyhow::Result<String> {
     let server = Server::start(root, url, &[])?;
     settle();
-    let ingest = loadgen(root, &server, if plain { "plain-ingest" } else { "search-ingest" }, logs)?;
-    // `ingest | logs | seconds | batches sent again after a 503 | logs/s`
-    let fields: Vec<String> = ingest
-        .iter()
-        .find_map(|line| line.strip_prefix("ingest | "))
-        .context("search-ingest printed no rate")?
-        .split(" | ")
-        .map(str::to_owned)
-        .collect();
+    let mode = if plain { "plain-ingest" } else { "search-ingest" };
+    let fields = ingest_fields(&loadgen(root, &server, mode, logs)?, mode)?;
     let (Some(retried), Some(rate)) = (fields.get(2), fields.get(3)) else {
-        bail!("search-ingest printed {fields:?}");
+        bail!("{mode} printed {fields:?}");
     };
     let bytes = bytes_on_disk(url, cluster)?;
     // The plain run has no searches: its text says which lines were sent, and no table.
@@ -172,11 +180,7 @@ fn measure(
         let mut table = String::from(
             "| query | p50 ms | p95 ms | max ms | 5xx | hits (median, page of 50) |\n|---|---|---|---|---|---|\n",
         );
-        for row in loadgen(root, &server, "search-queries", logs)? {
-            if let Some(row) = row.strip_prefix("query | ") {
-                table.push_str(&format!("| {row} |\n"));
-            }
-        }
+        table.push_str(&query_rows(&loadgen(root, &server, "search-queries", logs)?));
         ("cargo xtask bench search", "logs", table)
     };
     drop(server);

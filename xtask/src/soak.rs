@@ -18,7 +18,7 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, bail};
 use sluice_testkit::cluster as postgres;
 
-use crate::ingest::{Server, fresh, settle, utc_now, write_between_markers};
+use crate::ingest::{Server, fresh, remove, settle, utc_now, write_between_markers};
 
 /// The readers' pace by default: a few dashboards refreshing, not a load test of reads.
 pub(crate) const READS_PER_SECOND: u32 = 20;
@@ -221,9 +221,9 @@ pub(crate) fn bench(root: &Path, plan: &Plan, stores: &[bool]) -> anyhow::Result
         ));
     }
     // A soak leaves millions of logs: about 20 GB in the kept cluster, which goes with them.
-    let _ = cluster.psql("DROP DATABASE IF EXISTS sluice_soak_bench");
+    let _ = remove(root, Some(&cluster), "sluice_soak_bench");
     drop(cluster);
-    let _ = std::fs::remove_dir_all(root.join("target/bench-data/sluice_soak_bench"));
+    let _ = remove(root, None, "sluice_soak_bench");
     let text = format!(
         "Measured {} by `cargo xtask bench soak --minutes {minutes} --warmup-minutes {warmup_minutes} \
          --reads-per-second {reads_per_second}`: JSON ingest offered at half the most the store took \

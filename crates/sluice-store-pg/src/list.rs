@@ -230,9 +230,9 @@ impl PgStore {
             // before the span), so no chunk is taken before a newer one. Should they allow more
             // than a search names by id (the needle is common in older blocks), the walk goes on
             // over the ordered index from where it is, narrowing the rest as it reaches them.
+            let wanted = usize::try_from(step).unwrap_or(usize::MAX);
             let mut too_many = false;
             if let (Some(sorted), Some(allowed)) = (by_id.as_mut(), allowed.as_deref_mut()) {
-                let wanted = usize::try_from(step).unwrap_or(usize::MAX);
                 let in_span = |newest: &i64| filter.from.is_none_or(|from| *newest >= from);
                 while let Some(pending) = allowed.pending_newest().filter(in_span) {
                     let ready = sorted.iter().take_while(|&&(_, _, max_ts)| max_ts > pending).count();
@@ -258,7 +258,7 @@ impl PgStore {
             }
             let chunks: Vec<(i64, i64, i64)> = match by_id.as_mut() {
                 Some(sorted) => {
-                    let taken = sorted.len().min(usize::try_from(step).unwrap_or(usize::MAX));
+                    let taken = sorted.len().min(wanted);
                     sorted.drain(..taken).collect()
                 }
                 None => {

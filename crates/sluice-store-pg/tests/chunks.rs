@@ -33,6 +33,18 @@ async fn found(store: &PgStore, workspace: WorkspaceId, raw: &str) -> Vec<String
     logs.into_iter().map(|log| log.entry.message).collect()
 }
 
+/// Runs housekeeping until the workspace's chunks are sealed into `blocks` blocks (a pass seals
+/// a bounded number), and checks they are.
+async fn seal_into(store: &PgStore, connection: &mut AsyncPgConnection, blocks: i64) {
+    for _ in 0..30 {
+        if count(connection, "SELECT count(*) AS count FROM log_blocks").await == blocks {
+            break;
+        }
+        store.maintain().await.expect("housekeeping seals the blocks due");
+    }
+    assert_eq!(count(connection, "SELECT count(*) AS count FROM log_blocks").await, blocks);
+}
+
 fn options() -> PgOptions {
     PgOptions { pool_size: 2, index_chunk_rows: 2, ..PgOptions::default() }
 }
@@ -205,12 +217,8 @@ async fn a_listed_needle_narrows_its_blocks_newest_first_as_far_as_its_page_reac
     let mut logs = vec![log(&format!("late {id}"), T0 + 10_000_000), log("filler", T0 - 1)];
     logs.extend((0..200).map(|n| log(&format!("parcel {n} {id}"), T0 + n * 1_000)));
     store.insert_logs(workspace.id, &logs).await.expect("insert");
-    // A pass seals a bounded number of blocks.
-    for _ in 0..3 {
-        store.maintain().await.expect("housekeeping seals the blocks due");
-    }
     let mut connection = AsyncPgConnection::establish(database.url()).await.expect("connect");
-    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_blocks").await, 25);
+    seal_into(&store, &mut connection, 25).await;
     assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_blocks WHERE max_ts IS NULL").await, 0);
 
     let search = Search { query: Query::parse(&id).expect("query"), fields: vec![SearchField::Message] };
@@ -269,14 +277,7 @@ async fn a_listed_needle_common_in_older_blocks_goes_on_over_the_ordered_index()
     let logs: Vec<_> = (0..1_200).map(|n| log(&text(n), T0 + n * 1_000)).collect();
     store.insert_logs(workspace.id, &logs).await.expect("insert");
     let mut connection = AsyncPgConnection::establish(database.url()).await.expect("connect");
-    // A pass seals a bounded number of blocks.
-    for _ in 0..30 {
-        if count(&mut connection, "SELECT count(*) AS count FROM log_blocks").await == 150 {
-            break;
-        }
-        store.maintain().await.expect("housekeeping seals the blocks due");
-    }
-    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_blocks").await, 150);
+    seal_into(&store, &mut connection, 150).await;
 
     let search = Search { query: Query::parse("early").expect("query"), fields: vec![SearchField::Message] };
     let page = Page { limit: 1_200, offset: 0 };
