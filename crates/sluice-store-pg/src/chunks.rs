@@ -28,7 +28,6 @@ use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{Array, BigInt, Binary, Integer, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use sluice_store::grams::{chunk_keys, trigram_signature_key};
 use sluice_store::signature::Signature;
 use uuid::Uuid;
 
@@ -109,17 +108,6 @@ pub(crate) fn folded(filter: &[u8]) -> Vec<u8> {
     folded
 }
 
-/// Adds a log's search text to its chunk's signature: its run trigrams (PostgreSQL has no
-/// full-text index beside the signatures) and its signature keys.
-fn sign(signature: &mut Signature, search_text: &str) {
-    let signature = std::cell::RefCell::new(signature);
-    chunk_keys(
-        search_text,
-        |code| signature.borrow_mut().insert(trigram_signature_key(code)),
-        |key| signature.borrow_mut().insert(key),
-    );
-}
-
 /// Sets `bits` in `filter`, as PostgreSQL's get_bit numbers them: bit n is bit n % 8 of byte
 /// n / 8.
 fn set_bits(filter: &mut [u8], bits: [u32; BLOOM_HASHES]) {
@@ -173,7 +161,7 @@ impl Chunker {
         chunk.logs += 1;
         chunk.min_ts = chunk.min_ts.min(ts);
         chunk.max_ts = chunk.max_ts.max(ts);
-        sign(&mut chunk.signature, search_text);
+        chunk.signature.add_text_with_trigrams(search_text);
         let values = [
             (Facet::Level, Some(facets.level)),
             (Facet::Environment, Some(facets.environment)),
@@ -386,7 +374,7 @@ pub(crate) async fn sign_unsigned(connection: &mut AsyncPgConnection) -> Result<
                     .await?;
                     let mut signature = Signature::new();
                     for text in &texts {
-                        sign(&mut signature, &text.search_text);
+                        signature.add_text_with_trigrams(&text.search_text);
                     }
                     signatures.push(signature.folded());
                 }
@@ -430,7 +418,7 @@ mod tests {
     /// A chunk's signature holds the trigrams and the identifiers of its logs' text.
     #[test]
     fn a_chunk_signature_holds_its_logs_trigrams_and_identifiers() {
-        use sluice_store::grams::{needle_run_trigrams, needle_signature_keys};
+        use sluice_store::grams::{needle_run_trigrams, needle_signature_keys, trigram_signature_key};
         use sluice_store::signature::{holds, needle_positions};
         let mut chunker = Chunker::new(10);
         chunker.add(Uuid::nil(), 0, "connection refused", &FACETS);

@@ -3,11 +3,15 @@
 //! logs are the search benchmark's shape (issue 24): a loghub line followed by an order
 //! number, a hex request id, a UUID and a few words.
 //!
+//! The second bench is PostgreSQL's whole signing of those logs, chunk by chunk: the keys,
+//! the trigrams' keys, the bits set, and each signature folded as it is stored.
+//!
 //! `cargo bench -p sluice-store --features bench --bench keys`
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use sluice_store::bench::{Random, corpus_lines};
 use sluice_store::grams::chunk_keys;
+use sluice_store::signature::Signature;
 
 /// 10,000 folded messages of the search benchmark's shape.
 fn messages() -> Vec<String> {
@@ -47,6 +51,19 @@ fn keys(c: &mut Criterion) {
                 sum = sum.wrapping_add(trigrams);
             }
             sum
+        })
+    });
+    group.bench_function("PostgreSQL's signatures of 10,000 logs (trigrams too, chunks of 256)", |b| {
+        b.iter(|| {
+            let mut ones = 0_u32;
+            for chunk in messages.chunks(256) {
+                let mut signature = Signature::new();
+                for message in chunk {
+                    signature.add_text_with_trigrams(message);
+                }
+                ones += signature.folded().len() as u32;
+            }
+            ones
         })
     });
     group.finish();

@@ -1,0 +1,1 @@
+ALTER TABLE log_chunk_signatures ALTER COLUMN signature SET STORAGE EXTENDED;
