@@ -144,10 +144,17 @@ pub(crate) const LISTED_CHUNKS: usize = 4_096;
 /// trigrams: [`sluice_store::grams`]). A group with a needle without keys (`a-b`, `123`)
 /// narrows nothing and is left out. Empty when the query gives the index nothing.
 fn signature_groups(search: &Search) -> Vec<Vec<Vec<u32>>> {
-    use sluice_store::grams::{needle_run_trigrams, needle_signature_keys, trigram_signature_key};
+    use sluice_store::grams::{
+        needle_run_trigrams, needle_second_start_key, needle_signature_keys, trigram_signature_key,
+    };
     let needle = |needle: &str| {
         let encoded = text::encode(needle);
         let mut keys = needle_signature_keys(&encoded);
+        // A needle of one key (an order number) is looked up by a second too, its run's
+        // shorter start: six positions more, read only for the blocks the first round leaves
+        // a slot in, and about one in fifty of the false chunks the first key lets through
+        // left, each of which the walk would read whole (docs/PERFORMANCE.md, issue 24).
+        keys.extend(needle_second_start_key(&encoded));
         if keys.is_empty() {
             keys = needle_run_trigrams(&encoded).into_iter().map(trigram_signature_key).collect();
         }
@@ -287,7 +294,24 @@ impl LogSearch for PgStore {
 
 #[cfg(test)]
 mod tests {
-    use super::literal_run;
+    use sluice_query::{Query, SearchField};
+    use sluice_store::Search;
+    use sluice_store::signature::HASHES;
+
+    use super::{literal_run, signature_groups};
+
+    /// An order number (one key: its run's start) is looked up by its shorter start too; a
+    /// needle of two keys or more keeps its own.
+    #[test]
+    fn a_needle_of_one_key_is_looked_up_by_its_shorter_start_too() {
+        let positions = |raw: &str| {
+            let search = Search { query: Query::parse(raw).expect("a query"), fields: vec![SearchField::Message] };
+            signature_groups(&search).concat().concat().len()
+        };
+        assert!(positions("ORD-4821937") > HASHES, "two keys' positions");
+        assert!(positions("ORD-48219") <= HASHES, "a start of five characters has no shorter one");
+        assert!(positions("8f3a2b1c9d0e4f57") > HASHES);
+    }
 
     #[test]
     fn a_needle_is_tested_first_by_its_longest_run_without_letters() {
