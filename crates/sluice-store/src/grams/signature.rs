@@ -142,8 +142,7 @@ pub fn needle_signature_keys(folded: &str) -> Vec<u64> {
             RunKey::Prefix(run) => {
                 let chars = run.chars().count();
                 let Some(&length) = PREFIX_LENGTHS.iter().rev().find(|length| **length <= chars) else { continue };
-                let start = run_start(&run, length).unwrap_or(&run);
-                signature_key(PREFIX_TAG, start.as_bytes())
+                start_key(&run, length)
             }
         };
         keys.push(key);
@@ -193,8 +192,13 @@ pub fn needle_second_start_key(folded: &str) -> Option<u64> {
     if shorter < 6 {
         return None;
     }
-    let start = run_start(run, shorter)?;
-    Some(signature_key(PREFIX_TAG, start.as_bytes()))
+    Some(start_key(run, shorter))
+}
+
+/// The key a needle's final run is looked up by as the start of a run: its first `length`
+/// characters (all of it when shorter), as [`signature_keys`] keys a run's starts.
+fn start_key(run: &str, length: usize) -> u64 {
+    signature_key(PREFIX_TAG, run_start(run, length).unwrap_or(run).as_bytes())
 }
 
 #[cfg(test)]
