@@ -122,7 +122,9 @@ pub(crate) struct Chunk {
     min_ts: i64,
     max_ts: i64,
     logs: i32,
-    signature: Signature,
+    /// The signature as stored ([`Signature::folded`]), once the chunk is complete (the last
+    /// chunk's is [`Chunker::signature`] until it is written).
+    signature: Vec<u8>,
     facets: Vec<u8>,
     /// The facet values already in `facets`, so a value repeated through the chunk (its
     /// level, its source) is hashed once.
@@ -135,23 +137,36 @@ pub(crate) struct Chunker {
     chunks: Vec<Chunk>,
     /// For each row added, the index of its chunk in `chunks`.
     of_row: Vec<usize>,
+    /// The last chunk's signature as it is built, at full size: one for every chunk in turn,
+    /// so its 64 KiB are allocated once, not for each chunk (fresh ones were page faults: a
+    /// few per cent of the machine under ingest, docs/PERFORMANCE.md, issue 24).
+    signature: Signature,
 }
 
 impl Chunker {
     pub(crate) fn new(max_rows: usize) -> Self {
-        Self { max_rows: i32::try_from(max_rows.max(1)).unwrap_or(i32::MAX), chunks: Vec::new(), of_row: Vec::new() }
+        Self {
+            max_rows: i32::try_from(max_rows.max(1)).unwrap_or(i32::MAX),
+            chunks: Vec::new(),
+            of_row: Vec::new(),
+            signature: Signature::new(),
+        }
     }
 
     /// Adds the next row: it joins the last chunk when that is of its workspace and has room.
     pub(crate) fn add(&mut self, workspace: Uuid, ts: i64, search_text: &str, facets: &Facets<'_>) {
         let joins = self.chunks.last().is_some_and(|chunk| chunk.workspace == workspace && chunk.logs < self.max_rows);
         if !joins {
+            if let Some(last) = self.chunks.last_mut() {
+                last.signature = self.signature.folded();
+                self.signature.clear();
+            }
             self.chunks.push(Chunk {
                 workspace,
                 min_ts: ts,
                 max_ts: ts,
                 logs: 0,
-                signature: Signature::new(),
+                signature: Vec::new(),
                 facets: vec![0; FACET_BYTES],
                 seen: Default::default(),
             });
@@ -161,7 +176,7 @@ impl Chunker {
         chunk.logs += 1;
         chunk.min_ts = chunk.min_ts.min(ts);
         chunk.max_ts = chunk.max_ts.max(ts);
-        chunk.signature.add_text_with_trigrams(search_text);
+        self.signature.add_text_with_trigrams(search_text);
         let values = [
             (Facet::Level, Some(facets.level)),
             (Facet::Environment, Some(facets.environment)),
@@ -185,11 +200,19 @@ impl Chunker {
         &self.of_row
     }
 
-    /// Writes the chunks; returns their ids, in order. Their signatures are kept in `cache`
+    /// The chunks' signatures as stored, in order.
+    fn signatures(&mut self) -> Vec<Vec<u8>> {
+        if let Some(last) = self.chunks.last_mut() {
+            last.signature = self.signature.folded();
+        }
+        self.chunks.iter_mut().map(|chunk| std::mem::take(&mut chunk.signature)).collect()
+    }
+
+    /// Writes the chunks (once: their signatures are taken); returns their ids, in order. Their signatures are kept in `cache`
     /// when given, so a search need not read them back (those of a transaction that rolls back
     /// are under ids never used again, and go as the cache fills).
     pub(crate) async fn write(
-        &self,
+        &mut self,
         connection: &mut AsyncPgConnection,
         cache: Option<&sluice_store::signature::SignatureCache>,
     ) -> Result<Vec<i64>, DieselError> {
@@ -204,7 +227,7 @@ impl Chunker {
             return Err(DieselError::QueryBuilderError("the chunk id sequence gave too few ids".into()));
         }
         let ids: Vec<i64> = ids.into_iter().map(|id| id.id).collect();
-        let signatures: Vec<Vec<u8>> = self.chunks.iter().map(|chunk| chunk.signature.folded()).collect();
+        let signatures = self.signatures();
         let facets: Vec<Vec<u8>> = self.chunks.iter().map(|chunk| folded(&chunk.facets)).collect();
         let workspaces: Vec<Uuid> = self.chunks.iter().map(|chunk| chunk.workspace).collect();
         // `bloom`, the trigram filter of the index before signatures, is left empty.
@@ -423,13 +446,33 @@ mod tests {
         let mut chunker = Chunker::new(10);
         chunker.add(Uuid::nil(), 0, "connection refused", &FACETS);
         chunker.add(Uuid::nil(), 1, "disk full on ord-4821937", &FACETS);
-        let signature = chunker.chunks[0].signature.folded();
+        let signature = chunker.signatures().swap_remove(0);
         assert_eq!(signature.len(), sluice_store::signature::MIN_SIGNATURE_BYTES);
         for needle in ["refused", "disk full", "con"] {
             let keys: Vec<u64> = needle_run_trigrams(needle).into_iter().map(trigram_signature_key).collect();
             assert!(holds(&signature, &needle_positions(&keys)), "{needle}");
         }
         assert!(holds(&signature, &needle_positions(&needle_signature_keys("ord-4821937"))));
+    }
+
+    /// Each chunk's signature is of its own logs only, though one signature is built for
+    /// every chunk in turn.
+    #[test]
+    fn each_chunk_is_signed_with_its_own_logs() {
+        let texts = ["ord-4821937 refused", "kappa042 timeout", "east414865 failover"];
+        let mut chunker = Chunker::new(2);
+        for (ts, text) in texts.iter().enumerate() {
+            chunker.add(Uuid::nil(), ts as i64, text, &FACETS);
+        }
+        let expected: Vec<Vec<u8>> = [&texts[..2], &texts[2..]]
+            .iter()
+            .map(|logs| {
+                let mut signature = Signature::new();
+                logs.iter().for_each(|text| signature.add_text_with_trigrams(text));
+                signature.folded()
+            })
+            .collect();
+        assert_eq!(chunker.signatures(), expected);
     }
 
     /// Facet filters are folded to fit what they hold.

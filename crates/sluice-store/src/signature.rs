@@ -172,17 +172,28 @@ impl Signature {
         let fraction = (f64::from(set) / bits).min(1.0 - 1.0 / bits);
         let keys = -bits / HASHES as f64 * (1.0 - fraction).ln();
         let wanted = (keys * BITS_PER_KEY / 64.0).ceil();
-        let mut words = self.words.clone();
         let min_words = MIN_SIGNATURE_BYTES / 8;
-        while words.len() / 2 >= min_words && (words.len() / 2) as f64 >= wanted {
-            let half = words.len() / 2;
-            let (low, high) = words.split_at_mut(half);
-            for (word, twin) in low.iter_mut().zip(high.iter()) {
+        let mut words = self.words.len();
+        while words / 2 >= min_words && (words / 2) as f64 >= wanted {
+            words /= 2;
+        }
+        // Folding in halves down to `words` ORs word `i` with every word `i + k × words`: done
+        // in one pass into the stored size (a copy of the full 32 KiB for each chunk, freed
+        // at once, was page faults under ingest).
+        let mut stored = self.words.get(..words).unwrap_or(&self.words).to_vec();
+        for part in self.words.chunks_exact(words.max(1)).skip(1) {
+            for (word, twin) in stored.iter_mut().zip(part) {
                 *word |= twin;
             }
-            words.truncate(half);
         }
-        words.iter().flat_map(|word| word.to_le_bytes()).collect()
+        stored.iter().flat_map(|word| word.to_le_bytes()).collect()
+    }
+
+    /// Empties the signature, for the next chunk: its buffers are kept (a chunker builds one
+    /// signature after another, and fresh ones for each were page faults under ingest).
+    pub fn clear(&mut self) {
+        self.words.fill(0);
+        self.seen_trigrams.fill(0);
     }
 }
 
@@ -304,6 +315,39 @@ pub(crate) mod tests {
         keys.extend(trigrams.into_iter().map(crate::grams::trigram_signature_key));
         assert_eq!(remembering.words, signature(keys).words);
         assert!(remembering.words.iter().any(|word| *word != 0));
+    }
+
+    /// Stored signatures were folded in halves: folding in one pass must give the same bytes.
+    #[test]
+    fn a_signature_folds_to_what_halving_it_gave() {
+        for count in [0, 1, 10, 300, 2_000, 20_000] {
+            let full = signature((0..count).map(|key| key * 0x9e37_79b9));
+            let stored = full.folded();
+            let mut halved = full.words.clone();
+            while halved.len() * 8 > stored.len() {
+                let half = halved.len() / 2;
+                let (low, high) = halved.split_at_mut(half);
+                for (word, twin) in low.iter_mut().zip(high.iter()) {
+                    *word |= twin;
+                }
+                halved.truncate(half);
+            }
+            let halved: Vec<u8> = halved.iter().flat_map(|word| word.to_le_bytes()).collect();
+            assert_eq!(stored, halved, "{count} keys");
+        }
+    }
+
+    /// A cleared signature signs the next chunk as a new one would.
+    #[test]
+    fn a_cleared_signature_is_a_new_one() {
+        let mut reused = Signature::new();
+        reused.add_text_with_trigrams("first chunk ord-4821937 abcdef");
+        reused.clear();
+        reused.add_text_with_trigrams("second chunk kappa042");
+        let mut new = Signature::new();
+        new.add_text_with_trigrams("second chunk kappa042");
+        assert_eq!(reused.words, new.words);
+        assert_eq!(reused.folded(), new.folded());
     }
 
     #[test]

@@ -86,21 +86,27 @@ pub fn run_trigram_codes(folded: &str, each: impl FnMut(u64)) {
     text_keys(folded, each, |_| {}, |_| {});
 }
 
-/// [`run_trigram_codes`] of one run. Runs of ASCII (nearly all) are read byte by byte,
-/// giving the same codes as [`trigram_codes`].
-fn run_trigrams(run: &str, each: &mut impl FnMut(u64)) {
-    if !run.is_ascii() {
-        trigram_codes(run, |code| {
-            if !hex_with_a_digit(code) {
-                each(code);
-            }
-        });
-        return;
-    }
-    for window in run.as_bytes().windows(3) {
-        let hex = window.iter().all(u8::is_ascii_hexdigit);
-        if !(hex && window.iter().any(u8::is_ascii_digit)) {
-            each(window.iter().fold(0, |code, byte| (code << 21) | u64::from(*byte)));
+/// [`run_trigram_codes`] of a run holding a non-ASCII character, read character by character.
+fn wide_run_trigrams(run: &str, each: &mut impl FnMut(u64)) {
+    trigram_codes(run, |code| {
+        if !hex_with_a_digit(code) {
+            each(code);
+        }
+    });
+}
+
+/// [`run_trigram_codes`] of a run of ASCII (nearly all), read byte by byte in one pass: the
+/// same codes as [`trigram_codes`], a trigram of hex digits with a digit among them known from
+/// how many hex digits end at it and how far back the last digit was.
+fn ascii_run_trigrams(run: &[u8], each: &mut impl FnMut(u64)) {
+    let (mut code, mut hex, mut since_digit) = (0_u64, 0_usize, usize::MAX);
+    for (index, byte) in run.iter().enumerate() {
+        code = ((code << 21) | u64::from(*byte)) & ((1 << 63) - 1);
+        let class = CLASSES[usize::from(*byte)];
+        hex = if class & HEX != 0 { hex + 1 } else { 0 };
+        since_digit = if class & DIGIT != 0 { 0 } else { since_digit.saturating_add(1) };
+        if index >= 2 && !(hex >= 3 && since_digit < 3) {
+            each(code);
         }
     }
 }
@@ -110,12 +116,77 @@ fn run_trigrams(run: &str, each: &mut impl FnMut(u64)) {
 /// [`gram_keys`]. The one place
 /// that decides which runs give which keys: those three, and so every needle's keys, are this
 /// with the other kinds left out.
-pub fn text_keys(folded: &str, mut trigram: impl FnMut(u64), mut run: impl FnMut(&str), mut gram: impl FnMut(u32)) {
-    for (text, _, _) in runs(folded) {
-        run_trigrams(text, &mut trigram);
-        if has_digit(text) {
-            run(text);
-            run_gram_keys(text, &mut gram);
+pub fn text_keys(folded: &str, trigram: impl FnMut(u64), mut run: impl FnMut(&str), gram: impl FnMut(u32)) {
+    keys_of_runs(folded, trigram, |text, _| run(text), gram);
+}
+
+/// What a byte of folded text is to [`keys_of_runs`]: bits of [`RUN`] (it belongs to a run:
+/// [`is_run_byte`]), [`HEX`], [`DIGIT`] and [`WIDE`] (a byte of a non-ASCII character).
+const CLASSES: [u8; 256] = classes();
+const RUN: u8 = 1;
+const HEX: u8 = 2;
+const DIGIT: u8 = 4;
+const WIDE: u8 = 8;
+
+const fn classes() -> [u8; 256] {
+    let mut table = [0; 256];
+    let mut index = 0;
+    while index < 256 {
+        let byte = index as u8;
+        table[index] = if !byte.is_ascii() {
+            RUN | WIDE
+        } else {
+            (if byte.is_ascii_alphanumeric() { RUN } else { 0 })
+                | (if byte.is_ascii_hexdigit() { HEX } else { 0 })
+                | (if byte.is_ascii_digit() { DIGIT } else { 0 })
+        };
+        index += 1;
+    }
+    table
+}
+
+/// [`text_keys`], telling `run` whether the run is all ASCII. Each run is found, and what its
+/// bytes are learnt, in one read of a byte-class table ([`CLASSES`]); its trigrams in a second
+/// (taking a chunk's keys read each run about six times before: `cargo bench -p sluice-store
+/// --features bench --bench keys`, docs/PERFORMANCE.md, issue 24).
+pub(crate) fn keys_of_runs(
+    folded: &str,
+    mut trigram: impl FnMut(u64),
+    mut run: impl FnMut(&str, bool),
+    mut gram: impl FnMut(u32),
+) {
+    let bytes = folded.as_bytes();
+    let mut at = 0;
+    loop {
+        while bytes.get(at).is_some_and(|byte| CLASSES[usize::from(*byte)] & RUN == 0) {
+            at += 1;
+        }
+        let start = at;
+        let mut seen = 0;
+        while let Some(byte) = bytes.get(at) {
+            let class = CLASSES[usize::from(*byte)];
+            if class & RUN == 0 {
+                break;
+            }
+            seen |= class;
+            at += 1;
+        }
+        // A run's ends are character boundaries (every byte of a non-ASCII character is in
+        // a run), so `get` finds it; past the text's end there is none.
+        let Some(text) = folded.get(start..at).filter(|text| !text.is_empty()) else { return };
+        let ascii = seen & WIDE == 0;
+        if ascii {
+            ascii_run_trigrams(text.as_bytes(), &mut trigram);
+        } else {
+            wide_run_trigrams(text, &mut trigram);
+        }
+        if seen & DIGIT != 0 {
+            run(text, ascii);
+            if ascii {
+                run_gram_keys(text.bytes().map(u32::from), &mut gram);
+            } else {
+                run_gram_keys(text.chars().map(u32::from), &mut gram);
+            }
         }
     }
 }
@@ -236,16 +307,16 @@ pub fn gram_keys(folded: &str, each: impl FnMut(u32)) {
     text_keys(folded, |_| {}, |_| {}, each);
 }
 
-/// [`gram_keys`] of one run.
-fn run_gram_keys(run: &str, each: &mut impl FnMut(u32)) {
+/// [`gram_keys`] of one run, given as its code points.
+fn run_gram_keys(run: impl Iterator<Item = u32>, each: &mut impl FnMut(u32)) {
     let mut window = 0_u128;
     // The hashes of the last GRAM_WINDOW six-grams, oldest first, and how many there were.
     let mut hashes = [0_u64; GRAM_WINDOW];
     let mut grams = 0_usize;
     let mut last_kept = usize::MAX;
     let mask = (1_u128 << (21 * GRAM_CHARS)) - 1;
-    for (index, character) in run.chars().enumerate() {
-        window = ((window << 21) | u128::from(u32::from(character))) & mask;
+    for (index, character) in run.enumerate() {
+        window = ((window << 21) | u128::from(character)) & mask;
         if index + 1 < GRAM_CHARS {
             continue;
         }

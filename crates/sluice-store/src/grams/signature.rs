@@ -4,7 +4,7 @@
 //! [`needle_signature_keys`]); and trigrams, for a store whose signatures hold them too
 //! ([`trigram_signature_key`]). Which runs give which keys is [`super::text_keys`]'s.
 
-use super::{MAX_RUN_CHARS, RunKey, mix, needle_grams, needle_runs, spread, text_keys};
+use super::{MAX_RUN_CHARS, RunKey, keys_of_runs, mix, needle_grams, needle_runs, spread};
 
 /// The lengths of the starts of a run that are keys of their own ([`signature_keys`]): a
 /// needle whose last run follows a separator is looked up by that run's start of the longest
@@ -84,12 +84,12 @@ pub fn signature_keys(folded: &str, each: impl FnMut(u64)) {
 /// ```
 pub fn chunk_keys(folded: &str, trigram: impl FnMut(u64), each: impl FnMut(u64)) {
     let each = std::cell::RefCell::new(each);
-    text_keys(
+    keys_of_runs(
         folded,
         trigram,
-        |run| {
+        |run, ascii| {
             let mut each = each.borrow_mut();
-            if run.is_ascii() {
+            if ascii {
                 ascii_run_keys(run.as_bytes(), &mut *each);
                 return;
             }
