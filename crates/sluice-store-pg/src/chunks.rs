@@ -208,9 +208,10 @@ impl Chunker {
         self.chunks.iter_mut().map(|chunk| std::mem::take(&mut chunk.signature)).collect()
     }
 
-    /// Writes the chunks (once: their signatures are taken); returns their ids, in order. Their signatures are kept in `cache`
-    /// when given, so a search need not read them back (those of a transaction that rolls back
-    /// are under ids never used again, and go as the cache fills).
+    /// Writes the chunks (once: their signatures are taken); returns their ids, in order.
+    /// Their signatures are kept in `cache` when given, so a search need not read them back
+    /// (those of a transaction that rolls back are under ids never used again, and go as the
+    /// cache fills).
     pub(crate) async fn write(
         &mut self,
         connection: &mut AsyncPgConnection,
