@@ -2,7 +2,7 @@
 //! by there: the runs holding a digit whole, their starts of each of [`PREFIX_LENGTHS`], and
 //! their long grams, each hashed with a tag of its kind ([`signature_keys`],
 //! [`needle_signature_keys`]); and trigrams, for a store whose signatures hold them too
-//! ([`trigram_signature_key`]). Which runs give which keys is [`super::keys_of_runs`]'s (behind
+//! ([`trigram_signature_key`]). Which runs give which keys is `keys_of_runs`' (behind
 //! [`super::text_keys`]).
 
 use super::{MAX_RUN_CHARS, RunKey, keys_of_runs, mix, needle_grams, needle_runs, spread};
