@@ -133,13 +133,10 @@ const fn classes() -> [u8; 256] {
     let mut index = 0;
     while index < 256 {
         let byte = index as u8;
-        table[index] = if !byte.is_ascii() {
-            RUN | WIDE
-        } else {
-            (if byte.is_ascii_alphanumeric() { RUN } else { 0 })
-                | (if byte.is_ascii_hexdigit() { HEX } else { 0 })
-                | (if byte.is_ascii_digit() { DIGIT } else { 0 })
-        };
+        table[index] = (if is_run_byte(byte) { RUN } else { 0 })
+            | (if byte.is_ascii() { 0 } else { WIDE })
+            | (if byte.is_ascii_hexdigit() { HEX } else { 0 })
+            | (if byte.is_ascii_digit() { DIGIT } else { 0 });
         index += 1;
     }
     table
@@ -290,7 +287,7 @@ fn runs(folded: &str) -> impl Iterator<Item = (&str, bool, bool)> {
 
 /// Whether a byte of UTF-8 text is part of a run ([`is_run_char`]): an ASCII letter or digit,
 /// or a byte of a non-ASCII character.
-fn is_run_byte(byte: u8) -> bool {
+const fn is_run_byte(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || !byte.is_ascii()
 }
 
