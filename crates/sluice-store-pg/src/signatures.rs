@@ -92,7 +92,19 @@ pub(crate) async fn insert(
     Ok(())
 }
 
-/// The oldest signatures of a workspace outside a block, as [`seal`] reads them: in one row.
+/// The oldest chunks of a workspace outside a block, as [`seal`] reads them first: in one row.
+#[derive(diesel::QueryableByName)]
+struct Oldest {
+    /// Their chunks, in order.
+    #[diesel(sql_type = Array<BigInt>)]
+    ids: Vec<i64>,
+    /// Each one's signature's digest.
+    #[diesel(sql_type = Array<BigInt>)]
+    digests: Vec<i64>,
+}
+
+/// Signatures of a workspace outside a block, as [`seal`] reads those it does not keep: in one
+/// row.
 #[derive(diesel::QueryableByName)]
 struct Unsealed {
     /// Their chunks, in order.
@@ -111,8 +123,13 @@ struct Unsealed {
 /// signatures' removal in one transaction, unless another process sealed or retention dropped
 /// one of them meanwhile.
 ///
-/// The signatures are read as one row, into one buffer, not a buffer of up to 32 KiB for each
-/// of a block's thousand chunks (see [`Block`]'s slices for the same with bands).
+/// The signatures this process keeps in memory ([`KeptSignatures`]: those its inserts wrote)
+/// are taken from there when their digests are the stored ones; only the others are read, as
+/// one row, into one buffer, not a buffer of up to 32 KiB for each of a block's thousand
+/// chunks (see [`Block`]'s slices for the same with bands). Reading a block's 32 MiB of
+/// signatures back, which PostgreSQL gathered from their TOAST and the connection's read buffer
+/// grew by doubling to hold, was most of the page faults left in the server's profile under
+/// PostgreSQL ingest.
 pub(crate) async fn seal(
     connection: &mut AsyncPgConnection,
     workspace: Uuid,
@@ -120,29 +137,60 @@ pub(crate) async fn seal(
     kept: &KeptSignatures,
 ) -> Result<Sealing, DieselError> {
     let block_chunks = block_chunks.clamp(1, sluice_store::signature::BLOCK_CHUNKS);
-    let unsealed: Unsealed = diesel::sql_query(
+    let Oldest { ids, digests } = diesel::sql_query(
         "SELECT coalesce(array_agg(chunk_id ORDER BY chunk_id), '{}') AS ids, \
-                coalesce(array_agg(length(signature) ORDER BY chunk_id), '{}') AS lengths, \
-                coalesce(string_agg(signature, ''::bytea ORDER BY chunk_id), ''::bytea) AS signatures \
-         FROM (SELECT chunk_id, signature FROM log_chunk_signatures WHERE workspace_id = $1 \
+                coalesce(array_agg(digest ORDER BY chunk_id), '{}') AS digests \
+         FROM (SELECT chunk_id, digest FROM log_chunk_signatures WHERE workspace_id = $1 \
                ORDER BY chunk_id LIMIT $2) AS oldest",
     )
     .bind::<SqlUuid, _>(workspace)
     .bind::<BigInt, _>(block_chunks as i64)
     .get_result(connection)
     .await?;
-    if unsealed.ids.len() < block_chunks {
+    if ids.len() < block_chunks || digests.len() != ids.len() {
         return Ok(Sealing::NotDue);
     }
+    let in_memory: Vec<Option<Arc<(i64, Vec<u8>)>>> = ids
+        .iter()
+        .zip(&digests)
+        .map(|(chunk, digest)| kept.cache.get(chunk).filter(|signature| signature.0 == *digest))
+        .collect();
+    let missing: Vec<i64> =
+        ids.iter().zip(&in_memory).filter(|(_, signature)| signature.is_none()).map(|(chunk, _)| *chunk).collect();
+    let read = if missing.is_empty() {
+        Unsealed { ids: Vec::new(), lengths: Vec::new(), signatures: Vec::new() }
+    } else {
+        diesel::sql_query(
+            "SELECT coalesce(array_agg(chunk_id ORDER BY chunk_id), '{}') AS ids, \
+                    coalesce(array_agg(length(signature) ORDER BY chunk_id), '{}') AS lengths, \
+                    coalesce(string_agg(signature, ''::bytea ORDER BY chunk_id), ''::bytea) AS signatures \
+             FROM log_chunk_signatures WHERE workspace_id = $1 AND chunk_id = ANY($2)",
+        )
+        .bind::<SqlUuid, _>(workspace)
+        .bind::<Array<BigInt>, _>(&missing)
+        .get_result(connection)
+        .await?
+    };
+    if read.ids != missing {
+        // Sealed by another process, or dropped by retention, since the first read.
+        return Ok(Sealing::Raced);
+    }
     let started = std::time::Instant::now();
-    let Unsealed { ids, lengths, signatures } = unsealed;
+    let from_database = missing.len();
     let block = tokio::task::spawn_blocking(move || {
-        let mut views: Vec<&[u8]> = Vec::with_capacity(lengths.len());
+        let Unsealed { lengths, signatures, .. } = read;
+        let mut lengths = lengths.into_iter();
+        let mut views: Vec<&[u8]> = Vec::with_capacity(in_memory.len());
         let mut rest = signatures.as_slice();
-        for length in lengths {
-            let (signature, after) = rest.split_at_checked(usize::try_from(length).ok()?)?;
-            views.push(signature);
-            rest = after;
+        for signature in &in_memory {
+            match signature {
+                Some(signature) => views.push(&signature.1),
+                None => {
+                    let (signature, after) = rest.split_at_checked(usize::try_from(lengths.next()?).ok()?)?;
+                    views.push(signature);
+                    rest = after;
+                }
+            }
         }
         Some(Block::build(&views))
     })
@@ -199,6 +247,7 @@ pub(crate) async fn seal(
             // only crowd the cache until evicted (256 MiB of dead signatures under steady ingest).
             kept.sealed(&ids);
             tracing::debug!(
+                from_database,
                 build_ms = built.as_secs_f64() * 1e3,
                 write_ms = (started.elapsed() - built).as_secs_f64() * 1e3,
                 "sealed a block"

@@ -156,6 +156,71 @@ async fn signatures_gather_into_blocks_that_find_identifiers_and_retention_drops
     drop(store);
 }
 
+#[derive(QueryableByName, PartialEq, Debug)]
+struct StoredBand {
+    #[diesel(sql_type = BigInt)]
+    block: i64,
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    band: i32,
+    #[diesel(sql_type = diesel::sql_types::Binary)]
+    slices: Vec<u8>,
+}
+
+/// Every band of every block of a database, in order, with the block's first chunk as
+/// numbered from its first chunk.
+async fn stored_bands(connection: &mut AsyncPgConnection) -> Vec<StoredBand> {
+    diesel::sql_query(
+        "SELECT b.block_id - (SELECT min(id) FROM log_chunks) AS block, b.band, b.slices \
+         FROM log_block_bands b ORDER BY b.block_id, b.band",
+    )
+    .load(connection)
+    .await
+    .expect("bands")
+}
+
+/// A block sealed by a process that wrote some of its chunks (their signatures kept in its
+/// memory, the others read from the database) is the block a process that wrote none of them
+/// seals from the database alone, band for band.
+#[tokio::test]
+async fn a_block_sealed_from_signatures_kept_in_memory_is_the_one_read_from_the_database() {
+    let batches: [Vec<_>; 2] = [
+        (0..6).map(|n| log(&format!("order {} first", sluice_store::conformance::order_number(n)), T0 + n)).collect(),
+        (6..16).map(|n| log(&format!("req={} later", sluice_store::conformance::request_id(n)), T0 + n)).collect(),
+    ];
+    let never_seals = PgOptions { index_block_chunks: 1_000, ..options() };
+    let seals = PgOptions { index_block_chunks: 4, ..options() };
+    let workspace = Workspace::new("w", Plan::Enterprise, T0);
+
+    // Three chunks written by one process, then five by the one that seals: its first block
+    // holds three chunks it did not write and one it did, its second four it did.
+    let mixed = TestDatabase::new("sluice_chunks").await;
+    let writer = PgStore::connect(mixed.url(), &never_seals).await.expect("connect");
+    writer.create_workspace(&workspace).await.expect("workspace");
+    writer.insert_logs(workspace.id, &batches[0]).await.expect("insert");
+    let sealer = PgStore::connect(mixed.url(), &seals).await.expect("connect");
+    sealer.insert_logs(workspace.id, &batches[1]).await.expect("insert");
+    let mut connection = AsyncPgConnection::establish(mixed.url()).await.expect("connect");
+    seal_into(&sealer, &mut connection, 2).await;
+    let kept_and_read = stored_bands(&mut connection).await;
+
+    // The same chunks, all written by a process that does not seal, sealed by one that wrote
+    // none of them.
+    let cold = TestDatabase::new("sluice_chunks").await;
+    let writer = PgStore::connect(cold.url(), &never_seals).await.expect("connect");
+    writer.create_workspace(&workspace).await.expect("workspace");
+    for batch in &batches {
+        writer.insert_logs(workspace.id, batch).await.expect("insert");
+    }
+    let sealer = PgStore::connect(cold.url(), &seals).await.expect("connect");
+    let mut connection = AsyncPgConnection::establish(cold.url()).await.expect("connect");
+    seal_into(&sealer, &mut connection, 2).await;
+    let read = stored_bands(&mut connection).await;
+
+    assert!(!read.is_empty());
+    assert_eq!(kept_and_read, read);
+    assert_eq!(found(&sealer, workspace.id, &sluice_store::conformance::order_number(4)).await.len(), 1);
+}
+
 /// A word in every chunk is looked for by walking the chunks newest first, and a page
 /// decided in the newest ones narrows only their blocks; a page that needs every block
 /// narrows them all and still answers every log, newest first.
