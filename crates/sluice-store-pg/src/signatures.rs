@@ -356,19 +356,28 @@ struct Partition {
 }
 
 /// Analyzes the partitions of `logs` written to most since their statistics were taken (more
-/// than 10,000 rows and a tenth of what they hold): without statistics, PostgreSQL reads the
+/// than 10,000 rows, and more than they held then): without statistics, PostgreSQL reads the
 /// time span of a walk's chunks as selective and scans the primary key over it, every log of
 /// the span (measured at 1M logs: 400 ms a search instead of 20, until autovacuum's first
 /// analyze a minute later). A store must not depend on autovacuum being on or on time. The
-/// chunk index too, from 1,000 changed rows (a 4-minute soak at 22k logs/s left its 36k chunks
-/// with no statistics, and a search's plan took the workspace for 9 chunks).
+/// chunk index too, from 1,000 changed rows and a tenth of what it holds (a 4-minute soak at
+/// 22k logs/s left its 36k chunks with no statistics, and a search's plan took the workspace
+/// for 9 chunks).
+///
+/// A partition is analyzed again once it has doubled, not at every tenth more as autovacuum
+/// does where it runs: `ANALYZE` samples 30,000 rows of the partition's pages and sorts each
+/// column's values, and at a tenth it ran after nearly every seal under sustained ingest, 4 %
+/// of the machine (`perf record -a` on PostgreSQL ingest, docs/PERFORMANCE.md, issue 24).
+/// Statistics up to half as old as the partition only misjudge a time span past their
+/// newest log, which PostgreSQL reads from the primary key's end instead.
 pub(crate) async fn analyze_stale_partitions(connection: &mut AsyncPgConnection) -> Result<(), DieselError> {
     let stale: Vec<Partition> = diesel::sql_query(
         "SELECT c.relname::text AS name FROM pg_stat_user_tables s \
          JOIN pg_class c ON c.oid = s.relid LEFT JOIN pg_inherits i ON i.inhrelid = c.oid \
-         WHERE ((i.inhparent = 'logs'::regclass AND s.n_mod_since_analyze > 10000) \
-                OR (c.oid = 'log_chunks'::regclass AND s.n_mod_since_analyze > 1000)) \
-         AND s.n_mod_since_analyze > 0.1 * greatest(c.reltuples, 0) \
+         WHERE ((i.inhparent = 'logs'::regclass AND s.n_mod_since_analyze > 10000 \
+                 AND s.n_mod_since_analyze > greatest(c.reltuples, 0)) \
+                OR (c.oid = 'log_chunks'::regclass AND s.n_mod_since_analyze > 1000 \
+                    AND s.n_mod_since_analyze > 0.1 * greatest(c.reltuples, 0))) \
          AND NOT EXISTS (SELECT 1 FROM pg_locks l WHERE l.relation = c.oid AND l.granted \
                          AND l.mode = 'ShareUpdateExclusiveLock')",
     )
