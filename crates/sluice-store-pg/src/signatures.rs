@@ -368,8 +368,9 @@ struct Partition {
 /// does where it runs: `ANALYZE` samples 30,000 rows of the partition's pages and sorts each
 /// column's values, and at a tenth it ran after nearly every seal under sustained ingest, 4 %
 /// of the machine (`perf record -a` on PostgreSQL ingest, docs/PERFORMANCE.md, issue 24).
-/// Statistics up to half as old as the partition only misjudge a time span past their
-/// newest log, which PostgreSQL reads from the primary key's end instead.
+/// What the statistics must get right is that a walk's time span, whole days
+/// ([`crate::list`]), is not selective; statistics taken when the partition held half its
+/// logs say so, as a tenth's did.
 pub(crate) async fn analyze_stale_partitions(connection: &mut AsyncPgConnection) -> Result<(), DieselError> {
     let stale: Vec<Partition> = diesel::sql_query(
         "SELECT c.relname::text AS name FROM pg_stat_user_tables s \
