@@ -273,6 +273,12 @@ impl PgStore {
         self.signatures.cache.entry_count()
     }
 
+    /// How many chunk signatures the blocks this store sealed read from the database: those it
+    /// did not keep in memory (written by another process, or forgotten).
+    pub fn signatures_read_to_seal(&self) -> u64 {
+        self.signatures.read_to_seal()
+    }
+
     /// How many bands of sealed blocks searches keep in memory now: those of the blocks a
     /// search has narrowed.
     pub fn cached_bands(&self) -> u64 {

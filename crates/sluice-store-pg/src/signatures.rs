@@ -15,8 +15,11 @@ use uuid::Uuid;
 
 use crate::rows::Total;
 
-/// A chunk's id, with its signature as kept: `(digest, signature)`.
-pub(crate) type Signed = (i64, Arc<(i64, Vec<u8>)>);
+/// A signature as kept in memory: `(digest, signature)`.
+type Kept = Arc<(i64, Vec<u8>)>;
+
+/// A chunk's id, with its signature as kept.
+pub(crate) type Signed = (i64, Kept);
 
 /// The signatures of chunks outside a block that this process keeps in memory
 /// ([`SignatureCache`]: those its inserts wrote and its searches read back), and how many
@@ -35,11 +38,23 @@ pub(crate) type Signed = (i64, Arc<(i64, Vec<u8>)>);
 pub(crate) struct KeptSignatures {
     pub(crate) cache: SignatureCache,
     seals: Arc<AtomicU64>,
+    /// How many signatures the blocks this process sealed took from the database, not from
+    /// `cache` ([`seal`]).
+    read_to_seal: Arc<AtomicU64>,
 }
 
 impl KeptSignatures {
     pub(crate) fn new() -> Self {
-        Self { cache: sluice_store::signature::signature_cache(), seals: Arc::new(AtomicU64::new(0)) }
+        Self {
+            cache: sluice_store::signature::signature_cache(),
+            seals: Arc::new(AtomicU64::new(0)),
+            read_to_seal: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// How many signatures the blocks this process sealed read from the database.
+    pub(crate) fn read_to_seal(&self) -> u64 {
+        AtomicU64::load(&self.read_to_seal, Ordering::SeqCst)
     }
 
     /// How many blocks this process has sealed: read before a search's snapshot.
@@ -123,8 +138,8 @@ struct Unsealed {
 /// signatures' removal in one transaction, unless another process sealed or retention dropped
 /// one of them meanwhile.
 ///
-/// The signatures this process keeps in memory ([`KeptSignatures`]: those its inserts wrote)
-/// are taken from there when their digests are the stored ones; only the others are read, as
+/// The signatures this process keeps in memory ([`KeptSignatures`]: those its inserts wrote
+/// and its searches read back) are taken from there when their digests are the stored ones; only the others are read, as
 /// one row, into one buffer, not a buffer of up to 32 KiB for each of a block's thousand
 /// chunks (see [`Block`]'s slices for the same with bands). Reading a block's 32 MiB of
 /// signatures back, which PostgreSQL gathered from their TOAST and the connection's read buffer
@@ -150,7 +165,7 @@ pub(crate) async fn seal(
     if ids.len() < block_chunks || digests.len() != ids.len() {
         return Ok(Sealing::NotDue);
     }
-    let in_memory: Vec<Option<Arc<(i64, Vec<u8>)>>> = ids
+    let in_memory: Vec<Option<Kept>> = ids
         .iter()
         .zip(&digests)
         .map(|(chunk, digest)| kept.cache.get(chunk).filter(|signature| signature.0 == *digest))
@@ -246,6 +261,7 @@ pub(crate) async fn seal(
             // A search reads a sealed chunk's bands, never its signature again: kept, it would
             // only crowd the cache until evicted (256 MiB of dead signatures under steady ingest).
             kept.sealed(&ids);
+            kept.read_to_seal.fetch_add(from_database as u64, Ordering::SeqCst);
             tracing::debug!(
                 from_database,
                 build_ms = built.as_secs_f64() * 1e3,

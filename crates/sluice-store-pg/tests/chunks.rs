@@ -201,7 +201,9 @@ async fn a_block_sealed_from_signatures_kept_in_memory_is_the_one_read_from_the_
     sealer.insert_logs(workspace.id, &batches[1]).await.expect("insert");
     let mut connection = AsyncPgConnection::establish(mixed.url()).await.expect("connect");
     seal_into(&sealer, &mut connection, 2).await;
+    assert_eq!(sealer.signatures_read_to_seal(), 3, "the five it wrote were taken from its memory");
     let kept_and_read = stored_bands(&mut connection).await;
+    assert_eq!(found(&sealer, workspace.id, &sluice_store::conformance::request_id(9)[2..14]).await.len(), 1);
 
     // The same chunks, all written by a process that does not seal, sealed by one that wrote
     // none of them.
@@ -214,6 +216,7 @@ async fn a_block_sealed_from_signatures_kept_in_memory_is_the_one_read_from_the_
     let sealer = PgStore::connect(cold.url(), &seals).await.expect("connect");
     let mut connection = AsyncPgConnection::establish(cold.url()).await.expect("connect");
     seal_into(&sealer, &mut connection, 2).await;
+    assert_eq!(sealer.signatures_read_to_seal(), 8);
     let read = stored_bands(&mut connection).await;
 
     assert!(!read.is_empty());

@@ -42,7 +42,7 @@ fn eight_bytes(signature: &[u8], at: usize) -> u64 {
     }
     // A stored signature's length is a power of two of 64 bytes or more: eight of its own
     // bytes, read as one word.
-    if len % 8 == 0 {
+    if len.is_multiple_of(8) {
         let start = if len.is_power_of_two() { at & (len - 1) } else { at % len };
         if let Some(word) = signature.get(start..start + 8) {
             let mut bytes = [0_u8; 8];
