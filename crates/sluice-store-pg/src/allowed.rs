@@ -366,9 +366,9 @@ async fn unsealed_signatures(
     let mut signed = Vec::with_capacity(unsealed.len());
     let mut missing = Vec::new();
     for row in unsealed {
-        match kept.cache.get(&row.chunk_id) {
-            Some(signature) if signature.0 == row.digest => signed.push((row.chunk_id, signature)),
-            _ => missing.push(row.chunk_id),
+        match kept.kept(row.chunk_id, row.digest) {
+            Some(signature) => signed.push((row.chunk_id, signature)),
+            None => missing.push(row.chunk_id),
         }
     }
     for missing in missing.chunks(SIGNATURES_READ) {

@@ -57,6 +57,12 @@ impl KeptSignatures {
         AtomicU64::load(&self.read_to_seal, Ordering::SeqCst)
     }
 
+    /// The signature kept for `chunk`, if its digest is `digest`, the one stored: one kept
+    /// under the same id for another signature (after retention emptied the store) is not it.
+    pub(crate) fn kept(&self, chunk: i64, digest: i64) -> Option<Kept> {
+        self.cache.get(&chunk).filter(|signature| signature.0 == digest)
+    }
+
     /// How many blocks this process has sealed: read before a search's snapshot.
     pub(crate) fn seals(&self) -> u64 {
         AtomicU64::load(&self.seals, Ordering::SeqCst)
@@ -139,9 +145,9 @@ struct Unsealed {
 /// one of them meanwhile.
 ///
 /// The signatures this process keeps in memory ([`KeptSignatures`]: those its inserts wrote
-/// and its searches read back) are taken from there when their digests are the stored ones; only the others are read, as
-/// one row, into one buffer, not a buffer of up to 32 KiB for each of a block's thousand
-/// chunks (see [`Block`]'s slices for the same with bands). Reading a block's 32 MiB of
+/// and its searches read back) are taken from there when their digests are the stored ones;
+/// only the others are read, as one row, into one buffer, not a buffer of up to 32 KiB for
+/// each of a block's thousand chunks (see [`Block`]'s slices for the same with bands). Reading a block's 32 MiB of
 /// signatures back, which PostgreSQL gathered from their TOAST and the connection's read buffer
 /// grew by doubling to hold, was most of the page faults left in the server's profile under
 /// PostgreSQL ingest.
@@ -165,11 +171,8 @@ pub(crate) async fn seal(
     if ids.len() < block_chunks || digests.len() != ids.len() {
         return Ok(Sealing::NotDue);
     }
-    let in_memory: Vec<Option<Kept>> = ids
-        .iter()
-        .zip(&digests)
-        .map(|(chunk, digest)| kept.cache.get(chunk).filter(|signature| signature.0 == *digest))
-        .collect();
+    let in_memory: Vec<Option<Kept>> =
+        ids.iter().zip(&digests).map(|(chunk, digest)| kept.kept(*chunk, *digest)).collect();
     let missing: Vec<i64> =
         ids.iter().zip(&in_memory).filter(|(_, signature)| signature.is_none()).map(|(chunk, _)| *chunk).collect();
     let read = if missing.is_empty() {
