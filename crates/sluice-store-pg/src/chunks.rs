@@ -28,8 +28,90 @@ use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{Array, BigInt, Binary, Integer, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use sluice_store::log_keys::LogKeys;
 use sluice_store::signature::Signature;
 use uuid::Uuid;
+
+/// A chunk's per-log key filters ([`sluice_store::log_keys`]) get about this many bits per key
+/// its logs hold on average, four times SQLite's: a search reads the logs they let through
+/// one by one here, each likely on a heap page of its own, where SQLite reads a chunk's rows
+/// in one range. A rare identifier has one or two keys.
+pub(crate) const SLOT_BITS_PER_KEY: usize = 8;
+
+/// Bytes of a log's id in a chunk's `slots`.
+pub(crate) const ID_BYTES: usize = 16;
+
+/// A chunk's `slots` as stored: one byte, the base-2 logarithm of its logs' filters' bytes;
+/// the id of each of its logs, slot by slot (16 bytes each); then their key filters
+/// bit-sliced ([`LogKeys::sliced_at`] at [`SLOT_BITS_PER_KEY`]), so a search reads the ids and
+/// the few slices of its needle's bits as ranges of the value ([`SLICES_SQL`]): PostgreSQL
+/// fetches only the parts of an uncompressed out-of-line value a `substring` covers.
+fn slots_stored(ids: &[u8], keys: &LogKeys) -> Vec<u8> {
+    let sliced = keys.sliced_at(SLOT_BITS_PER_KEY);
+    let mut stored = Vec::with_capacity(ids.len() + sliced.len());
+    stored.extend_from_slice(&sliced[..1]);
+    stored.extend_from_slice(ids);
+    stored.extend_from_slice(&sliced[1..]);
+    stored
+}
+
+/// For the chunks `$2` of workspace `$1` whose `slots` ([`slots_stored`]) are longer than their
+/// ids: their id, logs, the length of their `slots`, the ids in it, and the slices of the filter bits `$3` (at the
+/// widest width: a chunk's bit is that modulo its width, worked out from the value's length,
+/// which PostgreSQL knows without fetching it), in that order. Only those ranges are fetched.
+pub(crate) const SLICES_SQL: &str = "SELECT c.id, c.logs, octet_length(c.slots) AS length, \
+       substring(c.slots FROM 2 FOR 16 * c.logs) AS ids, \
+       ARRAY(SELECT substring(c.slots FROM 2 + 16 * c.logs + (b.bit % w.bits) * ((c.logs + 7) / 8) \
+                              FOR (c.logs + 7) / 8) \
+             FROM unnest($3::int4[]) WITH ORDINALITY AS b(bit, n) ORDER BY b.n) AS slices \
+     FROM log_chunks c \
+     CROSS JOIN LATERAL (SELECT (octet_length(c.slots) - 1 - 16 * c.logs) / ((c.logs + 7) / 8) AS bits) w \
+     WHERE c.workspace_id = $1 AND c.id = ANY($2) AND c.logs > 0 \
+       AND octet_length(c.slots) > 1 + 16 * c.logs";
+
+/// A chunk's part of [`SLICES_SQL`]'s answer.
+#[derive(QueryableByName)]
+pub(crate) struct Slices {
+    #[diesel(sql_type = BigInt)]
+    pub(crate) id: i64,
+    #[diesel(sql_type = Integer)]
+    pub(crate) logs: i32,
+    #[diesel(sql_type = Integer)]
+    pub(crate) length: i32,
+    #[diesel(sql_type = Binary)]
+    pub(crate) ids: Vec<u8>,
+    #[diesel(sql_type = Array<Binary>)]
+    pub(crate) slices: Vec<Vec<u8>>,
+}
+
+impl Slices {
+    /// The ids of the chunk's logs whose filters' slices (of `groups`'
+    /// [`needle_bits`](sluice_store::log_keys::needle_bits), in that order) may hold `groups`.
+    /// `None` when the chunk's `slots` is not what its logs store (read the chunk whole): its
+    /// length must leave filters of a power of two of bits, 64 to 1,024.
+    pub(crate) fn slot_ids(&self, groups: &[Option<Vec<Vec<u64>>>]) -> Option<Vec<Uuid>> {
+        let logs = usize::try_from(self.logs).ok()?;
+        let filters = usize::try_from(self.length).ok()?.checked_sub(1 + logs.checked_mul(ID_BYTES)?)?;
+        let size = logs.div_ceil(8);
+        let width = filters.checked_div(size)?;
+        let fits = filters % size == 0
+            && width.is_power_of_two()
+            && (sluice_store::log_keys::MIN_BITS..=sluice_store::log_keys::MAX_BITS).contains(&width);
+        if !fits || self.ids.len() != logs * ID_BYTES {
+            return None;
+        }
+        slot_ids(&self.ids, &self.slices, logs, groups)
+    }
+}
+
+/// The ids of `ids` (16 bytes each, in slot order) whose filters' `slices` may hold `groups`.
+fn slot_ids(ids: &[u8], slices: &[Vec<u8>], logs: usize, groups: &[Option<Vec<Vec<u64>>>]) -> Option<Vec<Uuid>> {
+    let slots = sluice_store::log_keys::sliced_slots(slices, logs, groups)?;
+    slots
+        .into_iter()
+        .map(|slot| ids.get(usize::from(slot) * ID_BYTES..).and_then(|id| Uuid::from_slice(id.get(..ID_BYTES)?).ok()))
+        .collect()
+}
 
 /// Bits set per facet value.
 pub(crate) const BLOOM_HASHES: usize = 3;
@@ -125,6 +207,8 @@ pub(crate) struct Chunk {
     /// The signature as stored ([`Signature::folded`]), once the chunk is complete (the last
     /// chunk's is [`Chunker::signature`] until it is written).
     signature: Vec<u8>,
+    /// Its logs' ids, slot by slot, then (once complete) their key filters: [`slots_stored`].
+    slots: Vec<u8>,
     facets: Vec<u8>,
     /// The facet values already in `facets`, so a value repeated through the chunk (its
     /// level, its source) is hashed once.
@@ -141,6 +225,8 @@ pub(crate) struct Chunker {
     /// so its 64 KiB are allocated once, not for each chunk (fresh ones were page faults: a
     /// few per cent of the machine under ingest, docs/PERFORMANCE.md, issue 24).
     signature: Signature,
+    /// The last chunk's per-log key filters as they are built, kept as `signature` is.
+    log_keys: LogKeys,
 }
 
 impl Chunker {
@@ -150,23 +236,23 @@ impl Chunker {
             chunks: Vec::new(),
             of_row: Vec::new(),
             signature: Signature::new(),
+            log_keys: LogKeys::new(),
         }
     }
 
-    /// Adds the next row: it joins the last chunk when that is of its workspace and has room.
-    pub(crate) fn add(&mut self, workspace: Uuid, ts: i64, search_text: &str, facets: &Facets<'_>) {
+    /// Adds the next row (log `id`): it joins the last chunk when that is of its workspace and
+    /// has room.
+    pub(crate) fn add(&mut self, workspace: Uuid, ts: i64, id: Uuid, search_text: &str, facets: &Facets<'_>) {
         let joins = self.chunks.last().is_some_and(|chunk| chunk.workspace == workspace && chunk.logs < self.max_rows);
         if !joins {
-            if let Some(last) = self.chunks.last_mut() {
-                last.signature = self.signature.folded();
-                self.signature.clear();
-            }
+            self.finish_last();
             self.chunks.push(Chunk {
                 workspace,
                 min_ts: ts,
                 max_ts: ts,
                 logs: 0,
                 signature: Vec::new(),
+                slots: Vec::with_capacity(usize::try_from(self.max_rows).unwrap_or(0).min(256) * ID_BYTES),
                 facets: vec![0; FACET_BYTES],
                 seen: Default::default(),
             });
@@ -176,7 +262,10 @@ impl Chunker {
         chunk.logs += 1;
         chunk.min_ts = chunk.min_ts.min(ts);
         chunk.max_ts = chunk.max_ts.max(ts);
-        self.signature.add_text_with_trigrams(search_text);
+        chunk.slots.extend_from_slice(id.as_bytes());
+        let log_keys = &mut self.log_keys;
+        log_keys.start_log();
+        self.signature.add_text_with_trigrams_and_keys(search_text, |key| log_keys.insert(key));
         let values = [
             (Facet::Level, Some(facets.level)),
             (Facet::Environment, Some(facets.environment)),
@@ -200,11 +289,22 @@ impl Chunker {
         &self.of_row
     }
 
+    /// Completes the last chunk, if any and not complete yet: its signature and key filters
+    /// as stored, the buffers they were built in emptied for the next.
+    fn finish_last(&mut self) {
+        if let Some(last) = self.chunks.last_mut()
+            && self.log_keys.logs() > 0
+        {
+            last.signature = self.signature.folded();
+            self.signature.clear();
+            last.slots = slots_stored(&last.slots, &self.log_keys);
+            self.log_keys.clear();
+        }
+    }
+
     /// The chunks' signatures as stored, in order.
     fn signatures(&mut self) -> Vec<Vec<u8>> {
-        if let Some(last) = self.chunks.last_mut() {
-            last.signature = self.signature.folded();
-        }
+        self.finish_last();
         self.chunks.iter_mut().map(|chunk| std::mem::take(&mut chunk.signature)).collect()
     }
 
@@ -233,10 +333,10 @@ impl Chunker {
         let workspaces: Vec<Uuid> = self.chunks.iter().map(|chunk| chunk.workspace).collect();
         // `bloom`, the trigram filter of the index before signatures, is left empty.
         diesel::sql_query(
-            "INSERT INTO log_chunks (id, workspace_id, min_ts, max_ts, logs, bloom, facets, signed) \
-             SELECT id, workspace_id, min_ts, max_ts, logs, '', facets, true \
-             FROM unnest($1::int8[], $2::uuid[], $3::int8[], $4::int8[], $5::int4[], $6::bytea[]) \
-             AS u(id, workspace_id, min_ts, max_ts, logs, facets)",
+            "INSERT INTO log_chunks (id, workspace_id, min_ts, max_ts, logs, bloom, facets, signed, slots) \
+             SELECT id, workspace_id, min_ts, max_ts, logs, '', facets, true, slots \
+             FROM unnest($1::int8[], $2::uuid[], $3::int8[], $4::int8[], $5::int4[], $6::bytea[], $7::bytea[]) \
+             AS u(id, workspace_id, min_ts, max_ts, logs, facets, slots)",
         )
         .bind::<Array<BigInt>, _>(&ids)
         .bind::<Array<SqlUuid>, _>(&workspaces)
@@ -244,6 +344,7 @@ impl Chunker {
         .bind::<Array<BigInt>, _>(self.chunks.iter().map(|chunk| chunk.max_ts).collect::<Vec<_>>())
         .bind::<Array<Integer>, _>(self.chunks.iter().map(|chunk| chunk.logs).collect::<Vec<_>>())
         .bind::<Array<Binary>, _>(facets.iter().map(Vec::as_slice).collect::<Vec<_>>())
+        .bind::<Array<Binary>, _>(self.chunks.iter().map(|chunk| chunk.slots.as_slice()).collect::<Vec<_>>())
         .execute(connection)
         .await?;
         crate::signatures::insert(connection, &ids, &workspaces, &signatures).await?;
@@ -328,7 +429,7 @@ pub(crate) async fn index_unchunked(connection: &mut AsyncPgConnection, chunk_ro
                 .await?;
                 let mut chunker = Chunker::new(chunk_rows);
                 for row in &rows {
-                    chunker.add(row.workspace_id, row.ts, &row.search_text, &row.facets());
+                    chunker.add(row.workspace_id, row.ts, row.id, &row.search_text, &row.facets());
                 }
                 let ids = chunker.write(connection, None).await?;
                 diesel::sql_query(
@@ -431,7 +532,7 @@ mod tests {
         let (a, b) = (Uuid::from_u128(1), Uuid::from_u128(2));
         let mut chunker = Chunker::new(2);
         for (workspace, ts) in [(a, 5), (a, 3), (a, 9), (b, 1)] {
-            chunker.add(workspace, ts, "text", &FACETS);
+            chunker.add(workspace, ts, Uuid::nil(), "text", &FACETS);
         }
         assert_eq!(chunker.chunk_of_rows(), [0, 0, 1, 2]);
         let spans: Vec<(Uuid, i64, i64, i32)> =
@@ -445,8 +546,8 @@ mod tests {
         use sluice_store::grams::{needle_run_trigrams, needle_signature_keys, trigram_signature_key};
         use sluice_store::signature::{holds, needle_positions};
         let mut chunker = Chunker::new(10);
-        chunker.add(Uuid::nil(), 0, "connection refused", &FACETS);
-        chunker.add(Uuid::nil(), 1, "disk full on ord-4821937", &FACETS);
+        chunker.add(Uuid::nil(), 0, Uuid::nil(), "connection refused", &FACETS);
+        chunker.add(Uuid::nil(), 1, Uuid::nil(), "disk full on ord-4821937", &FACETS);
         let signature = chunker.signatures().swap_remove(0);
         assert_eq!(signature.len(), sluice_store::signature::MIN_SIGNATURE_BYTES);
         for needle in ["refused", "disk full", "con"] {
@@ -456,6 +557,66 @@ mod tests {
         assert!(holds(&signature, &needle_positions(&needle_signature_keys("ord-4821937"))));
     }
 
+    /// A chunk's `slots`, read by the ranges [`SLICES_SQL`] reads: the slices of a needle's
+    /// bits give the slots that may hold it, and the ids there are theirs: each chunk its own,
+    /// though one set of filters is built for every chunk in turn.
+    #[test]
+    fn a_chunks_slots_name_the_logs_that_may_hold_a_needle() {
+        use sluice_store::log_keys::needle_bits;
+        let ids: Vec<Uuid> = (0..300_u128).map(|n| Uuid::from_u128(n + 1)).collect();
+        let mut chunker = Chunker::new(200);
+        for (n, id) in ids.iter().enumerate() {
+            let text = format!("order ord-{:07} req={:016x} done", n * 7_919, n * 104_729);
+            chunker.add(Uuid::nil(), n as i64, *id, &text, &FACETS);
+        }
+        chunker.signatures();
+        let groups = |needle: &str| {
+            let mut keys = sluice_store::grams::needle_signature_keys(needle);
+            keys.extend(sluice_store::grams::needle_second_start_key(needle));
+            vec![Some(vec![keys])]
+        };
+        // As `SLICES_SQL` reads them (`substring` counts from 1; the width from the length).
+        let found = |stored: &[u8], logs: usize, needle: &str| {
+            let size = logs.div_ceil(8);
+            let width = (stored.len() - 1 - 16 * logs) / size;
+            assert_eq!(width, 8 << stored[0]);
+            let groups = groups(needle);
+            let slices: Vec<Vec<u8>> = needle_bits(&groups)
+                .iter()
+                .map(|bit| {
+                    let from = 1 + 16 * logs + (*bit as usize % width) * size;
+                    stored[from..from + size].to_vec()
+                })
+                .collect();
+            let ids = stored[1..1 + 16 * logs].to_vec();
+            Slices { id: 0, logs: logs as i32, length: stored.len() as i32, ids, slices }.slot_ids(&groups).unwrap()
+        };
+        let [first, second] = &chunker.chunks[..] else { panic!("two chunks") };
+        let in_first = found(&first.slots, 200, &format!("ord-{:07}", 150 * 7_919));
+        assert!(in_first.contains(&ids[150]), "{in_first:?}");
+        assert!(in_first.len() < 10, "{} of 200 logs let through", in_first.len());
+        let in_second = found(&second.slots, 100, &format!("ord-{:07}", 250 * 7_919));
+        assert!(in_second.contains(&ids[250]), "{in_second:?}");
+        assert!(in_second.iter().all(|id| ids[200..].contains(id)));
+        // Not what that many logs store: read the chunk whole.
+        let needle = groups("ord-0000000");
+        let slices = vec![vec![0xff_u8; 13]; needle_bits(&needle).len()];
+        let ids = second.slots[1..1 + 16 * 100].to_vec();
+        let length = second.slots.len() as i32;
+        let read = |logs: i32, length: i32, ids: &[u8], slices: &[Vec<u8>]| {
+            Slices { id: 0, logs, length, ids: ids.to_vec(), slices: slices.to_vec() }.slot_ids(&needle)
+        };
+        assert_eq!(read(100, length, &ids, &slices).map(|found| found.len()), Some(100));
+        assert_eq!(read(101, length, &ids, &slices), None);
+        assert_eq!(read(100, length - 13, &ids, &slices), None, "a width not a power of two");
+        assert_eq!(read(100, 1 + 1_600 + 13 * 2_048, &ids, &slices), None, "too wide");
+        assert_eq!(read(100, length - 1, &ids, &slices), None);
+        assert_eq!(read(100, length, &ids[1..], &slices), None);
+        assert_eq!(read(100, length, &ids, &slices[1..]), None);
+        assert_eq!(read(-1, length, &ids, &slices), None);
+        assert_eq!(read(0, 1, &[], &[]), None);
+    }
+
     /// Each chunk's signature is of its own logs only, though one signature is built for
     /// every chunk in turn.
     #[test]
@@ -463,7 +624,7 @@ mod tests {
         let texts = ["ord-4821937 refused", "kappa042 timeout", "east414865 failover"];
         let mut chunker = Chunker::new(2);
         for (ts, text) in texts.iter().enumerate() {
-            chunker.add(Uuid::nil(), ts as i64, text, &FACETS);
+            chunker.add(Uuid::nil(), ts as i64, Uuid::nil(), text, &FACETS);
         }
         let expected: Vec<Vec<u8>> = [&texts[..2], &texts[2..]]
             .iter()
@@ -480,11 +641,11 @@ mod tests {
     #[test]
     fn a_folded_facet_filter_fits_its_count() {
         let mut one = Chunker::new(1);
-        one.add(Uuid::nil(), 0, "x", &FACETS);
+        one.add(Uuid::nil(), 0, Uuid::nil(), "x", &FACETS);
         let mut users = Chunker::new(300);
         let ids: Vec<String> = (0..300).map(|n| format!("user-{n}")).collect();
         for id in &ids {
-            users.add(Uuid::nil(), 0, "x", &Facets { user_id: Some(id), ..FACETS });
+            users.add(Uuid::nil(), 0, Uuid::nil(), "x", &Facets { user_id: Some(id), ..FACETS });
         }
         assert_eq!(folded(&users.chunks[0].facets).len(), FACET_BYTES);
         assert_eq!(folded(&one.chunks[0].facets).len(), MIN_FILTER_BYTES);
@@ -494,9 +655,9 @@ mod tests {
     #[test]
     fn a_chunk_facet_filter_holds_each_value_of_its_logs() {
         let mut chunker = Chunker::new(10);
-        chunker.add(Uuid::nil(), 0, "a", &FACETS);
+        chunker.add(Uuid::nil(), 0, Uuid::nil(), "a", &FACETS);
         let error = Facets { level: "error", user_id: Some("u-42"), ..FACETS };
-        chunker.add(Uuid::nil(), 1, "b", &error);
+        chunker.add(Uuid::nil(), 1, Uuid::nil(), "b", &error);
         let facets = &chunker.chunks[0].facets;
         let set = |bits: [u32; BLOOM_HASHES]| bits.iter().all(|&bit| facets[bit as usize / 8] & (1 << (bit % 8)) != 0);
         for (facet, value) in [

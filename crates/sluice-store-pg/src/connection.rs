@@ -60,6 +60,25 @@ pub struct PgStore {
     pub(crate) config: Arc<tokio_postgres::Config>,
     /// This server among those sharing the database, in its own announcements (`crate::feed`).
     pub(crate) server: String,
+    /// What searches' chunk walks have read, since the store connected.
+    pub(crate) walk_reads: Arc<WalkReadCounts>,
+}
+
+/// Counts of what searches' chunk walks read ([`PgStore::walk_reads`]).
+#[derive(Default)]
+pub(crate) struct WalkReadCounts {
+    pub(crate) logs_by_id: std::sync::atomic::AtomicU64,
+    pub(crate) chunks_whole: std::sync::atomic::AtomicU64,
+}
+
+/// What searches' chunk walks have read since a store connected ([`PgStore::walk_reads`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WalkReads {
+    /// Logs read by id: those their chunk's key filters let through.
+    pub logs_by_id: u64,
+    /// Chunks read whole: without key filters, for a needle they cannot narrow or a common
+    /// one, or whose filters let more logs through than are read by id.
+    pub chunks_whole: u64,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -229,6 +248,7 @@ impl PgStore {
             clock: options.clock.clone(),
             config,
             server: Uuid::now_v7().simple().to_string(),
+            walk_reads: Arc::default(),
         };
         store.create_partitions_ahead().await?;
         // Logs stored before the chunk index existed get theirs.
@@ -284,6 +304,16 @@ impl PgStore {
     pub fn cached_bands(&self) -> u64 {
         self.blocks.bands.run_pending_tasks();
         self.blocks.bands.entry_count()
+    }
+
+    /// What searches' chunk walks have read since this store connected: logs by id, chunks
+    /// whole.
+    pub fn walk_reads(&self) -> WalkReads {
+        use std::sync::atomic::Ordering::Relaxed;
+        WalkReads {
+            logs_by_id: self.walk_reads.logs_by_id.load(Relaxed),
+            chunks_whole: self.walk_reads.chunks_whole.load(Relaxed),
+        }
     }
 
     /// Whether the database answers (readiness).

@@ -183,8 +183,8 @@ impl PgStore {
             .collect();
         let mut chunker = chunks::Chunker::new(self.chunk_rows);
         for row in &rows {
-            let (workspace, ts, text, facets) = row.indexed();
-            chunker.add(workspace, ts, text, &facets);
+            let (workspace, ts, id, text, facets) = row.indexed();
+            chunker.add(workspace, ts, id, text, &facets);
         }
         let prepared_at = Instant::now();
         let mut connection = self.pool.get().await.map_err(|error| {

@@ -52,6 +52,6 @@ mod text;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use crate::connection::PgStore;
 pub use crate::connection::{MIGRATIONS, PgOptions, migrate};
+pub use crate::connection::{PgStore, WalkReads};
 pub use crate::partitions::{COARSE_DAYS, DAILY_AHEAD, DAILY_BEHIND, MAX_PARTITIONS, OLD_AFTER_DAYS, OLD_DAYS};

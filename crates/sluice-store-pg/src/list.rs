@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
+use diesel::sql_types::{Array, BigInt, Integer, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use sluice_model::{Log, LogId, WorkspaceId};
 use sluice_store::page::{Newest, PageCollector};
@@ -14,6 +15,7 @@ use uuid::Uuid;
 
 use crate::PgStore;
 use crate::allowed::Allowed;
+use crate::chunks;
 use crate::error::from_diesel;
 use crate::rows::LogRow;
 use crate::schema::{log_chunks, logs};
@@ -22,10 +24,13 @@ use crate::text;
 
 /// What a [`PgStore::chunk_walk`] reads: the chunks of `chunk_condition` (a condition built
 /// anew for each statement), only those of `listed` when given (with those the blocks `allowed`
-/// narrows newest first add to them), and their logs of `row_condition` that `keep` accepts.
+/// narrows newest first add to them), and their logs of `row_condition` that `keep` accepts:
+/// with `slots`, only those their chunk's per-log key filters let through
+/// ([`crate::search::slot_groups`], [`slot_logs`]), read by id.
 pub(crate) struct ChunkWalk<'a> {
     pub(crate) chunk_condition: &'a (dyn Fn() -> Option<ChunkCondition> + Sync),
     pub(crate) listed: Option<&'a [i64]>,
+    pub(crate) slots: Option<&'a [Option<Vec<Vec<u64>>>]>,
     pub(crate) row_condition: &'a (dyn Fn() -> Option<Condition> + Sync),
     pub(crate) keep: &'a (dyn Fn(&LogRow) -> bool + Sync),
 }
@@ -38,6 +43,11 @@ pub(crate) struct ChunkWalk<'a> {
 /// in 0.1 % of 10M logs (up to 4,096 chunks listed) that read them all by id first took
 /// 69.6 ms at p50, 55.9 with this bound (`cargo xtask bench search`).
 pub(crate) const LISTED_BY_ID: usize = 256;
+
+/// The most logs of a chunk read by id ([`slot_logs`]): a chunk's 256 logs fill about 14 heap
+/// pages, read in order when it is read whole; more logs than that, each an index probe and
+/// likely a page of its own, cost more.
+const BY_ID_PER_CHUNK: usize = 16;
 
 /// Rows read per step of a newest-first walk.
 const WALK_STEP: i64 = 500;
@@ -148,6 +158,47 @@ fn whole_days(low: i64, high: i64) -> (i64, i64) {
     (start, end)
 }
 
+/// The logs of `kept` chunks `(id, min_ts, max_ts)` whose key filters may hold `groups`, as
+/// `(log id, its chunk's min_ts and max_ts)`, and the chunks to read whole: those without
+/// filters (written before chunks kept them) and those that let more than
+/// [`BY_ID_PER_CHUNK`] through. One statement, reading only the chunks' ids and the slices of
+/// the needles' bits.
+async fn slot_logs(
+    connection: &mut AsyncPgConnection,
+    workspace: WorkspaceId,
+    kept: Vec<(i64, i64, i64)>,
+    groups: &[Option<Vec<Vec<u64>>>],
+) -> Result<SlotLogs, StoreError> {
+    let ids: Vec<i64> = kept.iter().map(|&(id, _, _)| id).collect();
+    let bits: Vec<i32> =
+        sluice_store::log_keys::needle_bits(groups).into_iter().map(|bit| i32::try_from(bit).unwrap_or(0)).collect();
+    let stored: Vec<chunks::Slices> = diesel::sql_query(chunks::SLICES_SQL)
+        .bind::<SqlUuid, _>(*workspace.as_uuid())
+        .bind::<Array<BigInt>, _>(ids)
+        .bind::<Array<Integer>, _>(bits)
+        .load(connection)
+        .await
+        .map_err(from_diesel)?;
+    let mut stored: foldhash::HashMap<i64, chunks::Slices> =
+        stored.into_iter().map(|chunk| (chunk.id, chunk)).collect();
+    let mut logs = Vec::new();
+    let mut whole = Vec::new();
+    for chunk in kept {
+        let found = stored.remove(&chunk.0).and_then(|found| found.slot_ids(groups));
+        match found {
+            Some(found) if found.len() <= BY_ID_PER_CHUNK => {
+                logs.extend(found.into_iter().map(|id| (id, chunk.1, chunk.2)));
+            }
+            _ => whole.push(chunk),
+        }
+    }
+    Ok((logs, whole))
+}
+
+/// [`slot_logs`]' answer: the logs to read by id, with their chunk's span, and the chunks to
+/// read whole.
+type SlotLogs = (Vec<(Uuid, i64, i64)>, Vec<(i64, i64, i64)>);
+
 impl PgStore {
     /// Reads, newest first, the rows of `query` in steps (keyset paging on `(ts, id)`), with
     /// bitmap scans off so each step walks the ordered index, handing them to `page` until it
@@ -208,13 +259,16 @@ impl PgStore {
         mut allowed: Option<&mut Allowed>,
         page: Page,
     ) -> Result<Vec<LogRow>, StoreError> {
-        let ChunkWalk { chunk_condition, listed, row_condition, keep } = walk;
+        let ChunkWalk { chunk_condition, listed, slots, row_condition, keep } = walk;
         let mut connection = self.connection().await?;
         let mut rows: Newest<LogRow> = Newest::new(page);
         let mut after: Option<(i64, i64)> = None;
         let mut step = CHUNK_WALK_FIRST;
         let mut examined = 0_i64;
         let (mut steps, mut rows_read) = (0_usize, 0_usize);
+        // Where the walk's time went, for the debug line at the end.
+        let (mut slots_time, mut read_time) = (std::time::Duration::ZERO, std::time::Duration::ZERO);
+        let (mut read_by_id, mut read_whole) = (0_usize, 0_usize);
         // A few listed chunks are read once, by their ids, and walked here by recency; more
         // are found by the walk over the ordered index, which reads as far as the page needs.
         let (mut by_id, walked) = match listed {
@@ -317,17 +371,51 @@ impl PgStore {
                 None => chunks,
             };
             if !kept.is_empty() {
-                let low = kept.iter().map(|&(_, min_ts, _)| min_ts).min().unwrap_or(i64::MIN);
-                let high = kept.iter().map(|&(_, _, max_ts)| max_ts).max().unwrap_or(high);
-                let (low, high) = whole_days(low, high);
-                let ids: Vec<i64> = kept.iter().map(|&(id, _, _)| id).collect();
-                // The chunks' days let PostgreSQL skip the partitions they are not in.
-                let mut query =
-                    filtered(&workspace, filter).filter(logs::chunk_id.eq_any(ids)).filter(logs::ts.between(low, high));
-                if let Some(condition) = row_condition() {
-                    query = query.filter(condition);
+                // With key filters, the chunks that have them give the ids of the logs to read;
+                // the others (written before chunks kept them, or letting more than
+                // `BY_ID_PER_CHUNK` through) are read whole.
+                let (ids, whole) = match slots {
+                    Some(groups) => {
+                        let started = std::time::Instant::now();
+                        let found = slot_logs(&mut connection, workspace, kept, groups).await?;
+                        slots_time += started.elapsed();
+                        found
+                    }
+                    None => (Vec::new(), kept),
+                };
+                {
+                    use std::sync::atomic::Ordering::Relaxed;
+                    read_by_id += ids.len();
+                    read_whole += whole.len();
+                    self.walk_reads.logs_by_id.fetch_add(ids.len() as u64, Relaxed);
+                    self.walk_reads.chunks_whole.fetch_add(whole.len() as u64, Relaxed);
                 }
-                let query = query.select(LogRow::as_select());
+                let by_id = (!ids.is_empty()).then(|| {
+                    let low = ids.iter().map(|&(_, min_ts, _)| min_ts).min().unwrap_or(i64::MIN);
+                    let high = ids.iter().map(|&(_, _, max_ts)| max_ts).max().unwrap_or(high);
+                    let (low, high) = whole_days(low, high);
+                    let ids: Vec<Uuid> = ids.into_iter().map(|(id, _, _)| id).collect();
+                    let mut query =
+                        filtered(&workspace, filter).filter(logs::id.eq_any(ids)).filter(logs::ts.between(low, high));
+                    if let Some(condition) = row_condition() {
+                        query = query.filter(condition);
+                    }
+                    query.select(LogRow::as_select())
+                });
+                let by_chunk = (!whole.is_empty()).then(|| {
+                    let low = whole.iter().map(|&(_, min_ts, _)| min_ts).min().unwrap_or(i64::MIN);
+                    let high = whole.iter().map(|&(_, _, max_ts)| max_ts).max().unwrap_or(high);
+                    let (low, high) = whole_days(low, high);
+                    let ids: Vec<i64> = whole.iter().map(|&(id, _, _)| id).collect();
+                    // The chunks' days let PostgreSQL skip the partitions they are not in.
+                    let mut query = filtered(&workspace, filter)
+                        .filter(logs::chunk_id.eq_any(ids))
+                        .filter(logs::ts.between(low, high));
+                    if let Some(condition) = row_condition() {
+                        query = query.filter(condition);
+                    }
+                    query.select(LogRow::as_select())
+                });
                 // Planned for these values each time: a generic plan of a prepared statement
                 // (the sixth run on) may take the time span as selective and walk the primary
                 // key over it, every log of the span, as a plan without statistics does
@@ -336,6 +424,7 @@ impl PgStore {
                 // the chunk index, ordered by the facets before the row, sends a plain index
                 // scan back and forth over them (measured at 10M logs, 26 chunks not in shared
                 // buffers: 2,400 buffer visits and 8-11 ms, against 75 and 6 ms as a bitmap).
+                let started = std::time::Instant::now();
                 let read: Vec<LogRow> = (*connection)
                     .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
                         connection
@@ -343,10 +432,18 @@ impl PgStore {
                                 "SET LOCAL plan_cache_mode = force_custom_plan; SET LOCAL enable_indexscan = off",
                             )
                             .await?;
-                        query.load(connection).await
+                        let mut read = match by_id {
+                            Some(query) => query.load(connection).await?,
+                            None => Vec::new(),
+                        };
+                        if let Some(query) = by_chunk {
+                            read.extend(query.load(connection).await?);
+                        }
+                        Ok(read)
                     })
                     .await
                     .map_err(from_diesel)?;
+                read_time += started.elapsed();
                 rows_read += read.len();
                 rows.extend(read.into_iter().filter(|row| keep(row)));
             }
@@ -363,7 +460,16 @@ impl PgStore {
             step = if found == 0 { step * CHUNK_WALK_GROWTH } else { estimate.min(step * CHUNK_WALK_GROWTH) }
                 .clamp(CHUNK_WALK_FIRST, CHUNK_WALK_MAX);
         }
-        tracing::debug!(steps, examined, rows_read, "chunk walk");
+        tracing::debug!(
+            steps,
+            examined,
+            rows_read,
+            read_by_id,
+            read_whole,
+            slots_ms = slots_time.as_secs_f64() * 1e3,
+            read_ms = read_time.as_secs_f64() * 1e3,
+            "chunk walk"
+        );
         // Rows pushed onto the page after they were held as keys are read again, by id.
         let page_rows = rows.into_page();
         let missing = page_rows.missing();
@@ -395,6 +501,7 @@ impl LogReads for PgStore {
                 let walk = ChunkWalk {
                     chunk_condition: &|| facet_condition(filter),
                     listed: None,
+                    slots: None,
                     row_condition: &|| None,
                     keep: &|_| true,
                 };

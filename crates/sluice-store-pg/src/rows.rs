@@ -123,8 +123,8 @@ impl<'a> NewLogRow<'a> {
         }
     }
 
-    /// What the search index takes of the row: its workspace, time, search text and facets.
-    pub(crate) fn indexed(&self) -> (Uuid, i64, &str, crate::chunks::Facets<'_>) {
+    /// What the search index takes of the row: its workspace, time, id, search text and facets.
+    pub(crate) fn indexed(&self) -> (Uuid, i64, Uuid, &str, crate::chunks::Facets<'_>) {
         let facets = crate::chunks::Facets {
             level: self.level,
             environment: self.environment,
@@ -132,7 +132,7 @@ impl<'a> NewLogRow<'a> {
             dataset: &self.dataset,
             user_id: self.user_id.as_deref(),
         };
-        (self.workspace_id, self.ts, &self.search_text, facets)
+        (self.workspace_id, self.ts, self.id, &self.search_text, facets)
     }
 }
 

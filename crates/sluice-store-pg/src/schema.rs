@@ -103,6 +103,7 @@ diesel::table! {
         bloom -> Bytea,
         facets -> Bytea,
         signed -> Bool,
+        slots -> Nullable<Bytea>,
     }
 }
 

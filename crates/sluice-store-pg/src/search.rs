@@ -168,6 +168,33 @@ fn signature_groups(search: &Search) -> Vec<Vec<Vec<u32>>> {
         .collect()
 }
 
+/// The keys the per-log filters of a chunk's `slots` ([`chunks::SLICES_SQL`]) are looked up by
+/// for `search`: for every index group, each needle's signature keys, with the second start
+/// key of a needle of one (every text holding the needle holds both, and two keys let far
+/// fewer of a chunk's other logs through than one). A group with a needle without such keys
+/// (a word, found by its trigrams) is `None`: it narrows nothing. `None` when no group
+/// narrows: the chunks are read whole.
+pub(crate) fn slot_groups(search: &Search) -> Option<Vec<Option<Vec<Vec<u64>>>>> {
+    use sluice_store::grams::{needle_second_start_key, needle_signature_keys};
+    let groups: Vec<Option<Vec<Vec<u64>>>> = search
+        .query
+        .index_groups()
+        .into_iter()
+        .map(|group| {
+            group
+                .into_iter()
+                .map(|needle| {
+                    let encoded = text::encode(needle);
+                    let mut keys = needle_signature_keys(&encoded);
+                    keys.extend(needle_second_start_key(&encoded));
+                    (!keys.is_empty()).then_some(keys)
+                })
+                .collect()
+        })
+        .collect();
+    sluice_store::log_keys::narrows(&groups).then_some(groups)
+}
+
 /// What the chunks' facet filters can narrow `filter` to: chunks whose filter may hold each of
 /// its level, environment, source, dataset and user id (as stored). `None` when it filters on
 /// none of them.
@@ -216,6 +243,7 @@ impl LogSearch for PgStore {
                             &ChunkWalk {
                                 chunk_condition: &|| facet_condition(filter),
                                 listed: None,
+                                slots: None,
                                 row_condition: &|| index_condition(search),
                                 keep: &|row| row.matches(search),
                             },
@@ -261,6 +289,9 @@ impl LogSearch for PgStore {
             drop(connection);
             let narrowed = started.elapsed();
             let chunks = || facet_condition(filter);
+            // A listed needle's chunks hold it in one log or a few: those are read by id. A
+            // common needle's hold tens each, and are read whole.
+            let slots = listed.as_ref().and_then(|_| slot_groups(search));
             let rows = self
                 .chunk_walk(
                     workspace,
@@ -268,6 +299,7 @@ impl LogSearch for PgStore {
                     &ChunkWalk {
                         chunk_condition: &chunks,
                         listed: listed.as_deref(),
+                        slots: slots.as_deref(),
                         row_condition: &|| index_condition(search),
                         keep: &|row| row.matches(search),
                     },

@@ -328,6 +328,43 @@ async fn a_listed_needle_narrows_its_blocks_newest_first_as_far_as_its_page_reac
     drop(store);
 }
 
+/// A rare identifier's logs are read by id, those their chunk's key filters let through, not
+/// the chunk's 256; a chunk written before chunks kept filters is read whole, with the same
+/// answer.
+#[tokio::test]
+async fn a_rare_identifier_reads_the_logs_its_chunks_filters_let_through() {
+    let database = TestDatabase::new("sluice_chunks").await;
+    let options = PgOptions { pool_size: 2, ..PgOptions::default() };
+    let store = PgStore::connect(database.url(), &options).await.expect("connect");
+    let workspace = Workspace::new("w", Plan::Enterprise, T0);
+    store.create_workspace(&workspace).await.expect("workspace");
+    let logs: Vec<_> = (0..256)
+        .map(|n| {
+            let id = sluice_store::conformance::order_number(n);
+            let request = sluice_store::conformance::request_id(n);
+            log(&format!("order {id} shipped, request {request}"), T0 + n)
+        })
+        .collect();
+    store.insert_logs(workspace.id, &logs).await.expect("insert");
+    let id = sluice_store::conformance::order_number(77);
+    let expected = [format!("order {id} shipped, request {}", sluice_store::conformance::request_id(77))];
+    assert_eq!(found(&store, workspace.id, &id).await, expected);
+    let reads = store.walk_reads();
+    assert_eq!(reads.chunks_whole, 0, "{reads:?}");
+    assert!((1..=8).contains(&reads.logs_by_id), "{reads:?} of 256 logs");
+    // A word has no keys to narrow with: its chunk is read whole.
+    assert_eq!(found(&store, workspace.id, "shipped").await.len(), 100);
+    assert_eq!(store.walk_reads().chunks_whole, 1);
+    drop(store);
+
+    let mut connection = AsyncPgConnection::establish(database.url()).await.expect("connect");
+    connection.batch_execute("UPDATE log_chunks SET slots = NULL").await.expect("forget");
+    let store = PgStore::connect(database.url(), &options).await.expect("reconnect");
+    assert_eq!(found(&store, workspace.id, &id).await, expected);
+    assert_eq!(store.walk_reads(), sluice_store_pg::WalkReads { logs_by_id: 0, chunks_whole: 1 });
+    drop(store);
+}
+
 /// A word the newest blocks hold once but older blocks in hundreds of chunks starts as a listed
 /// needle; once its blocks allow more chunks than a search lists, the walk goes on over the
 /// ordered index from where it is: every log still comes, newest first, once.

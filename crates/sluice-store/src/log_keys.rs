@@ -8,9 +8,10 @@
 //! signature keys ([`crate::grams::signature_keys`]) at one bit a key: [`LogKeys`] builds them,
 //! [`LogKeys::stored`] writes them at a width chosen for the chunk, and [`slots`] gives the
 //! slots whose filters hold a needle's keys ([`needle_keys`]). A store reads only those logs,
-//! by `(chunk, slot)`: SQLite's search, for needles with few candidate chunks, by `seq`. The
-//! PostgreSQL store does not use them: it can address a log by slot only through an index
-//! entry a log, measured costlier than reading the chunk (docs/PERFORMANCE.md, issue 24).
+//! for needles with few candidate chunks: SQLite's search by `seq`, the PostgreSQL store's by
+//! the log ids each chunk keeps in slot order beside its filters, at [`LogKeys::stored_at`] a
+//! wider width (an index entry a log for `(chunk, slot)` was measured costlier than reading the
+//! chunk: docs/PERFORMANCE.md, issue 24).
 //!
 //! No false negatives: a log's text holding a needle holds every key the needle is looked up
 //! by (`grams` proptests), so its filter has every bit of them. A needle without keys (a word
@@ -75,13 +76,60 @@ impl LogKeys {
     /// The stored form (module docs): filters of the largest power of two of bits at most
     /// [`BITS_PER_KEY`] times the mean keys a log holds, within [`MIN_BITS`]..=[`MAX_BITS`].
     pub fn stored(&self) -> Vec<u8> {
+        self.stored_at(BITS_PER_KEY)
+    }
+
+    /// The number of logs started.
+    pub fn logs(&self) -> usize {
+        self.filters.len()
+    }
+
+    /// Forgets every log, for the next chunk (the buffer is kept).
+    pub fn clear(&mut self) {
+        self.filters.clear();
+    }
+
+    /// The width of the filters as stored at `bits_per_key`: the largest power of two of bits
+    /// at most `bits_per_key` times the mean keys a log holds, within [`MIN_BITS`]..=[`MAX_BITS`].
+    fn width(&self, bits_per_key: usize) -> usize {
         let set: u64 = self.filters.iter().flatten().map(|word| u64::from(word.count_ones())).sum();
         let mean = set as usize / self.filters.len().max(1);
-        let wanted = (mean * BITS_PER_KEY).max(1);
+        let wanted = (mean * bits_per_key).max(1);
         let mut bits = MAX_BITS;
         while bits / 2 >= MIN_BITS && bits > wanted {
             bits /= 2;
         }
+        bits
+    }
+
+    /// The filters bit-sliced, at `bits_per_key` ([`LogKeys::width`]): one byte, the base-2
+    /// logarithm of the filters' bytes (3 to 7), then one *slice* per bit of a filter, of
+    /// `ceil(logs / 8)` bytes: bit `s` of slice `b` (bit `s % 8` of its byte `s / 8`) is bit
+    /// `b` of slot `s`'s filter. A needle's few bits are then a few short ranges of the
+    /// stored form, which a store can read without the rest ([`sliced_slots`]).
+    pub fn sliced_at(&self, bits_per_key: usize) -> Vec<u8> {
+        let bits = self.width(bits_per_key);
+        let slice = self.filters.len().div_ceil(8);
+        let mut stored = vec![0_u8; 1 + bits * slice];
+        stored[0] = (bits / 8).trailing_zeros() as u8;
+        let slices = &mut stored[1..];
+        for (slot, filter) in self.filters.iter().enumerate() {
+            for (index, word) in filter.iter().enumerate() {
+                let mut word = *word;
+                while word != 0 {
+                    let bit = (index * 64 + word.trailing_zeros() as usize) % bits;
+                    slices[bit * slice + slot / 8] |= 1 << (slot % 8);
+                    word &= word - 1;
+                }
+            }
+        }
+        stored
+    }
+
+    /// [`LogKeys::stored`] at `bits_per_key` times the mean keys a log holds instead of
+    /// [`BITS_PER_KEY`] (read the same way: the width is stored).
+    pub fn stored_at(&self, bits_per_key: usize) -> Vec<u8> {
+        let bits = self.width(bits_per_key);
         let words = bits / 64;
         let mut stored = Vec::with_capacity(1 + self.filters.len() * bits / 8);
         stored.push((bits / 8).trailing_zeros() as u8);
@@ -116,6 +164,59 @@ pub fn needle_keys<'a>(groups: impl IntoIterator<Item = Vec<&'a str>>) -> Vec<Op
 /// Whether `groups` ([`needle_keys`]) narrow anything: some group has keys for every needle.
 pub fn narrows(groups: &[Option<Vec<Vec<u64>>>]) -> bool {
     groups.iter().any(Option::is_some)
+}
+
+/// The distinct bits of a filter of [`MAX_BITS`] that `groups` ([`needle_keys`]) look up, in
+/// the order [`sliced_slots`] takes their slices: bit `b` of a filter of `w` bits is `b % w`.
+pub fn needle_bits(groups: &[Option<Vec<Vec<u64>>>]) -> Vec<u32> {
+    let mut bits: Vec<u32> = Vec::new();
+    for key in groups.iter().flatten().flatten().flatten() {
+        let bit = key_bit(*key) as u32;
+        if !bits.contains(&bit) {
+            bits.push(bit);
+        }
+    }
+    bits
+}
+
+/// [`slots`] from a bit-sliced stored form ([`LogKeys::sliced_at`]) of `logs` logs, given only
+/// the slices of [`needle_bits`]`(groups)`, in that order (each `ceil(logs / 8)` bytes, taken
+/// at the stored width). `None` when they are not that many of that size.
+pub fn sliced_slots(slices: &[Vec<u8>], logs: usize, groups: &[Option<Vec<Vec<u64>>>]) -> Option<Vec<u16>> {
+    let bits = needle_bits(groups);
+    let size = logs.div_ceil(8);
+    if slices.len() != bits.len() || slices.iter().any(|slice| slice.len() != size) || logs > usize::from(u16::MAX) + 1
+    {
+        return None;
+    }
+    let slice_of = |key: &u64| {
+        let bit = key_bit(*key) as u32;
+        bits.iter().position(|wanted| *wanted == bit).and_then(|index| slices.get(index))
+    };
+    let mut found = vec![u8::MAX; size];
+    for needles in groups.iter().flatten() {
+        let mut group = vec![0_u8; size];
+        for keys in needles {
+            let mut needle = vec![u8::MAX; size];
+            for key in keys {
+                for (byte, sliced) in needle.iter_mut().zip(slice_of(key)?) {
+                    *byte &= sliced;
+                }
+            }
+            for (byte, held) in group.iter_mut().zip(&needle) {
+                *byte |= held;
+            }
+        }
+        for (byte, held) in found.iter_mut().zip(&group) {
+            *byte &= held;
+        }
+    }
+    Some(
+        (0..logs)
+            .filter(|slot| found[slot / 8] & (1 << (slot % 8)) != 0)
+            .filter_map(|slot| u16::try_from(slot).ok())
+            .collect(),
+    )
 }
 
 /// The slots of a chunk of `logs` logs whose stored filters may hold, for every group with
@@ -194,7 +295,38 @@ mod tests {
         assert!(slots(&stored, 2, &groups).unwrap().contains(&0));
     }
 
+    /// The slices of `bits` of a bit-sliced stored form, as a store reads them.
+    fn slices_of(sliced: &[u8], logs: usize, bits: &[u32]) -> Vec<Vec<u8>> {
+        let width = 8 << sliced[0];
+        let size = logs.div_ceil(8);
+        bits.iter().map(|bit| sliced[1 + (*bit as usize % width) * size..][..size].to_vec()).collect()
+    }
+
     proptest! {
+        /// The bit-sliced form gives the slots the plain one gives, for any logs and needles.
+        #[test]
+        fn sliced_filters_pick_the_slots_plain_ones_pick(
+            texts in proptest::collection::vec("[a-f0-9 =-]{0,60}", 1..300),
+            needles in proptest::collection::vec("[a-f0-9-]{3,12}", 1..4),
+            bits_per_key in 1_usize..12,
+        ) {
+            let mut keys = LogKeys::new();
+            for text in &texts {
+                keys.start_log();
+                signature_keys(&fold(text), |key| keys.insert(key));
+            }
+            let groups = needle_keys(needles.iter().map(|needle| vec![needle.as_str()]));
+            let plain = keys.stored_at(bits_per_key);
+            let sliced = keys.sliced_at(bits_per_key);
+            prop_assert_eq!(plain[0], sliced[0]);
+            prop_assert_eq!(sliced.len(), 1 + (8 << sliced[0]) * texts.len().div_ceil(8));
+            let slices = slices_of(&sliced, texts.len(), &needle_bits(&groups));
+            prop_assert_eq!(sliced_slots(&slices, texts.len(), &groups), slots(&plain, texts.len(), &groups));
+            if !slices.is_empty() {
+                prop_assert_eq!(sliced_slots(&slices[1..], texts.len(), &groups), None);
+            }
+        }
+
         /// No false negatives: a log holding a needle is always among the slots, whatever the
         /// width its chunk's filters were stored at.
         #[test]

@@ -134,6 +134,13 @@ impl Signature {
     /// benchmark's logs, `cargo bench -p sluice-store --features bench --bench keys`
     /// (docs/PERFORMANCE.md, issue 24).
     pub fn add_text_with_trigrams(&mut self, folded: &str) {
+        self.add_text_with_trigrams_and_keys(folded, |_| {});
+    }
+
+    /// [`Signature::add_text_with_trigrams`], also handing `each` every key it adds but the
+    /// trigrams (those [`crate::grams::signature_keys`] gives): what a store keeps per log
+    /// besides ([`crate::log_keys`]).
+    pub fn add_text_with_trigrams_and_keys(&mut self, folded: &str, mut each: impl FnMut(u64)) {
         if self.seen_trigrams.is_empty() {
             self.seen_trigrams = vec![0; 1 << SEEN_TRIGRAM_BITS];
         }
@@ -152,7 +159,10 @@ impl Signature {
                 }
                 set_positions(&mut words.borrow_mut(), crate::grams::trigram_signature_key(code));
             },
-            |key| set_positions(&mut words.borrow_mut(), key),
+            |key| {
+                set_positions(&mut words.borrow_mut(), key);
+                each(key);
+            },
         );
     }
 

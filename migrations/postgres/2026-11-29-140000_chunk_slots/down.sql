@@ -1,0 +1,1 @@
+ALTER TABLE log_chunks DROP COLUMN slots;
