@@ -168,14 +168,21 @@ fn signature_groups(search: &Search) -> Vec<Vec<Vec<u32>>> {
         .collect()
 }
 
+/// The most keys a needle is looked up by in a chunk's per-log filters: each is a slice a
+/// chunk to fetch, and at the filters' width (about a sixth of each filter's bits set on the
+/// search benchmark's logs) three or four independent keys let through under one of a chunk's
+/// other logs.
+const SLOT_KEYS_PER_NEEDLE: usize = 4;
+
 /// The keys the per-log filters of a chunk's `slots` ([`chunks::SLICES_SQL`]) are looked up by
-/// for `search`: for every index group, each needle's signature keys, with the second start
-/// key of a needle of one (every text holding the needle holds both, and two keys let far
-/// fewer of a chunk's other logs through than one). A group with a needle without such keys
-/// (a word, found by its trigrams) is `None`: it narrows nothing. `None` when no group
-/// narrows: the chunks are read whole.
+/// for `search`: for every index group, each needle's signature keys, then the starts of its
+/// runs (every text holding the needle holds them all), up to [`SLOT_KEYS_PER_NEEDLE`]. An order
+/// number has one signature key, and one key let through about a sixth of a chunk's logs, two
+/// (with the second start) 3.6 of 256 (measured on the search benchmark's logs). A group with
+/// a needle without such keys (a word, found by its trigrams) is `None`: it narrows nothing.
+/// `None` when no group narrows: the chunks are read whole.
 pub(crate) fn slot_groups(search: &Search) -> Option<Vec<Option<Vec<Vec<u64>>>>> {
-    use sluice_store::grams::{needle_second_start_key, needle_signature_keys};
+    use sluice_store::grams::{needle_signature_keys, needle_start_keys};
     let groups: Vec<Option<Vec<Vec<u64>>>> = search
         .query
         .index_groups()
@@ -186,7 +193,12 @@ pub(crate) fn slot_groups(search: &Search) -> Option<Vec<Option<Vec<Vec<u64>>>>>
                 .map(|needle| {
                     let encoded = text::encode(needle);
                     let mut keys = needle_signature_keys(&encoded);
-                    keys.extend(needle_second_start_key(&encoded));
+                    for key in needle_start_keys(&encoded) {
+                        if !keys.contains(&key) {
+                            keys.push(key);
+                        }
+                    }
+                    keys.truncate(SLOT_KEYS_PER_NEEDLE);
                     (!keys.is_empty()).then_some(keys)
                 })
                 .collect()

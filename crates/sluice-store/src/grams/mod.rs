@@ -38,7 +38,7 @@ mod signature;
 
 pub use signature::{
     MAX_NEEDLE_SIGNATURE_KEYS, PREFIX_LENGTHS, chunk_keys, needle_second_start_key, needle_signature_keys,
-    signature_keys, trigram_signature_key,
+    needle_start_keys, signature_keys, trigram_signature_key,
 };
 
 /// Calls `each` with the code of every trigram (three consecutive characters) of `folded`:

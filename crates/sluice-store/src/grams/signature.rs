@@ -196,6 +196,36 @@ pub fn needle_second_start_key(folded: &str) -> Option<u64> {
     Some(start_key(run, shorter))
 }
 
+/// The start keys every text holding `folded` holds beside [`needle_signature_keys`]: of each
+/// of its [`needle_runs`], its starts of each of [`PREFIX_LENGTHS`] it reaches, longest first
+/// (the run of a text holding such a needle run begins with it, so holds its shorter starts
+/// too). A per-log filter, where one key lets through a share of a chunk's logs, looks a
+/// needle up by several (`ord-4821937`: `4821937`, `482193` and `48219`).
+///
+/// ```
+/// use sluice_store::grams::{needle_start_keys, signature_keys};
+/// let starts = needle_start_keys("ord-4821937");
+/// assert_eq!(starts.len(), 3);
+/// let mut held = Vec::new();
+/// signature_keys("order ord-48219375 shipped", |key| held.push(key));
+/// assert!(starts.iter().all(|key| held.contains(key)));
+/// assert!(needle_start_keys("8f3a2b1c9d0e4f57").is_empty());
+/// ```
+pub fn needle_start_keys(folded: &str) -> Vec<u64> {
+    let mut keys = Vec::new();
+    for run in needle_runs(folded) {
+        let (RunKey::Whole(run) | RunKey::Prefix(run)) = run;
+        let chars = run.chars().count();
+        for length in PREFIX_LENGTHS.iter().rev().filter(|length| **length <= chars) {
+            let key = start_key(&run, *length);
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+    }
+    keys
+}
+
 /// The key a needle's final run is looked up by as the start of a run: its first `length`
 /// characters (all of it when shorter), as [`signature_keys`] keys a run's starts.
 fn start_key(run: &str, length: usize) -> u64 {
@@ -225,6 +255,7 @@ mod tests {
             if let Some(second) = needle_second_start_key(&fold(&b)) {
                 prop_assert!(held.contains(&second), "{:?}", b);
             }
+            prop_assert!(needle_start_keys(&fold(&b)).iter().all(|key| held.contains(key)), "{:?}", b);
         }
     }
 
