@@ -20,6 +20,10 @@
 //! user_id)`. A B-tree entry per log in each of five indexes was most of the database's work
 //! per log (measured in docs/PERFORMANCE.md, issue 7).
 //!
+//! A chunk's `slots` holds its logs' ids in slot order and a Bloom filter per log of its
+//! signature keys, bit-sliced ([`sluice_store::log_keys`]): a search for a rare needle reads
+//! the ids and its keys' slices ([`SLICES_SQL`]), then only the logs they let through, by id.
+//!
 //! Chunks are written in the transaction that writes their logs, so a committed log is always
 //! findable (docs/API.md: read-after-write). [`index_unchunked`] indexes the logs stored before
 //! the chunk index existed.
@@ -35,7 +39,7 @@ use uuid::Uuid;
 /// A chunk's per-log key filters ([`sluice_store::log_keys`]) get about this many bits per key
 /// its logs hold on average, four times SQLite's: a search reads the logs they let through
 /// one by one here, each likely on a heap page of its own, where SQLite reads a chunk's rows
-/// in one range. A rare identifier has one or two keys.
+/// in one range. A needle is looked up by up to four keys (`search::slot_groups`).
 pub(crate) const SLOT_BITS_PER_KEY: usize = 8;
 
 /// Bytes of a log's id in a chunk's `slots`.
@@ -55,10 +59,11 @@ fn slots_stored(ids: &[u8], keys: &LogKeys) -> Vec<u8> {
     stored
 }
 
-/// For the chunks `$2` of workspace `$1` whose `slots` ([`slots_stored`]) are longer than their
-/// ids: their id, logs, the length of their `slots`, the ids in it, and the slices of the filter bits `$3` (at the
-/// widest width: a chunk's bit is that modulo its width, worked out from the value's length,
-/// which PostgreSQL knows without fetching it), in that order. Only those ranges are fetched.
+/// For the chunks `$2` of workspace `$1` whose `slots` ([`slots_stored`]) hold at least the
+/// narrowest filters: their id, logs, the length of their `slots`, the ids in it, and the
+/// slices of the filter bits `$3` (at the widest width: a chunk's bit is that modulo its
+/// width, worked out from the value's length, which PostgreSQL knows without fetching it), in
+/// that order. Only those ranges are fetched.
 pub(crate) const SLICES_SQL: &str = "SELECT c.id, c.logs, octet_length(c.slots) AS length, \
        substring(c.slots FROM 2 FOR 16 * c.logs) AS ids, \
        ARRAY(SELECT substring(c.slots FROM 2 + 16 * c.logs + (b.bit % w.bits) * ((c.logs + 7) / 8) \
@@ -67,7 +72,7 @@ pub(crate) const SLICES_SQL: &str = "SELECT c.id, c.logs, octet_length(c.slots) 
      FROM log_chunks c \
      CROSS JOIN LATERAL (SELECT (octet_length(c.slots) - 1 - 16 * c.logs) / ((c.logs + 7) / 8) AS bits) w \
      WHERE c.workspace_id = $1 AND c.id = ANY($2) AND c.logs > 0 \
-       AND octet_length(c.slots) > 1 + 16 * c.logs";
+       AND octet_length(c.slots) >= 1 + 16 * c.logs + 64 * ((c.logs + 7) / 8)";
 
 /// A chunk's part of [`SLICES_SQL`]'s answer.
 #[derive(QueryableByName)]

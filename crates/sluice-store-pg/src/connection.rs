@@ -60,18 +60,19 @@ pub struct PgStore {
     pub(crate) config: Arc<tokio_postgres::Config>,
     /// This server among those sharing the database, in its own announcements (`crate::feed`).
     pub(crate) server: String,
-    /// What searches' chunk walks have read, since the store connected.
+    /// What chunk walks (searches, and lists filtered on a facet) have read since the store
+    /// connected.
     pub(crate) walk_reads: Arc<WalkReadCounts>,
 }
 
-/// Counts of what searches' chunk walks read ([`PgStore::walk_reads`]).
+/// Counts of what chunk walks read ([`PgStore::walk_reads`]).
 #[derive(Default)]
 pub(crate) struct WalkReadCounts {
     pub(crate) logs_by_id: std::sync::atomic::AtomicU64,
     pub(crate) chunks_whole: std::sync::atomic::AtomicU64,
 }
 
-/// What searches' chunk walks have read since a store connected ([`PgStore::walk_reads`]).
+/// What chunk walks have read since a store connected ([`PgStore::walk_reads`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WalkReads {
     /// Logs read by id: those their chunk's key filters let through.
@@ -306,8 +307,8 @@ impl PgStore {
         self.blocks.bands.entry_count()
     }
 
-    /// What searches' chunk walks have read since this store connected: logs by id, chunks
-    /// whole.
+    /// What chunk walks (searches, and lists filtered on a facet) have read since this store
+    /// connected: logs by id, chunks whole.
     pub fn walk_reads(&self) -> WalkReads {
         use std::sync::atomic::Ordering::Relaxed;
         WalkReads {
