@@ -9,8 +9,9 @@
 //! [`LogKeys::stored`] writes them at a width chosen for the chunk, and [`slots`] gives the
 //! slots whose filters hold a needle's keys ([`needle_keys`]). A store reads only those logs,
 //! for needles with few candidate chunks: SQLite's search by `seq`, the PostgreSQL store's by
-//! the log ids each chunk keeps in slot order beside its filters, at [`LogKeys::stored_at`] a
-//! wider width (an index entry a log for `(chunk, slot)` was measured costlier than reading the
+//! the log ids each chunk keeps in slot order beside its filters, stored wider and bit-sliced
+//! ([`LogKeys::sliced_at`], read by [`sliced_slots`]), so a search fetches only its needle's
+//! slices (an index entry a log for `(chunk, slot)` was measured costlier than reading the
 //! chunk: docs/PERFORMANCE.md, issue 24).
 //!
 //! No false negatives: a log's text holding a needle holds every key the needle is looked up
