@@ -22,7 +22,8 @@
 //!
 //! A chunk's `slots` holds its logs' ids in slot order and a Bloom filter per log of its
 //! signature keys, bit-sliced ([`sluice_store::log_keys`]): a search for a rare needle reads
-//! the ids and its keys' slices ([`SLICES_SQL`]), then only the logs they let through, by id.
+//! the ids and its keys' slices ([`crate::chunk_slots`]), then only the logs they let through,
+//! by id.
 //!
 //! Chunks are written in the transaction that writes their logs, so a committed log is always
 //! findable (docs/API.md: read-after-write). [`index_unchunked`] indexes the logs stored before
@@ -33,90 +34,10 @@ use diesel::result::Error as DieselError;
 use diesel::sql_types::{Array, BigInt, Binary, Integer, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use sluice_store::log_keys::LogKeys;
+
+use crate::chunk_slots::{ID_BYTES, slots_stored};
 use sluice_store::signature::Signature;
 use uuid::Uuid;
-
-/// A chunk's per-log key filters ([`sluice_store::log_keys`]) get about this many bits per key
-/// its logs hold on average, four times SQLite's: a search reads the logs they let through
-/// one by one here, each likely on a heap page of its own, where SQLite reads a chunk's rows
-/// in one range. A needle is looked up by up to four keys (`search::slot_groups`).
-pub(crate) const SLOT_BITS_PER_KEY: usize = 8;
-
-/// Bytes of a log's id in a chunk's `slots`.
-pub(crate) const ID_BYTES: usize = 16;
-
-/// A chunk's `slots` as stored: one byte, the base-2 logarithm of its logs' filters' bytes;
-/// the id of each of its logs, slot by slot (16 bytes each); then their key filters
-/// bit-sliced ([`LogKeys::sliced_at`] at [`SLOT_BITS_PER_KEY`]), so a search reads the ids and
-/// the few slices of its needle's bits as ranges of the value ([`SLICES_SQL`]): PostgreSQL
-/// fetches only the parts of an uncompressed out-of-line value a `substring` covers.
-fn slots_stored(ids: &[u8], keys: &LogKeys) -> Vec<u8> {
-    let sliced = keys.sliced_at(SLOT_BITS_PER_KEY);
-    let mut stored = Vec::with_capacity(ids.len() + sliced.len());
-    stored.extend_from_slice(&sliced[..1]);
-    stored.extend_from_slice(ids);
-    stored.extend_from_slice(&sliced[1..]);
-    stored
-}
-
-/// For the chunks `$2` of workspace `$1` whose `slots` ([`slots_stored`]) hold at least the
-/// narrowest filters: their id, logs, the length of their `slots`, the ids in it, and the
-/// slices of the filter bits `$3` (at the widest width: a chunk's bit is that modulo its
-/// width, worked out from the value's length, which PostgreSQL knows without fetching it), in
-/// that order. Only those ranges are fetched.
-pub(crate) const SLICES_SQL: &str = "SELECT c.id, c.logs, octet_length(c.slots) AS length, \
-       substring(c.slots FROM 2 FOR 16 * c.logs) AS ids, \
-       ARRAY(SELECT substring(c.slots FROM 2 + 16 * c.logs + (b.bit % w.bits) * ((c.logs + 7) / 8) \
-                              FOR (c.logs + 7) / 8) \
-             FROM unnest($3::int4[]) WITH ORDINALITY AS b(bit, n) ORDER BY b.n) AS slices \
-     FROM log_chunks c \
-     CROSS JOIN LATERAL (SELECT (octet_length(c.slots) - 1 - 16 * c.logs) / ((c.logs + 7) / 8) AS bits) w \
-     WHERE c.workspace_id = $1 AND c.id = ANY($2) AND c.logs > 0 \
-       AND octet_length(c.slots) >= 1 + 16 * c.logs + 64 * ((c.logs + 7) / 8)";
-
-/// A chunk's part of [`SLICES_SQL`]'s answer.
-#[derive(QueryableByName)]
-pub(crate) struct Slices {
-    #[diesel(sql_type = BigInt)]
-    pub(crate) id: i64,
-    #[diesel(sql_type = Integer)]
-    pub(crate) logs: i32,
-    #[diesel(sql_type = Integer)]
-    pub(crate) length: i32,
-    #[diesel(sql_type = Binary)]
-    pub(crate) ids: Vec<u8>,
-    #[diesel(sql_type = Array<Binary>)]
-    pub(crate) slices: Vec<Vec<u8>>,
-}
-
-impl Slices {
-    /// The ids of the chunk's logs whose filters' slices (of `groups`'
-    /// [`needle_bits`](sluice_store::log_keys::needle_bits), in that order) may hold `groups`.
-    /// `None` when the chunk's `slots` is not what its logs store (read the chunk whole): its
-    /// length must leave filters of a power of two of bits, 64 to 1,024.
-    pub(crate) fn slot_ids(&self, groups: &[Option<Vec<Vec<u64>>>]) -> Option<Vec<Uuid>> {
-        let logs = usize::try_from(self.logs).ok()?;
-        let filters = usize::try_from(self.length).ok()?.checked_sub(1 + logs.checked_mul(ID_BYTES)?)?;
-        let size = logs.div_ceil(8);
-        let width = filters.checked_div(size)?;
-        let fits = filters % size == 0
-            && width.is_power_of_two()
-            && (sluice_store::log_keys::MIN_BITS..=sluice_store::log_keys::MAX_BITS).contains(&width);
-        if !fits || self.ids.len() != logs * ID_BYTES {
-            return None;
-        }
-        slot_ids(&self.ids, &self.slices, logs, groups)
-    }
-}
-
-/// The ids of `ids` (16 bytes each, in slot order) whose filters' `slices` may hold `groups`.
-fn slot_ids(ids: &[u8], slices: &[Vec<u8>], logs: usize, groups: &[Option<Vec<Vec<u64>>>]) -> Option<Vec<Uuid>> {
-    let slots = sluice_store::log_keys::sliced_slots(slices, logs, groups)?;
-    slots
-        .into_iter()
-        .map(|slot| ids.get(usize::from(slot) * ID_BYTES..).and_then(|id| Uuid::from_slice(id.get(..ID_BYTES)?).ok()))
-        .collect()
-}
 
 /// Bits set per facet value.
 pub(crate) const BLOOM_HASHES: usize = 3;
@@ -212,7 +133,8 @@ pub(crate) struct Chunk {
     /// The signature as stored ([`Signature::folded`]), once the chunk is complete (the last
     /// chunk's is [`Chunker::signature`] until it is written).
     signature: Vec<u8>,
-    /// Its logs' ids, slot by slot, then (once complete) their key filters: [`slots_stored`].
+    /// Its logs' ids, slot by slot, then (once complete) their key filters:
+    /// [`crate::chunk_slots`].
     slots: Vec<u8>,
     facets: Vec<u8>,
     /// The facet values already in `facets`, so a value repeated through the chunk (its
@@ -287,6 +209,13 @@ impl Chunker {
             }
         }
         self.of_row.push(index);
+    }
+
+    /// Each chunk's `slots` as stored, the last chunk completed.
+    #[cfg(test)]
+    pub(crate) fn finished_slots(&mut self) -> Vec<&[u8]> {
+        self.finish_last();
+        self.chunks.iter().map(|chunk| chunk.slots.as_slice()).collect()
     }
 
     /// For each row added, in order, the index of its chunk in [`Chunker::write`]'s answer.
@@ -526,10 +455,10 @@ pub(crate) async fn sign_unsigned(connection: &mut AsyncPgConnection) -> Result<
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    const FACETS: Facets<'static> =
+    pub(crate) const FACETS: Facets<'static> =
         Facets { level: "info", environment: "production", source: "api", dataset: "default", user_id: None };
 
     #[test]
@@ -560,66 +489,6 @@ mod tests {
             assert!(holds(&signature, &needle_positions(&keys)), "{needle}");
         }
         assert!(holds(&signature, &needle_positions(&needle_signature_keys("ord-4821937"))));
-    }
-
-    /// A chunk's `slots`, read by the ranges [`SLICES_SQL`] reads: the slices of a needle's
-    /// bits give the slots that may hold it, and the ids there are theirs: each chunk its own,
-    /// though one set of filters is built for every chunk in turn.
-    #[test]
-    fn a_chunks_slots_name_the_logs_that_may_hold_a_needle() {
-        use sluice_store::log_keys::needle_bits;
-        let ids: Vec<Uuid> = (0..300_u128).map(|n| Uuid::from_u128(n + 1)).collect();
-        let mut chunker = Chunker::new(200);
-        for (n, id) in ids.iter().enumerate() {
-            let text = format!("order ord-{:07} req={:016x} done", n * 7_919, n * 104_729);
-            chunker.add(Uuid::nil(), n as i64, *id, &text, &FACETS);
-        }
-        chunker.signatures();
-        let groups = |needle: &str| {
-            let mut keys = sluice_store::grams::needle_signature_keys(needle);
-            keys.extend(sluice_store::grams::needle_second_start_key(needle));
-            vec![Some(vec![keys])]
-        };
-        // As `SLICES_SQL` reads them (`substring` counts from 1; the width from the length).
-        let found = |stored: &[u8], logs: usize, needle: &str| {
-            let size = logs.div_ceil(8);
-            let width = (stored.len() - 1 - 16 * logs) / size;
-            assert_eq!(width, 8 << stored[0]);
-            let groups = groups(needle);
-            let slices: Vec<Vec<u8>> = needle_bits(&groups)
-                .iter()
-                .map(|bit| {
-                    let from = 1 + 16 * logs + (*bit as usize % width) * size;
-                    stored[from..from + size].to_vec()
-                })
-                .collect();
-            let ids = stored[1..1 + 16 * logs].to_vec();
-            Slices { id: 0, logs: logs as i32, length: stored.len() as i32, ids, slices }.slot_ids(&groups).unwrap()
-        };
-        let [first, second] = &chunker.chunks[..] else { panic!("two chunks") };
-        let in_first = found(&first.slots, 200, &format!("ord-{:07}", 150 * 7_919));
-        assert!(in_first.contains(&ids[150]), "{in_first:?}");
-        assert!(in_first.len() < 10, "{} of 200 logs let through", in_first.len());
-        let in_second = found(&second.slots, 100, &format!("ord-{:07}", 250 * 7_919));
-        assert!(in_second.contains(&ids[250]), "{in_second:?}");
-        assert!(in_second.iter().all(|id| ids[200..].contains(id)));
-        // Not what that many logs store: read the chunk whole.
-        let needle = groups("ord-0000000");
-        let slices = vec![vec![0xff_u8; 13]; needle_bits(&needle).len()];
-        let ids = second.slots[1..1 + 16 * 100].to_vec();
-        let length = second.slots.len() as i32;
-        let read = |logs: i32, length: i32, ids: &[u8], slices: &[Vec<u8>]| {
-            Slices { id: 0, logs, length, ids: ids.to_vec(), slices: slices.to_vec() }.slot_ids(&needle)
-        };
-        assert_eq!(read(100, length, &ids, &slices).map(|found| found.len()), Some(100));
-        assert_eq!(read(101, length, &ids, &slices), None);
-        assert_eq!(read(100, length - 13, &ids, &slices), None, "a width not a power of two");
-        assert_eq!(read(100, 1 + 1_600 + 13 * 2_048, &ids, &slices), None, "too wide");
-        assert_eq!(read(100, length - 1, &ids, &slices), None);
-        assert_eq!(read(100, length, &ids[1..], &slices), None);
-        assert_eq!(read(100, length, &ids, &slices[1..]), None);
-        assert_eq!(read(-1, length, &ids, &slices), None);
-        assert_eq!(read(0, 1, &[], &[]), None);
     }
 
     /// Each chunk's signature is of its own logs only, though one signature is built for

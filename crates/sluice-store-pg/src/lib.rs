@@ -27,6 +27,7 @@
 
 mod accounts;
 mod allowed;
+mod chunk_slots;
 mod chunks;
 mod connection;
 mod consolidate;

@@ -6,7 +6,6 @@ use async_trait::async_trait;
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
-use diesel::sql_types::{Array, BigInt, Integer, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use sluice_model::{Log, LogId, WorkspaceId};
 use sluice_store::page::{Newest, PageCollector};
@@ -15,7 +14,7 @@ use uuid::Uuid;
 
 use crate::PgStore;
 use crate::allowed::Allowed;
-use crate::chunks;
+use crate::chunk_slots;
 use crate::error::from_diesel;
 use crate::rows::LogRow;
 use crate::schema::{log_chunks, logs};
@@ -26,7 +25,7 @@ use crate::text;
 /// anew for each statement), only those of `listed` when given (with those the blocks `allowed`
 /// narrows newest first add to them), and their logs of `row_condition` that `keep` accepts:
 /// with `slots`, only those their chunk's per-log key filters let through
-/// ([`crate::search::slot_groups`], [`slot_logs`]), read by id.
+/// ([`crate::search::slot_groups`], [`chunk_slots::slot_logs`]), read by id.
 pub(crate) struct ChunkWalk<'a> {
     pub(crate) chunk_condition: &'a (dyn Fn() -> Option<ChunkCondition> + Sync),
     pub(crate) listed: Option<&'a [i64]>,
@@ -43,11 +42,6 @@ pub(crate) struct ChunkWalk<'a> {
 /// in 0.1 % of 10M logs (up to 4,096 chunks listed) that read them all by id first took
 /// 69.6 ms at p50, 55.9 with this bound (`cargo xtask bench search`).
 pub(crate) const LISTED_BY_ID: usize = 256;
-
-/// The most logs of a chunk read by id ([`slot_logs`]): a chunk's 256 logs fill about 14 heap
-/// pages, read in order when it is read whole; more logs than that, each an index probe and
-/// likely a page of its own, cost more.
-const BY_ID_PER_CHUNK: usize = 16;
 
 /// Rows read per step of a newest-first walk.
 const WALK_STEP: i64 = 500;
@@ -157,47 +151,6 @@ fn whole_days(low: i64, high: i64) -> (i64, i64) {
     let end = high.div_euclid(MS_PER_DAY).saturating_add(1).saturating_mul(MS_PER_DAY).saturating_sub(1).max(high);
     (start, end)
 }
-
-/// The logs of `kept` chunks `(id, min_ts, max_ts)` whose key filters may hold `groups`, as
-/// `(log id, its chunk's min_ts and max_ts)`, and the chunks to read whole: those without
-/// filters (written before chunks kept them) and those that let more than
-/// [`BY_ID_PER_CHUNK`] through. One statement, reading only the chunks' ids and the slices of
-/// the needles' bits.
-async fn slot_logs(
-    connection: &mut AsyncPgConnection,
-    workspace: WorkspaceId,
-    kept: Vec<(i64, i64, i64)>,
-    groups: &[Option<Vec<Vec<u64>>>],
-) -> Result<SlotLogs, StoreError> {
-    let ids: Vec<i64> = kept.iter().map(|&(id, _, _)| id).collect();
-    let bits: Vec<i32> =
-        sluice_store::log_keys::needle_bits(groups).into_iter().map(|bit| i32::try_from(bit).unwrap_or(0)).collect();
-    let stored: Vec<chunks::Slices> = diesel::sql_query(chunks::SLICES_SQL)
-        .bind::<SqlUuid, _>(*workspace.as_uuid())
-        .bind::<Array<BigInt>, _>(ids)
-        .bind::<Array<Integer>, _>(bits)
-        .load(connection)
-        .await
-        .map_err(from_diesel)?;
-    let mut stored: foldhash::HashMap<i64, chunks::Slices> =
-        stored.into_iter().map(|chunk| (chunk.id, chunk)).collect();
-    let mut logs = Vec::new();
-    let mut whole = Vec::new();
-    for chunk in kept {
-        let found = stored.remove(&chunk.0).and_then(|found| found.slot_ids(groups));
-        match found {
-            Some(found) if found.len() <= BY_ID_PER_CHUNK => {
-                logs.extend(found.into_iter().map(|id| (id, chunk.1, chunk.2)));
-            }
-            _ => whole.push(chunk),
-        }
-    }
-    Ok((logs, whole))
-}
-
-/// [`slot_logs`]' answer: the logs to read by id, with their chunk's span, and the chunks to
-/// read whole.
-type SlotLogs = (Vec<(Uuid, i64, i64)>, Vec<(i64, i64, i64)>);
 
 impl PgStore {
     /// Reads, newest first, the rows of `query` in steps (keyset paging on `(ts, id)`), with
@@ -373,11 +326,11 @@ impl PgStore {
             if !kept.is_empty() {
                 // With key filters, the chunks that have them give the ids of the logs to read;
                 // the others (written before chunks kept them, or letting more than
-                // `BY_ID_PER_CHUNK` through) are read whole.
+                // `chunk_slots::BY_ID_PER_CHUNK` through) are read whole.
                 let (ids, whole) = match slots {
                     Some(groups) => {
                         let started = std::time::Instant::now();
-                        let found = slot_logs(&mut connection, workspace, kept, groups).await?;
+                        let found = chunk_slots::slot_logs(&mut connection, workspace, kept, groups).await?;
                         slots_time += started.elapsed();
                         found
                     }

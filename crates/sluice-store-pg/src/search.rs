@@ -174,7 +174,7 @@ fn signature_groups(search: &Search) -> Vec<Vec<Vec<u32>>> {
 /// other logs.
 const SLOT_KEYS_PER_NEEDLE: usize = 4;
 
-/// The keys the per-log filters of a chunk's `slots` ([`chunks::SLICES_SQL`]) are looked up by
+/// The keys the per-log filters of a chunk's `slots` ([`crate::chunk_slots::SLICES_SQL`]) are looked up by
 /// for `search`: for every index group, each needle's signature keys, then the starts of its
 /// runs (every text holding the needle holds them all), up to [`SLOT_KEYS_PER_NEEDLE`]. An order
 /// number has one signature key, and one key let through about a sixth of a chunk's logs, two
