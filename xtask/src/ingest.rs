@@ -41,8 +41,18 @@ impl Server {
     /// Starts the release server on a fresh database and reads the key and the admin's password
     /// its first start prints.
     pub(crate) fn start(root: &Path, database_url: &str, extra: &[&str]) -> anyhow::Result<Server> {
+        Self::launch(&root.join("target/release/sluice"), database_url, extra, true)
+    }
+
+    /// [`Server::start`] of another build of `sluice` (`cargo xtask bench against`), which may
+    /// be older than accounts: only its key is read (`password` is left empty).
+    pub(crate) fn start_binary(binary: &Path, database_url: &str) -> anyhow::Result<Server> {
+        Self::launch(binary, database_url, &[], false)
+    }
+
+    fn launch(binary: &Path, database_url: &str, extra: &[&str], with_password: bool) -> anyhow::Result<Server> {
         let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-        let mut child = Command::new(root.join("target/release/sluice"))
+        let mut child = Command::new(binary)
             .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
             .args(extra)
             .env("SLUICE_DATABASE_URL", database_url)
@@ -50,8 +60,9 @@ impl Server {
             .env("SLUICE_LOG", std::env::var("SLUICE_BENCH_LOG").unwrap_or_else(|_| "warn".to_owned()))
             .stdout(Stdio::piped())
             .spawn()
-            .context("cannot start target/release/sluice")?;
-        let (key, password) = match first_start(&mut child) {
+            .with_context(|| format!("cannot start {}", binary.display()))?;
+        let printed = if with_password { first_start(&mut child) } else { first_key(&mut child) };
+        let (key, password) = match printed {
             Ok(printed) => printed,
             Err(error) => {
                 let _ = child.kill();
@@ -93,6 +104,23 @@ pub(crate) fn first_start(child: &mut Child) -> anyhow::Result<(String, String)>
         (Some(key), Some(password)) => Ok((key, password)),
         _ => bail!("the server printed no key and admin password (was the database fresh?)"),
     }
+}
+
+/// The API key a first start prints, and an empty password: for a build older than accounts,
+/// which prints none (waiting for it would wait for good). The rest is dropped as
+/// [`first_start`] drops it.
+fn first_key(child: &mut Child) -> anyhow::Result<(String, String)> {
+    let stdout = child.stdout.take().context("server stdout")?;
+    let mut lines = BufReader::new(stdout).lines();
+    let mut key = None;
+    for line in lines.by_ref() {
+        if let Some(found) = line?.split_whitespace().find(|word| word.starts_with("slc_live_")) {
+            key = Some(found.to_owned());
+            break;
+        }
+    }
+    std::thread::spawn(move || lines.for_each(drop));
+    Ok((key.context("the server printed no key (was the database fresh?)")?, String::new()))
 }
 
 impl Server {

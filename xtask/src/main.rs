@@ -12,6 +12,9 @@
 //!   benchmark over HTTP (`ingest.rs`), which `bench ingest [--quick]` runs alone. `bench search
 //!   [--logs N] [--plain] [--store sqlite|postgres] [--quick]` runs the search benchmark over HTTP alone (`search.rs`; not part of
 //!   `bench`: it builds 10M logs on each store; `--plain`: the loghub lines alone, for ingest and bytes a log).
+//! - `bench against REV [--logs N] [--pairs N] [--store sqlite|postgres]`: ingest of this
+//!   tree against revision REV's, runs in turn on the same machine (`against.rs`; PostgreSQL
+//!   unless `--store sqlite`); not part of `bench`.
 //! - `fuzz [--seconds N]`: every cargo-fuzz target of `fuzz/`, built on the stable toolchain
 //!   with libFuzzer's coverage flags and run N seconds each (`ci` runs them too, briefly;
 //!   `fuzz.rs`).
@@ -42,6 +45,7 @@ use anyhow::{Context, bail};
 use sluice_testkit::cluster as postgres;
 use sluice_testkit::redis;
 
+mod against;
 mod browser;
 mod flows;
 mod fuzz;
@@ -83,6 +87,26 @@ fn main() -> anyhow::Result<()> {
             };
             let plan = soak::Plan { minutes, warmup_minutes, reads_per_second: reads };
             soak::bench(&root, &plan, &stores(&args)?)
+        }
+        Some("bench") if args.get(1).is_some_and(|arg| arg == "against") => {
+            let revision = args
+                .get(2)
+                .filter(|arg| !arg.starts_with("--"))
+                .context("usage: cargo xtask bench against REV [--logs N] [--pairs N] [--store sqlite|postgres]")?;
+            let number = |flag: &str, default: u64| -> anyhow::Result<u64> {
+                match args.iter().position(|arg| arg == flag) {
+                    Some(at) => args
+                        .get(at + 1)
+                        .with_context(|| format!("{flag} needs a number"))?
+                        .parse()
+                        .context(flag.to_owned()),
+                    None => Ok(default),
+                }
+            };
+            let sqlite = stores(&args)? == [true];
+            let pairs = usize::try_from(number("--pairs", 2)?.max(1)).unwrap_or(2);
+            let plan = against::Plan { revision: revision.clone(), logs: number("--logs", 4_000_000)?, pairs, sqlite };
+            against::bench(&root, &plan)
         }
         Some("bench") if args.get(1).is_some_and(|arg| arg == "search") => {
             let quick = args.iter().any(|arg| arg == "--quick");

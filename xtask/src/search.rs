@@ -66,7 +66,7 @@ pub(crate) fn query_rows(lines: &[String]) -> String {
 }
 
 /// The bytes a store's data takes: the SQLite file with its WAL, or the PostgreSQL database.
-fn bytes_on_disk(url: &str, cluster: &postgres::Cluster) -> anyhow::Result<u64> {
+pub(crate) fn bytes_on_disk(url: &str, cluster: &postgres::Cluster) -> anyhow::Result<u64> {
     if let Some(path) = url.strip_prefix("sqlite://") {
         let mut total = 0;
         for suffix in ["", "-wal", "-shm"] {
