@@ -63,15 +63,9 @@ fn process_ticks(pid: u32) -> anyhow::Result<u64> {
     Ok(field(11) + field(12))
 }
 
-/// Clock ticks a second (`getconf CLK_TCK`, 100 on Linux).
-fn ticks_per_second() -> f64 {
-    Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|output| String::from_utf8_lossy(&output.stdout).trim().parse().ok())
-        .unwrap_or(100.0)
-}
+/// Clock ticks a second of `/proc`'s counters (USER_HZ, 100 on Linux), as `sluice-loadgen`
+/// reads them.
+const TICKS_PER_SECOND: f64 = 100.0;
 
 /// One run's figures.
 struct Run {
@@ -93,7 +87,6 @@ fn run_once(
     let url = fresh(root, cluster, DATA_SET)?;
     settle();
     let server = Server::start_binary(binary, &url)?;
-    let per_second = ticks_per_second();
     let ((busy, idle), served, started) = (machine_ticks()?, process_ticks(server.pid())?, Instant::now());
     let lines = loadgen(root, &server, "search-ingest", logs)?;
     let ((busy_after, idle_after), served_after) = (machine_ticks()?, process_ticks(server.pid())?);
@@ -105,9 +98,9 @@ fn run_once(
     let cores = std::thread::available_parallelism().map_or(1.0, |cores| cores.get() as f64);
     Ok(Run {
         rate,
-        machine_ms: (busy_after - busy) as f64 / per_second * 1e3 / thousands,
-        server_ms: (served_after - served) as f64 / per_second * 1e3 / thousands,
-        idle: (idle_after - idle) as f64 / per_second / (wall * cores),
+        machine_ms: (busy_after - busy) as f64 / TICKS_PER_SECOND * 1e3 / thousands,
+        server_ms: (served_after - served) as f64 / TICKS_PER_SECOND * 1e3 / thousands,
+        idle: (idle_after - idle) as f64 / TICKS_PER_SECOND / (wall * cores),
         bytes: bytes_on_disk(&url, bench_cluster)? as f64 / logs as f64,
     })
 }

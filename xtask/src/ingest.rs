@@ -61,9 +61,9 @@ impl Server {
             .stdout(Stdio::piped())
             .spawn()
             .with_context(|| format!("cannot start {}", binary.display()))?;
-        let printed = if with_password { first_start(&mut child) } else { first_key(&mut child) };
+        let printed = read_first_start(&mut child, with_password);
         let (key, password) = match printed {
-            Ok(printed) => printed,
+            Ok((key, password)) => (key, password.unwrap_or_default()),
             Err(error) => {
                 let _ = child.kill();
                 return Err(error);
@@ -85,6 +85,16 @@ impl Server {
 /// naming admin@localhost); the rest of its output is read and dropped on a thread of its own,
 /// so the server never writes to a closed pipe.
 pub(crate) fn first_start(child: &mut Child) -> anyhow::Result<(String, String)> {
+    match read_first_start(child, true)? {
+        (key, Some(password)) => Ok((key, password)),
+        (_, None) => bail!("the server printed no key and admin password (was the database fresh?)"),
+    }
+}
+
+/// [`first_start`]'s reading: the key, and the password when `with_password` (else reading
+/// stops at the key: a build older than accounts prints none, and waiting for it would wait for
+/// good).
+fn read_first_start(child: &mut Child, with_password: bool) -> anyhow::Result<(String, Option<String>)> {
     let stdout = child.stdout.take().context("server stdout")?;
     let mut lines = BufReader::new(stdout).lines();
     let (mut key, mut password, mut announced) = (None, None, false);
@@ -92,6 +102,9 @@ pub(crate) fn first_start(child: &mut Child) -> anyhow::Result<(String, String)>
         let line = line?;
         if let Some(found) = line.split_whitespace().find(|word| word.starts_with("slc_live_")) {
             key = Some(found.to_owned());
+            if !with_password {
+                break;
+            }
         } else if line.contains("admin@localhost") {
             announced = true;
         } else if announced && !line.trim().is_empty() {
@@ -100,27 +113,7 @@ pub(crate) fn first_start(child: &mut Child) -> anyhow::Result<(String, String)>
         }
     }
     std::thread::spawn(move || lines.for_each(drop));
-    match (key, password) {
-        (Some(key), Some(password)) => Ok((key, password)),
-        _ => bail!("the server printed no key and admin password (was the database fresh?)"),
-    }
-}
-
-/// The API key a first start prints, and an empty password: for a build older than accounts,
-/// which prints none (waiting for it would wait for good). The rest is dropped as
-/// [`first_start`] drops it.
-fn first_key(child: &mut Child) -> anyhow::Result<(String, String)> {
-    let stdout = child.stdout.take().context("server stdout")?;
-    let mut lines = BufReader::new(stdout).lines();
-    let mut key = None;
-    for line in lines.by_ref() {
-        if let Some(found) = line?.split_whitespace().find(|word| word.starts_with("slc_live_")) {
-            key = Some(found.to_owned());
-            break;
-        }
-    }
-    std::thread::spawn(move || lines.for_each(drop));
-    Ok((key.context("the server printed no key (was the database fresh?)")?, String::new()))
+    Ok((key.context("the server printed no key (was the database fresh?)")?, password))
 }
 
 impl Server {

@@ -67,24 +67,9 @@ fn main() -> anyhow::Result<()> {
             ingest::bench(&root, args.iter().any(|arg| arg == "--quick"))
         }
         Some("bench") if args.get(1).is_some_and(|arg| arg == "soak") => {
-            let minutes = match args.iter().position(|arg| arg == "--minutes") {
-                Some(at) => args.get(at + 1).context("--minutes needs a number")?.parse().context("--minutes")?,
-                None => 10,
-            };
-            let reads = match args.iter().position(|arg| arg == "--reads-per-second") {
-                Some(at) => args
-                    .get(at + 1)
-                    .context("--reads-per-second needs a number")?
-                    .parse()
-                    .context("--reads-per-second")?,
-                None => soak::READS_PER_SECOND,
-            };
-            let warmup_minutes = match args.iter().position(|arg| arg == "--warmup-minutes") {
-                Some(at) => {
-                    args.get(at + 1).context("--warmup-minutes needs a number")?.parse().context("--warmup-minutes")?
-                }
-                None => soak::WARMUP_MINUTES,
-            };
+            let minutes = flag(&args, "--minutes", 10)?;
+            let reads = flag(&args, "--reads-per-second", soak::READS_PER_SECOND)?;
+            let warmup_minutes = flag(&args, "--warmup-minutes", soak::WARMUP_MINUTES)?;
             let plan = soak::Plan { minutes, warmup_minutes, reads_per_second: reads };
             soak::bench(&root, &plan, &stores(&args)?)
         }
@@ -93,42 +78,23 @@ fn main() -> anyhow::Result<()> {
                 .get(2)
                 .filter(|arg| !arg.starts_with("--"))
                 .context("usage: cargo xtask bench against REV [--logs N] [--pairs N] [--store sqlite|postgres]")?;
-            let number = |flag: &str, default: u64| -> anyhow::Result<u64> {
-                match args.iter().position(|arg| arg == flag) {
-                    Some(at) => args
-                        .get(at + 1)
-                        .with_context(|| format!("{flag} needs a number"))?
-                        .parse()
-                        .context(flag.to_owned()),
-                    None => Ok(default),
-                }
-            };
             let sqlite = stores(&args)? == [true];
-            let pairs = usize::try_from(number("--pairs", 2)?.max(1)).unwrap_or(2);
-            let plan = against::Plan { revision: revision.clone(), logs: number("--logs", 4_000_000)?, pairs, sqlite };
+            let pairs = flag(&args, "--pairs", 2_usize)?.max(1);
+            let plan =
+                against::Plan { revision: revision.clone(), logs: flag(&args, "--logs", 4_000_000)?, pairs, sqlite };
             against::bench(&root, &plan)
         }
         Some("bench") if args.get(1).is_some_and(|arg| arg == "search") => {
             let quick = args.iter().any(|arg| arg == "--quick");
-            let logs = match args.iter().position(|arg| arg == "--logs") {
-                Some(at) => args.get(at + 1).context("--logs needs a number")?.parse().context("--logs")?,
-                None if quick => 1_000_000,
-                None => 10_000_000,
-            };
+            let logs = flag(&args, "--logs", if quick { 1_000_000 } else { 10_000_000 })?;
             search::bench(&root, logs, args.iter().any(|arg| arg == "--plain"), &stores(&args)?)
         }
         Some("bench") if args.get(1).is_some_and(|arg| arg == "tail") => {
-            let seconds = match args.iter().position(|arg| arg == "--seconds") {
-                Some(at) => args.get(at + 1).context("--seconds needs a number")?.parse().context("--seconds")?,
-                None => 20,
-            };
+            let seconds = flag(&args, "--seconds", 20)?;
             tail::bench(&root, seconds, &stores(&args)?)
         }
         Some("bench") if args.get(1).is_some_and(|arg| arg == "flows") => {
-            let logs = match args.iter().position(|arg| arg == "--logs") {
-                Some(at) => args.get(at + 1).context("--logs needs a number")?.parse().context("--logs")?,
-                None => 1_000_000,
-            };
+            let logs = flag(&args, "--logs", 1_000_000)?;
             flows::bench(&root, logs, &stores(&args)?)
         }
         Some("bench") => {
@@ -136,10 +102,7 @@ fn main() -> anyhow::Result<()> {
             ingest::bench(&root, args.iter().any(|arg| arg == "--quick"))
         }
         Some("fuzz") => {
-            let seconds = match args.iter().position(|arg| arg == "--seconds") {
-                Some(at) => args.get(at + 1).context("--seconds needs a number")?.parse().context("--seconds")?,
-                None => fuzz::CI_SECONDS,
-            };
+            let seconds = flag(&args, "--seconds", fuzz::CI_SECONDS)?;
             fuzz::run_all(&root, seconds)
         }
         Some("shippers") => shippers::run_all(&root),
@@ -152,6 +115,20 @@ fn main() -> anyhow::Result<()> {
             );
             bail!("unknown task {:?}", args.first())
         }
+    }
+}
+
+/// The number after `name` on the command line (`--logs 1000`), `default` when it is absent.
+fn flag<T>(args: &[String], name: &str, default: T) -> anyhow::Result<T>
+where
+    T: std::str::FromStr,
+    T::Err: std::error::Error + Send + Sync + 'static,
+{
+    match args.iter().position(|arg| arg == name) {
+        Some(at) => {
+            args.get(at + 1).with_context(|| format!("{name} needs a number"))?.parse().context(name.to_owned())
+        }
+        None => Ok(default),
     }
 }
 
