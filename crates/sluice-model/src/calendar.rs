@@ -9,19 +9,30 @@ pub const MS_PER_HOUR: i64 = 3_600_000;
 /// Milliseconds in a day.
 pub const MS_PER_DAY: i64 = 86_400_000;
 
-/// The hour a Unix ms falls in, as the Unix ms it starts at (also before 1970).
+/// The hour a Unix ms falls in, as the Unix ms it starts at (also before 1970; the first
+/// hour `i64` can hold starts at `i64::MIN`).
 ///
 /// ```
 /// assert_eq!(sluice_model::calendar::hour_start(3_600_001), 3_600_000);
 /// assert_eq!(sluice_model::calendar::hour_start(-1), -3_600_000);
+/// assert_eq!(sluice_model::calendar::hour_start(i64::MIN + 1), i64::MIN);
 /// ```
 pub fn hour_start(timestamp_ms: i64) -> i64 {
-    timestamp_ms - timestamp_ms.rem_euclid(MS_PER_HOUR)
+    timestamp_ms.saturating_sub(timestamp_ms.rem_euclid(MS_PER_HOUR))
 }
 
-/// The UTC day a Unix ms falls in, as the Unix ms its midnight is (also before 1970).
+/// The UTC day a Unix ms falls in, as the Unix ms its midnight is (also before 1970; the
+/// first day `i64` can hold starts at `i64::MIN`).
+///
+/// ```
+/// use sluice_model::calendar::{MS_PER_DAY, day_start_ms};
+/// assert_eq!(day_start_ms(MS_PER_DAY + 1), MS_PER_DAY);
+/// assert_eq!(day_start_ms(-1), -MS_PER_DAY);
+/// assert_eq!(day_start_ms(i64::MIN), i64::MIN);
+/// assert_eq!(day_start_ms(i64::MAX), i64::MAX - i64::MAX % MS_PER_DAY);
+/// ```
 pub fn day_start_ms(timestamp_ms: i64) -> i64 {
-    timestamp_ms - timestamp_ms.rem_euclid(MS_PER_DAY)
+    timestamp_ms.saturating_sub(timestamp_ms.rem_euclid(MS_PER_DAY))
 }
 
 /// The Unix ms the UTC calendar month holding `ms` starts at.
