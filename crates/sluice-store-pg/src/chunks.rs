@@ -33,9 +33,11 @@ use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{Array, BigInt, Binary, Integer, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use sluice_store::StoreError;
 use sluice_store::log_keys::LogKeys;
 
 use crate::chunk_slots::{ID_BYTES, slots_stored};
+use crate::connection::Deadline;
 use sluice_store::signature::Signature;
 use uuid::Uuid;
 
@@ -345,13 +347,17 @@ async fn index_lock(connection: &mut AsyncPgConnection) -> Result<(), DieselErro
 }
 
 /// Indexes the logs without a chunk (stored before the chunk index existed; inserts chunk
-/// their own), a transaction per [`UNCHUNKED_STEP`], under an advisory lock so processes
-/// starting together do it once. Returns how many.
-pub(crate) async fn index_unchunked(connection: &mut AsyncPgConnection, chunk_rows: usize) -> Result<u64, DieselError> {
+/// their own), a transaction per [`UNCHUNKED_STEP`], each within `deadline`, under an advisory
+/// lock so processes starting together do it once. Returns how many.
+pub(crate) async fn index_unchunked(
+    connection: &mut AsyncPgConnection,
+    chunk_rows: usize,
+    deadline: Deadline,
+) -> Result<u64, StoreError> {
     let mut indexed = 0_u64;
     loop {
-        let step = connection
-            .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+        let step = deadline
+            .step(connection.transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
                 index_lock(connection).await?;
                 let rows: Vec<Unchunked> = diesel::sql_query(format!(
                     "SELECT workspace_id, ts, id, {} AS search_text, level, environment, source, dataset, \
@@ -378,7 +384,7 @@ pub(crate) async fn index_unchunked(connection: &mut AsyncPgConnection, chunk_ro
                 .execute(connection)
                 .await?;
                 Ok(rows.len() as u64)
-            })
+            }))
             .await?;
         indexed += step;
         if step < UNCHUNKED_STEP as u64 {
@@ -407,13 +413,13 @@ struct SearchText {
 const UNSIGNED_STEP: i64 = 64;
 
 /// Signs the chunks written before signatures existed (`signed` false): each one's signature
-/// from its logs' search text, a transaction per [`UNSIGNED_STEP`] chunks, under the advisory
-/// lock [`index_unchunked`] takes. Returns how many.
-pub(crate) async fn sign_unsigned(connection: &mut AsyncPgConnection) -> Result<u64, DieselError> {
+/// from its logs' search text, a transaction per [`UNSIGNED_STEP`] chunks, each within
+/// `deadline`, under the advisory lock [`index_unchunked`] takes. Returns how many.
+pub(crate) async fn sign_unsigned(connection: &mut AsyncPgConnection, deadline: Deadline) -> Result<u64, StoreError> {
     let mut signed = 0_u64;
     loop {
-        let step = connection
-            .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+        let step = deadline
+            .step(connection.transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
                 index_lock(connection).await?;
                 let chunks: Vec<UnsignedChunk> = diesel::sql_query(
                     "SELECT id, workspace_id FROM log_chunks WHERE NOT signed ORDER BY workspace_id, id LIMIT $1",
@@ -445,7 +451,7 @@ pub(crate) async fn sign_unsigned(connection: &mut AsyncPgConnection) -> Result<
                     .execute(connection)
                     .await?;
                 Ok(chunks.len() as u64)
-            })
+            }))
             .await?;
         signed += step;
         if step < UNSIGNED_STEP as u64 {

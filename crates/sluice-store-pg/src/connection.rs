@@ -29,6 +29,33 @@ pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/p
 /// Advisory lock held while migrating.
 const MIGRATION_LOCK: i64 = 7_355_908;
 
+/// The time one step of the store's work may take: a request's call
+/// ([`PgStore::with_deadline`]), or one transaction or statement of work that goes on for as
+/// long as there is some (sealing, housekeeping, indexing what connect finds unindexed). A
+/// deadline for the whole of such work would end it wherever it stood once there was more
+/// than one step's worth: a seal due behind another, an `ANALYZE` behind the seals (seen
+/// under PostgreSQL ingest, docs/PERFORMANCE.md, issue 24), and a store with a backlog would
+/// never get past it. Step by step, each gets the full time and what is done stays done.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Deadline(pub(crate) Duration);
+
+impl Deadline {
+    /// `call`, failed as [`StoreError::Timeout`] when it takes longer than this deadline.
+    pub(crate) async fn call<T>(self, call: impl Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
+        tokio::time::timeout(self.0, call).await.unwrap_or_else(|_| {
+            Err(StoreError::Timeout(format!("no answer from PostgreSQL within {} ms", self.0.as_millis())))
+        })
+    }
+
+    /// One step of diesel's work (a transaction, a statement) within this deadline.
+    pub(crate) async fn step<T>(
+        self,
+        step: impl Future<Output = Result<T, diesel::result::Error>>,
+    ) -> Result<T, StoreError> {
+        self.call(async { step.await.map_err(from_diesel) }).await
+    }
+}
+
 /// A pool of connections to one PostgreSQL database whose schema is current.
 #[derive(Clone)]
 pub struct PgStore {
@@ -46,7 +73,7 @@ pub struct PgStore {
     /// from a sequence: never reused).
     pub(crate) blocks: sluice_store::signature::BlockCache,
     /// Chunks written per workspace by this process since it last looked for a block to seal
-    /// ([`crate::signatures::seal_due`]).
+    /// ([`PgStore::seal_due`]).
     pub(crate) unsealed: Arc<Mutex<std::collections::HashMap<Uuid, usize>>>,
     /// Whether this process's sealing task runs ([`PgStore::after_insert`]).
     pub(crate) sealing: Arc<std::sync::atomic::AtomicBool>,
@@ -254,18 +281,16 @@ impl PgStore {
         store.create_partitions_ahead().await?;
         // Logs stored before the chunk index existed get theirs.
         let mut connection = store.connection().await?;
-        let indexed = chunks::index_unchunked(&mut connection, store.chunk_rows).await.map_err(from_diesel)?;
+        let indexed = chunks::index_unchunked(&mut connection, store.chunk_rows, store.deadline()).await?;
         if indexed > 0 {
             tracing::info!(logs = indexed, "indexed logs the search index did not cover");
         }
         // Chunks written before signatures existed get theirs, and blocks due are sealed.
-        let signed = chunks::sign_unsigned(&mut connection).await.map_err(from_diesel)?;
+        let signed = chunks::sign_unsigned(&mut connection, store.deadline()).await?;
         if signed > 0 {
             tracing::info!(chunks = signed, "signed chunks of the search index written before signatures");
         }
-        crate::signatures::seal_due(&mut connection, None, store.block_chunks, &store.signatures)
-            .await
-            .map_err(from_diesel)?;
+        store.seal_due(&mut connection, None).await?;
         drop(connection);
         Ok(store)
     }
@@ -277,9 +302,12 @@ impl PgStore {
         &self,
         call: impl Future<Output = Result<T, StoreError>>,
     ) -> Result<T, StoreError> {
-        tokio::time::timeout(self.call_timeout, call).await.unwrap_or_else(|_| {
-            Err(StoreError::Timeout(format!("no answer from PostgreSQL within {} ms", self.call_timeout.as_millis())))
-        })
+        self.deadline().call(call).await
+    }
+
+    /// The call timeout, as a [`Deadline`] for each step of work that is not a request's.
+    pub(crate) fn deadline(&self) -> Deadline {
+        Deadline(self.call_timeout)
     }
 
     /// A connection from the pool.
@@ -384,21 +412,17 @@ impl Store for PgStore {
         true
     }
 
-    /// Housekeeping: the partitions ahead, and the chunks of logs stored without one.
+    /// Housekeeping: the partitions ahead, the chunks of logs stored without one, the blocks
+    /// due and the statistics gone stale, each transaction or statement within the call
+    /// timeout ([`Deadline`]).
     async fn maintain(&self) -> Result<(), StoreError> {
         self.create_partitions_ahead().await?;
         // Logs a process of an older release stored without a chunk since this one connected
         // (a rolling upgrade) become searchable here; usually one probe of an empty index.
-        self.with_deadline(async {
-            let mut connection = self.connection().await?;
-            chunks::index_unchunked(&mut connection, self.chunk_rows).await.map_err(from_diesel)?;
-            chunks::sign_unsigned(&mut connection).await.map_err(from_diesel)?;
-            crate::signatures::seal_due(&mut connection, None, self.block_chunks, &self.signatures)
-                .await
-                .map_err(from_diesel)?;
-            crate::signatures::analyze_stale_partitions(&mut connection).await.map_err(from_diesel)
-        })
-        .await?;
-        Ok(())
+        let mut connection = self.with_deadline(self.connection()).await?;
+        chunks::index_unchunked(&mut connection, self.chunk_rows, self.deadline()).await?;
+        chunks::sign_unsigned(&mut connection, self.deadline()).await?;
+        self.seal_due(&mut connection, None).await?;
+        crate::signatures::analyze_stale_partitions(&mut connection, self.deadline()).await
     }
 }

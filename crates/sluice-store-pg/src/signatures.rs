@@ -10,9 +10,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{Array, BigInt, Binary, Integer, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use sluice_store::StoreError;
 use sluice_store::signature::{Block, SignatureCache};
 use uuid::Uuid;
 
+use crate::connection::Deadline;
 use crate::rows::Total;
 
 /// A signature as kept in memory: `(digest, signature)`.
@@ -296,7 +298,7 @@ pub(crate) enum Sealing {
     Raced,
 }
 
-/// How many times [`seal_due`] looks again after a race before leaving the rest to the next
+/// How many times [`crate::PgStore::seal_due`] looks again after a race before leaving the rest to the next
 /// round (each race is another process's progress, so this is never reached in practice).
 const SEAL_RACES: u32 = 8;
 
@@ -306,40 +308,48 @@ struct Workspace {
     workspace_id: Uuid,
 }
 
-/// Seals every block due: of every workspace with `block_chunks` signatures outside one (or of
-/// `only`, when given). Returns how many.
-pub(crate) async fn seal_due(
-    connection: &mut AsyncPgConnection,
-    only: Option<Uuid>,
-    block_chunks: usize,
-    kept: &KeptSignatures,
-) -> Result<u64, DieselError> {
-    let workspaces: Vec<Uuid> = match only {
-        Some(workspace) => vec![workspace],
-        None => diesel::sql_query(
-            "SELECT workspace_id FROM log_chunk_signatures GROUP BY workspace_id HAVING count(*) >= $1",
-        )
-        .bind::<BigInt, _>(block_chunks.max(1) as i64)
-        .load::<Workspace>(connection)
-        .await?
-        .into_iter()
-        .map(|row| row.workspace_id)
-        .collect(),
-    };
-    // Until none is due: a race with another sealer is not the end, so that once this returns
-    // every block due when it was called is sealed, by this call or another.
-    let mut sealed = 0;
-    for workspace in workspaces {
-        let mut races = 0;
-        loop {
-            match seal(connection, workspace, block_chunks, kept).await? {
-                Sealing::Sealed => sealed += 1,
-                Sealing::Raced if races < SEAL_RACES => races += 1,
-                Sealing::Raced | Sealing::NotDue => break,
+impl crate::PgStore {
+    /// Seals every block due: of every workspace with a block's worth of signatures outside
+    /// one (or of `only`, when given). Returns how many. Each block is sealed within the call
+    /// timeout of its own ([`Deadline`]): a backlog of blocks (a store that was down, a
+    /// sealing task that failed) is worked through however long it is, and a block sealed
+    /// stays sealed when a later one fails.
+    pub(crate) async fn seal_due(
+        &self,
+        connection: &mut AsyncPgConnection,
+        only: Option<Uuid>,
+    ) -> Result<u64, StoreError> {
+        let (deadline, block_chunks) = (self.deadline(), self.block_chunks);
+        let workspaces: Vec<Uuid> = match only {
+            Some(workspace) => vec![workspace],
+            None => deadline
+                .step(
+                    diesel::sql_query(
+                        "SELECT workspace_id FROM log_chunk_signatures GROUP BY workspace_id HAVING count(*) >= $1",
+                    )
+                    .bind::<BigInt, _>(block_chunks.max(1) as i64)
+                    .load::<Workspace>(connection),
+                )
+                .await?
+                .into_iter()
+                .map(|row| row.workspace_id)
+                .collect(),
+        };
+        // Until none is due: a race with another sealer is not the end, so that once this
+        // returns every block due when it was called is sealed, by this call or another.
+        let mut sealed = 0;
+        for workspace in workspaces {
+            let mut races = 0;
+            loop {
+                match deadline.step(seal(connection, workspace, block_chunks, &self.signatures)).await? {
+                    Sealing::Sealed => sealed += 1,
+                    Sealing::Raced if races < SEAL_RACES => races += 1,
+                    Sealing::Raced | Sealing::NotDue => break,
+                }
             }
         }
+        Ok(sealed)
     }
-    Ok(sealed)
 }
 
 /// After retention deleted chunks: drops the signatures of chunks that are gone, and the
@@ -390,9 +400,16 @@ struct Partition {
 /// What the statistics must get right is that a walk's time span, whole days
 /// ([`crate::list`]), is not selective; statistics taken when the partition held half its
 /// logs say so, as a tenth's did.
-pub(crate) async fn analyze_stale_partitions(connection: &mut AsyncPgConnection) -> Result<(), DieselError> {
-    let stale: Vec<Partition> = diesel::sql_query(
-        "SELECT c.relname::text AS name FROM pg_stat_user_tables s \
+///
+/// Each statement runs within `deadline` of its own ([`Deadline`]).
+pub(crate) async fn analyze_stale_partitions(
+    connection: &mut AsyncPgConnection,
+    deadline: Deadline,
+) -> Result<(), StoreError> {
+    let stale: Vec<Partition> = deadline
+        .step(
+            diesel::sql_query(
+                "SELECT c.relname::text AS name FROM pg_stat_user_tables s \
          JOIN pg_class c ON c.oid = s.relid LEFT JOIN pg_inherits i ON i.inhrelid = c.oid \
          WHERE ((i.inhparent = 'logs'::regclass AND s.n_mod_since_analyze > 10000 \
                  AND s.n_mod_since_analyze > greatest(c.reltuples, 0)) \
@@ -400,9 +417,10 @@ pub(crate) async fn analyze_stale_partitions(connection: &mut AsyncPgConnection)
                     AND s.n_mod_since_analyze > 0.1 * greatest(c.reltuples, 0))) \
          AND NOT EXISTS (SELECT 1 FROM pg_locks l WHERE l.relation = c.oid AND l.granted \
                          AND l.mode = 'ShareUpdateExclusiveLock')",
-    )
-    .load(connection)
-    .await?;
+            )
+            .load(connection),
+        )
+        .await?;
     for partition in stale {
         // The name comes from the catalogue, quoted as an identifier. A partition autovacuum
         // holds is left to it (its run analyzes it too, or the next seal does): not asked for
@@ -412,21 +430,27 @@ pub(crate) async fn analyze_stale_partitions(connection: &mut AsyncPgConnection)
         // sustained ingest the day's partition is analyzed here about once a minute, so
         // autovacuum never finished it and began again every minute (`log_lock_waits` in the
         // cluster of `cargo xtask bench soak`).
-        diesel::sql_query(format!("ANALYZE (SKIP_LOCKED) \"{}\"", partition.name.replace('"', "\"\"")))
-            .execute(connection)
+        deadline
+            .step(
+                diesel::sql_query(format!("ANALYZE (SKIP_LOCKED) \"{}\"", partition.name.replace('"', "\"\"")))
+                    .execute(connection),
+            )
             .await?;
     }
     // Every seal deletes a block's worth of waiting signatures, which every search then reads
     // past (their digests) until a vacuum: autovacuum, busy with the logs' partitions under
     // sustained ingest, left 49k dead rows to 736 live in a 4-minute soak (3 ms a search).
-    let dead: Vec<Total> = diesel::sql_query(
-        "SELECT sum(n_dead_tup)::int8 AS total FROM pg_stat_user_tables \
-         WHERE relid = 'log_chunk_signatures'::regclass",
-    )
-    .load(connection)
-    .await?;
+    let dead: Vec<Total> = deadline
+        .step(
+            diesel::sql_query(
+                "SELECT sum(n_dead_tup)::int8 AS total FROM pg_stat_user_tables \
+                 WHERE relid = 'log_chunk_signatures'::regclass",
+            )
+            .load(connection),
+        )
+        .await?;
     if <[Total]>::first(&dead).and_then(|dead| dead.total).is_some_and(|dead| dead > DEAD_SIGNATURES) {
-        diesel::sql_query("VACUUM (SKIP_LOCKED) log_chunk_signatures").execute(connection).await?;
+        deadline.step(diesel::sql_query("VACUUM (SKIP_LOCKED) log_chunk_signatures").execute(connection)).await?;
     }
     Ok(())
 }
@@ -438,7 +462,7 @@ impl crate::PgStore {
     /// After an insert committed: counts the chunks it wrote for each workspace, and once a
     /// workspace may have a block due, seals it in a task of its own, off the insert's path,
     /// then analyzes the partitions written to most ([`analyze_stale_partitions`]).
-    /// The count is this process's guess (other processes write too); [`seal_due`] asks the
+    /// The count is this process's guess (other processes write too); [`Self::seal_due`] asks the
     /// database, and housekeeping (`Store::maintain`) seals whatever is left.
     ///
     /// One such task at a time in a process: two racing for the same signatures each build a
@@ -472,24 +496,25 @@ impl crate::PgStore {
         }
         let store = self.clone();
         tokio::spawn(async move {
-            // Cleared however the task ends (a deadline drops the future).
+            // Cleared however the task ends.
             let _sealing = Sealer(store.sealing.clone());
-            let sealed = store
-                .with_deadline(async {
-                    // Taken out of the pool, and closed after: a connection keeps the buffers
-                    // it grew for the largest statement and answer it carried, and a block's
-                    // signatures (tens of MB) grew each pooled connection that sealed one
-                    // for good, a slow climb of the server's RSS as connections took turns
-                    // (`cargo xtask bench soak`). The pool opens another when it needs one.
-                    let mut connection = deadpool::managed::Object::take(store.connection().await?);
-                    for workspace in due {
-                        seal_due(&mut connection, Some(workspace), store.block_chunks, &store.signatures)
-                            .await
-                            .map_err(crate::error::from_diesel)?;
-                    }
-                    analyze_stale_partitions(&mut connection).await.map_err(crate::error::from_diesel)
-                })
-                .await;
+            // Each seal and statement within the call timeout of its own ([`Deadline`]): one
+            // deadline for them all ran out mid-ingest with a block due behind another, and
+            // the block it cut was tried again only a block's worth of chunks later, twice the
+            // work under the same deadline.
+            let sealed = async {
+                // Taken out of the pool, and closed after: a connection keeps the buffers it
+                // grew for the largest statement and answer it carried, and a block's
+                // signatures (tens of MB) grew each pooled connection that sealed one for
+                // good, a slow climb of the server's RSS as connections took turns (`cargo
+                // xtask bench soak`). The pool opens another when it needs one.
+                let mut connection = deadpool::managed::Object::take(store.with_deadline(store.connection()).await?);
+                for workspace in due {
+                    store.seal_due(&mut connection, Some(workspace)).await?;
+                }
+                analyze_stale_partitions(&mut connection, store.deadline()).await
+            }
+            .await;
             if let Err(error) = sealed {
                 tracing::warn!(%error, "sealing a block of chunk signatures failed; housekeeping retries");
             }

@@ -156,6 +156,47 @@ async fn signatures_gather_into_blocks_that_find_identifiers_and_retention_drops
     drop(store);
 }
 
+/// Each block due is sealed within a call timeout of its own, as is each step of housekeeping:
+/// four blocks, each of which takes 40 % of the timeout to write (a trigger makes writing a
+/// block slow), are all sealed by one pass, where one deadline for the whole pass ran out
+/// after the second (as the sealing task's did mid-ingest: docs/PERFORMANCE.md, issue 24).
+#[tokio::test]
+async fn each_block_due_is_sealed_within_a_deadline_of_its_own() {
+    let database = TestDatabase::new("sluice_chunks").await;
+    let call_timeout = std::time::Duration::from_secs(3);
+    let sealer = PgStore::connect(database.url(), &PgOptions { index_block_chunks: 4, call_timeout, ..options() })
+        .await
+        .expect("connect");
+    // Writes without sealing (a block is more chunks than it writes): the blocks are due when
+    // housekeeping runs.
+    let writer =
+        PgStore::connect(database.url(), &PgOptions { index_block_chunks: 1_000, ..options() }).await.expect("connect");
+    let workspace = Workspace::new("w", Plan::Enterprise, T0);
+    writer.create_workspace(&workspace).await.expect("workspace");
+    let mut connection = AsyncPgConnection::establish(database.url()).await.expect("connect");
+    connection
+        .batch_execute(
+            "CREATE FUNCTION slow_block() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN PERFORM pg_sleep(1.2); RETURN NEW; END $$; \
+             CREATE TRIGGER slow_block BEFORE INSERT ON log_blocks FOR EACH ROW EXECUTE FUNCTION slow_block();",
+        )
+        .await
+        .expect("a slow block");
+    let order = sluice_store::conformance::order_number;
+    // 32 logs in chunks of two: 16 chunks, four blocks of four.
+    let logs: Vec<_> = (0..32).map(|n| log(&format!("order {} shipped", order(n)), T0 + n * 1_000)).collect();
+    writer.insert_logs(workspace.id, &logs).await.expect("insert");
+    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_blocks").await, 0);
+
+    sealer.maintain().await.expect("housekeeping seals every block due, each within a deadline of its own");
+    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_blocks").await, 4);
+    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_chunk_signatures").await, 0);
+    for n in 0..32 {
+        assert_eq!(found(&sealer, workspace.id, &order(n)).await, [format!("order {} shipped", order(n))]);
+    }
+    drop((sealer, writer));
+}
+
 #[derive(QueryableByName, PartialEq, Debug)]
 struct StoredBand {
     #[diesel(sql_type = BigInt)]
