@@ -298,8 +298,9 @@ pub(crate) enum Sealing {
     Raced,
 }
 
-/// How many times [`crate::PgStore::seal_due`] looks again after a race before leaving the rest to the next
-/// round (each race is another process's progress, so this is never reached in practice).
+/// How many times [`crate::PgStore::seal_due`] looks again after a race before leaving the
+/// rest to the next round (each race is another process's progress, so this is never reached
+/// in practice).
 const SEAL_RACES: u32 = 8;
 
 #[derive(diesel::QueryableByName)]
@@ -462,8 +463,8 @@ impl crate::PgStore {
     /// After an insert committed: counts the chunks it wrote for each workspace, and once a
     /// workspace may have a block due, seals it in a task of its own, off the insert's path,
     /// then analyzes the partitions written to most ([`analyze_stale_partitions`]).
-    /// The count is this process's guess (other processes write too); [`Self::seal_due`] asks the
-    /// database, and housekeeping (`Store::maintain`) seals whatever is left.
+    /// The count is this process's guess (other processes write too); [`Self::seal_due`] asks
+    /// the database, and housekeeping (`Store::maintain`) seals whatever is left.
     ///
     /// One such task at a time in a process: two racing for the same signatures each build a
     /// block and all but one roll back (measured at 35k logs/s: tasks past their deadline).
