@@ -197,6 +197,42 @@ async fn each_block_due_is_sealed_within_a_deadline_of_its_own() {
     drop((sealer, writer));
 }
 
+/// A vacuum keeps the pages the seals emptied in `log_chunk_signatures` and its TOAST table
+/// for the next signatures (`vacuum_truncate` off): truncating them takes a lock every insert
+/// waits behind, and the store's own `VACUUM` spent its whole statement timeout truncating
+/// under ingest (docs/PERFORMANCE.md, issue 24).
+#[tokio::test]
+async fn a_vacuum_keeps_the_signature_pages_the_seals_emptied() {
+    let database = TestDatabase::new("sluice_chunks").await;
+    let store =
+        PgStore::connect(database.url(), &PgOptions { index_block_chunks: 4, ..options() }).await.expect("connect");
+    let workspace = Workspace::new("w", Plan::Enterprise, T0);
+    store.create_workspace(&workspace).await.expect("workspace");
+    // Logs of 300 request ids each: signatures of a few KiB, stored out of line (TOAST).
+    let request = sluice_store::conformance::request_id;
+    let logs: Vec<_> = (0..8)
+        .map(|n| {
+            let ids: Vec<String> = (0..300).map(|i| request(n * 300 + i)).collect();
+            log(&ids.join(" "), T0 + n * 1_000)
+        })
+        .collect();
+    store.insert_logs(workspace.id, &logs).await.expect("insert");
+    // Four chunks of two: one block, every signature deleted by its seal.
+    let mut connection = AsyncPgConnection::establish(database.url()).await.expect("connect");
+    seal_into(&store, &mut connection, 1).await;
+    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_chunk_signatures").await, 0);
+    const TABLE: &str = "SELECT pg_relation_size('log_chunk_signatures') AS count";
+    const TOAST: &str = "SELECT pg_relation_size(reltoastrelid) AS count FROM pg_class \
+                         WHERE oid = 'log_chunk_signatures'::regclass";
+    let (table, toast) = (count(&mut connection, TABLE).await, count(&mut connection, TOAST).await);
+    assert!(table > 0 && toast > 0, "the signatures were stored, out of line");
+    connection.batch_execute("VACUUM log_chunk_signatures").await.expect("vacuum");
+    assert_eq!(count(&mut connection, TABLE).await, table, "the vacuum kept the table's emptied pages");
+    assert_eq!(count(&mut connection, TOAST).await, toast, "the vacuum kept the TOAST table's emptied pages");
+    assert_eq!(found(&store, workspace.id, &request(1_234)[2..14]).await.len(), 1);
+    drop(store);
+}
+
 #[derive(QueryableByName, PartialEq, Debug)]
 struct StoredBand {
     #[diesel(sql_type = BigInt)]
