@@ -246,8 +246,9 @@ impl Chunker {
 
     /// Writes the chunks (once: their signatures are taken); returns their ids, in order.
     /// Their signatures are kept in `cache` when given, so a search need not read them back
-    /// (those of a transaction that rolls back are under ids never used again, and go as the
-    /// cache fills).
+    /// and a seal takes them from there (those of a transaction that rolls back are under ids
+    /// never used again, and go as the cache fills); what is written of them is then folded
+    /// once more ([`crate::signatures::insert`]).
     pub(crate) async fn write(
         &mut self,
         connection: &mut AsyncPgConnection,
@@ -283,10 +284,10 @@ impl Chunker {
         .bind::<Array<Binary>, _>(self.chunks.iter().map(|chunk| chunk.slots.as_slice()).collect::<Vec<_>>())
         .execute(connection)
         .await?;
-        crate::signatures::insert(connection, &ids, &workspaces, &signatures).await?;
+        let digests = crate::signatures::insert(connection, &ids, &workspaces, &signatures, cache.is_some()).await?;
         if let Some(cache) = cache {
-            for (&id, signature) in ids.iter().zip(signatures) {
-                let digest = sluice_store::signature::digest(&signature);
+            // The signature itself, under the digest of what was written (folded once more).
+            for ((&id, digest), signature) in ids.iter().zip(digests).zip(signatures) {
                 cache.insert(id, std::sync::Arc::new((digest, signature)));
             }
         }
@@ -445,7 +446,7 @@ pub(crate) async fn sign_unsigned(connection: &mut AsyncPgConnection, deadline: 
                 }
                 let ids: Vec<i64> = chunks.iter().map(|chunk| chunk.id).collect();
                 let workspaces: Vec<Uuid> = chunks.iter().map(|chunk| chunk.workspace_id).collect();
-                crate::signatures::insert(connection, &ids, &workspaces, &signatures).await?;
+                crate::signatures::insert(connection, &ids, &workspaces, &signatures, false).await?;
                 diesel::sql_query("UPDATE log_chunks SET signed = true WHERE id = ANY($1)")
                     .bind::<Array<BigInt>, _>(&ids)
                     .execute(connection)

@@ -17,7 +17,8 @@ use uuid::Uuid;
 use crate::connection::Deadline;
 use crate::rows::Total;
 
-/// A signature as kept in memory: `(digest, signature)`.
+/// A signature as kept in memory: `(digest, signature)`, the digest of the signature as stored
+/// (for one this process wrote, folded once more than the one it keeps: [`insert`]).
 type Kept = Arc<(i64, Vec<u8>)>;
 
 /// A chunk's id, with its signature as kept.
@@ -94,13 +95,31 @@ impl KeptSignatures {
     }
 }
 
-/// Writes chunks' signatures (stored form), in the transaction that writes the chunks.
+/// Writes chunks' signatures (given in their stored form, [`Signature::folded`]), in the
+/// transaction that writes the chunks. When `kept` (this process keeps them in memory, for
+/// the seal and its searches: [`KeptSignatures`]), they are written folded once more
+/// ([`sluice_store::signature::folded_once_more`]): a signature waits here only until its
+/// block is sealed, so what is written is read only by another process or after a restart,
+/// which then sees about 1.5 % of false positives a key where the signature itself has
+/// 0.06 %. Writing, deleting and vacuuming every signature whole was about 7 % of ingest
+/// (docs/PERFORMANCE.md, issue 24). Returns the digests of what was written, in order: a
+/// signature kept in memory is taken for the stored one by them.
+///
+/// [`Signature::folded`]: sluice_store::signature::Signature::folded
 pub(crate) async fn insert(
     connection: &mut AsyncPgConnection,
     ids: &[i64],
     workspaces: &[Uuid],
     signatures: &[Vec<u8>],
-) -> Result<(), DieselError> {
+    kept: bool,
+) -> Result<Vec<i64>, DieselError> {
+    let folded: Vec<Vec<u8>>;
+    let signatures = if kept {
+        folded = signatures.iter().map(|signature| sluice_store::signature::folded_once_more(signature)).collect();
+        &folded
+    } else {
+        signatures
+    };
     let digests: Vec<i64> = signatures.iter().map(|signature| sluice_store::signature::digest(signature)).collect();
     diesel::sql_query(
         "INSERT INTO log_chunk_signatures (chunk_id, workspace_id, digest, signature) \
@@ -112,7 +131,7 @@ pub(crate) async fn insert(
     .bind::<Array<Binary>, _>(signatures.iter().map(Vec::as_slice).collect::<Vec<_>>())
     .execute(connection)
     .await?;
-    Ok(())
+    Ok(digests)
 }
 
 /// The oldest chunks of a workspace outside a block, as [`seal`] reads them first: in one row.

@@ -301,6 +301,65 @@ async fn a_block_sealed_from_signatures_kept_in_memory_is_the_one_read_from_the_
     assert_eq!(found(&sealer, workspace.id, &sluice_store::conformance::order_number(4)).await.len(), 1);
 }
 
+#[derive(QueryableByName)]
+struct StoredSignature {
+    #[diesel(sql_type = diesel::sql_types::Binary)]
+    signature: Vec<u8>,
+}
+
+/// The process that writes a chunk keeps its signature in memory and writes it folded once
+/// more; a process that wrote none of them finds every log from what was written, in the
+/// signatures waiting and in the block it seals from them.
+#[tokio::test]
+async fn a_waiting_signature_is_written_folded_once_more_and_another_process_finds_its_logs() {
+    use sluice_store::signature::{Signature, folded_once_more};
+    let (order, request) = (sluice_store::conformance::order_number, sluice_store::conformance::request_id);
+    let database = TestDatabase::new("sluice_chunks").await;
+    let writes = PgOptions { index_chunk_rows: 64, index_block_chunks: 1_000, ..options() };
+    let writer = PgStore::connect(database.url(), &writes).await.expect("connect");
+    let workspace = Workspace::new("w", Plan::Enterprise, T0);
+    writer.create_workspace(&workspace).await.expect("workspace");
+    // Four chunks of 64 logs, each log with an order number and a request id of its own.
+    let messages: Vec<String> = (0..256).map(|n| format!("order {} req={} shipped", order(n), request(n))).collect();
+    let logs: Vec<_> = messages.iter().zip(0..).map(|(message, n)| log(message, T0 + n * 1_000)).collect();
+    writer.insert_logs(workspace.id, &logs).await.expect("insert");
+
+    let mut connection = AsyncPgConnection::establish(database.url()).await.expect("connect");
+    let stored: Vec<StoredSignature> =
+        diesel::sql_query("SELECT signature FROM log_chunk_signatures ORDER BY chunk_id")
+            .load(&mut connection)
+            .await
+            .expect("signatures");
+    let expected: Vec<Vec<u8>> = messages
+        .chunks(64)
+        .map(|chunk| {
+            let mut signature = Signature::new();
+            chunk.iter().for_each(|message| signature.add_text_with_trigrams(&message.to_lowercase()));
+            let kept = signature.folded();
+            assert!(kept.len() > 64, "large enough to be folded once more");
+            folded_once_more(&kept)
+        })
+        .collect();
+    let stored: Vec<Vec<u8>> = stored.into_iter().map(|row| row.signature).collect();
+    assert_eq!(stored, expected);
+
+    let seals = PgOptions { index_chunk_rows: 64, index_block_chunks: 4, ..options() };
+    let reader = PgStore::connect(database.url(), &seals).await.expect("connect");
+    for n in [0, 77, 130, 255] {
+        let wanted = [messages[n as usize].clone()];
+        assert_eq!(found(&reader, workspace.id, &order(n)).await, wanted, "waiting, {n}");
+        assert_eq!(found(&reader, workspace.id, &request(n)[2..14]).await, wanted, "waiting, {n}");
+    }
+    seal_into(&reader, &mut connection, 1).await;
+    assert_eq!(reader.signatures_read_to_seal(), 4, "none of them in its memory");
+    for n in [1, 64, 200, 254] {
+        let wanted = [messages[n as usize].clone()];
+        assert_eq!(found(&reader, workspace.id, &order(n)).await, wanted, "sealed, {n}");
+        assert_eq!(found(&reader, workspace.id, &request(n)[2..14]).await, wanted, "sealed, {n}");
+        assert_eq!(found(&writer, workspace.id, &order(n)).await, wanted, "sealed, by the writer, {n}");
+    }
+}
+
 /// A word in every chunk is looked for by walking the chunks newest first, and a page
 /// decided in the newest ones narrows only their blocks; a page that needs every block
 /// narrows them all and still answers every log, newest first.
