@@ -227,11 +227,10 @@ impl Signature {
 /// assert_eq!(folded_once_more(&Signature::new().folded()).len(), 64);
 /// ```
 pub fn folded_once_more(signature: &[u8]) -> Vec<u8> {
-    let half = signature.len() / 2;
     if signature.len() <= MIN_SIGNATURE_BYTES || !signature.len().is_multiple_of(2) {
         return signature.to_vec();
     }
-    let (low, high) = signature.split_at(half);
+    let (low, high) = signature.split_at(signature.len() / 2);
     low.iter().zip(high).map(|(byte, twin)| byte | twin).collect()
 }
 
