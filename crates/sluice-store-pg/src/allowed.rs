@@ -87,8 +87,9 @@ struct BandRow {
 ///
 /// The workspace's blocks and its chunks outside a block are read in one snapshot, so a block
 /// sealed meanwhile is seen once, either way. A block never changes once sealed, so its bands
-/// may be read later, outside the snapshot. A chunk in neither (written after the snapshot) is
-/// allowed: the exact check of its logs decides.
+/// may be read later, outside the snapshot. A chunk in neither (written after the snapshot, or
+/// whose waiting signature PostgreSQL dropped in a crash: [`Allowed::intact`]) is allowed: the
+/// exact check of its logs decides.
 pub(crate) struct Allowed {
     workspace: Uuid,
     /// For every index group, each needle's signature positions.
@@ -110,6 +111,10 @@ pub(crate) struct Allowed {
     /// How many chunks are decided, and how many there are in all.
     decided: usize,
     total: usize,
+    /// Whether every chunk was in a block or had its signature at the snapshot: not after a
+    /// crash of PostgreSQL emptied the unlogged waiting signatures, until they are signed
+    /// again ([`crate::chunks::unsign_lost`]).
+    intact: bool,
     /// What narrowing took so far (for a debug line): blocks narrowed, bands read from the
     /// database, statements.
     pub(crate) work: Work,
@@ -136,14 +141,15 @@ impl Allowed {
         let (signatures, cache) = (signatures.clone(), blocks_cache.clone());
         // Before the snapshot (`KeptSignatures::keep_read`).
         let seals = signatures.seals();
-        let (mut stored, unsealed) = connection
+        let (mut stored, unsealed, intact) = connection
             .build_transaction()
             .repeatable_read()
             .read_only()
             .run(async move |connection: &mut AsyncPgConnection| {
                 let stored = headers(connection, workspace, &cache).await?;
                 let unsealed = unsealed_signatures(connection, workspace, &signatures, seals).await?;
-                Ok::<_, DieselError>((stored, unsealed))
+                let intact = crate::chunks::intact(connection).await?;
+                Ok::<_, DieselError>((stored, unsealed, intact))
             })
             .await?;
         stored.sort_unstable_by_key(|(block, _)| block.id);
@@ -174,6 +180,7 @@ impl Allowed {
             unsealed: unsealed.into_iter().map(|(id, _)| id).collect(),
             allowed,
             total,
+            intact,
             work: Work::default(),
         })
     }
@@ -225,6 +232,14 @@ impl Allowed {
         let mut due: Vec<usize> = pending.into_iter().take(count.max(1)).collect();
         due.sort_unstable();
         self.narrow(connection, &due).await
+    }
+
+    /// Whether every chunk of the snapshot is in a block or has its signature, so that the
+    /// chunks [`Allowed::known`] tells of are all a needle's. When not (PostgreSQL emptied the
+    /// unlogged waiting signatures, and they are not all signed again yet), a chunk in neither
+    /// may hold the needle: [`Allowed::keep`] allows it, and only a walk of every chunk finds it.
+    pub(crate) fn intact(&self) -> bool {
+        self.intact
     }
 
     /// The allowed chunks decided so far: outside a block, or in a block narrowed (all of

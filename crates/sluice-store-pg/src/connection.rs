@@ -285,8 +285,16 @@ impl PgStore {
         if indexed > 0 {
             tracing::info!(logs = indexed, "indexed logs the search index did not cover");
         }
-        // Chunks written before signatures existed get theirs, and blocks due are sealed.
+        // Chunks whose waiting signatures a crash of PostgreSQL dropped, and chunks written
+        // before signatures existed, get theirs, and blocks due are sealed.
+        let lost = chunks::unsign_lost(&mut connection, store.deadline()).await?;
+        if let Some(lost) = lost {
+            tracing::warn!(chunks = lost, "signing again the chunks whose waiting signatures PostgreSQL dropped");
+        }
         let signed = chunks::sign_unsigned(&mut connection, store.deadline()).await?;
+        if lost.is_some() {
+            chunks::mark_intact(&mut connection, store.deadline()).await?;
+        }
         if signed > 0 {
             tracing::info!(chunks = signed, "signed chunks of the search index written before signatures");
         }
@@ -421,7 +429,16 @@ impl Store for PgStore {
         // (a rolling upgrade) become searchable here; usually one probe of an empty index.
         let mut connection = self.with_deadline(self.connection()).await?;
         chunks::index_unchunked(&mut connection, self.chunk_rows, self.deadline()).await?;
+        // PostgreSQL may have recovered from a crash since, emptying the unlogged waiting
+        // signatures: usually one probe of a one-row table.
+        let lost = chunks::unsign_lost(&mut connection, self.deadline()).await?;
+        if let Some(lost) = lost {
+            tracing::warn!(chunks = lost, "signing again the chunks whose waiting signatures PostgreSQL dropped");
+        }
         chunks::sign_unsigned(&mut connection, self.deadline()).await?;
+        if lost.is_some() {
+            chunks::mark_intact(&mut connection, self.deadline()).await?;
+        }
         self.seal_due(&mut connection, None).await?;
         crate::signatures::analyze_stale_partitions(&mut connection, self.deadline()).await
     }

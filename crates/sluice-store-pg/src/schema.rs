@@ -94,6 +94,12 @@ diesel::table! {
 }
 
 diesel::table! {
+    log_chunk_signatures_intact (intact) {
+        intact -> Bool,
+    }
+}
+
+diesel::table! {
     log_chunks (id) {
         id -> Int8,
         workspace_id -> Uuid,
@@ -240,6 +246,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     log_block_bands,
     log_blocks,
     log_chunk_signatures,
+    log_chunk_signatures_intact,
     log_chunks,
     log_rollups,
     log_rollups_daily,

@@ -283,14 +283,16 @@ impl LogSearch for PgStore {
             // common needle, as the newest blocks tell): the workspace's chunks by recency,
             // each block narrowed once the walk reaches it, so a page decided in the newest
             // chunks costs neither the other blocks nor a list of every chunk.
+            // Chunks in neither a block nor the waiting signatures (after a crash of
+            // PostgreSQL, until signed again) are found only by the walk.
             let mut listed: Option<Vec<i64>> = None;
             let estimate = allowed.estimate(&mut connection).await.map_err(from_diesel)?;
-            if (1..=self.listed_chunks.min(LISTED_BY_ID)).contains(&estimate) {
+            if allowed.intact() && (1..=self.listed_chunks.min(LISTED_BY_ID)).contains(&estimate) {
                 // Few enough to read by id as they come: the walk narrows the other blocks
                 // newest first, as far as its page reaches (`Allowed::narrow_newest`). None in
                 // the newest blocks says nothing of the others: those are narrowed up front.
                 listed = Some(allowed.known().iter().copied().collect());
-            } else if estimate <= self.listed_chunks {
+            } else if allowed.intact() && estimate <= self.listed_chunks {
                 allowed.narrow_all(&mut connection).await.map_err(from_diesel)?;
                 if allowed.known().is_empty() {
                     return Ok(collector.finish());

@@ -360,6 +360,67 @@ async fn a_waiting_signature_is_written_folded_once_more_and_another_process_fin
     }
 }
 
+/// `log_chunk_signatures` is unlogged: PostgreSQL empties it, and `log_chunk_signatures_intact`
+/// with it, when it recovers from a crash. A search meanwhile reads the chunks left in neither
+/// a block nor it (nothing is missed); the next store to connect signs them again from their
+/// logs, whole, and seals them in turn.
+#[tokio::test]
+async fn chunks_whose_waiting_signatures_a_crash_dropped_are_read_then_signed_again() {
+    use sluice_store::signature::Signature;
+    let order = sluice_store::conformance::order_number;
+    let database = TestDatabase::new("sluice_chunks").await;
+    let writes = PgOptions { index_chunk_rows: 64, index_block_chunks: 3, ..options() };
+    let writer = PgStore::connect(database.url(), &writes).await.expect("connect");
+    let workspace = Workspace::new("w", Plan::Enterprise, T0);
+    writer.create_workspace(&workspace).await.expect("workspace");
+    // Five chunks of 64 logs: three sealed into a block, two waiting.
+    let messages: Vec<String> = (0..320).map(|n| format!("order {} shipped", order(n))).collect();
+    let logs: Vec<_> = messages.iter().zip(0..).map(|(message, n)| log(message, T0 + n * 1_000)).collect();
+    writer.insert_logs(workspace.id, &logs).await.expect("insert");
+    let mut connection = AsyncPgConnection::establish(database.url()).await.expect("connect");
+    seal_into(&writer, &mut connection, 1).await;
+    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_chunk_signatures").await, 2);
+
+    // What PostgreSQL's recovery from a crash leaves of the unlogged tables.
+    connection.batch_execute("TRUNCATE log_chunk_signatures, log_chunk_signatures_intact").await.expect("crash");
+    for n in [0, 200, 319] {
+        assert_eq!(found(&writer, workspace.id, &order(n)).await, [messages[n as usize].clone()], "unsigned, {n}");
+    }
+    writer.insert_logs(workspace.id, &[log("order ORD-9999999 late", T0 + 400_000)]).await.expect("insert");
+
+    let reads = PgOptions { index_block_chunks: 4, ..writes };
+    let reader = PgStore::connect(database.url(), &reads).await.expect("reconnect");
+    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_chunks WHERE NOT signed").await, 0);
+    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_chunk_signatures_intact").await, 1);
+    // The two waiting chunks signed again from their logs, whole; the late one's as written.
+    let waiting: Vec<StoredSignature> =
+        diesel::sql_query("SELECT signature FROM log_chunk_signatures ORDER BY chunk_id")
+            .load(&mut connection)
+            .await
+            .expect("signatures");
+    let signed_again: Vec<Vec<u8>> = messages[192..]
+        .chunks(64)
+        .map(|chunk| {
+            let mut signature = Signature::new();
+            chunk.iter().for_each(|message| signature.add_text_with_trigrams(&message.to_lowercase()));
+            signature.folded()
+        })
+        .collect();
+    let waiting: Vec<Vec<u8>> = waiting.into_iter().map(|row| row.signature).collect();
+    assert_eq!(waiting.len(), 3);
+    assert_eq!(waiting[..2], signed_again);
+    for n in [3, 200, 256, 319] {
+        assert_eq!(found(&reader, workspace.id, &order(n)).await, [messages[n as usize].clone()], "signed again, {n}");
+    }
+    // Sealed in turn with the chunks after them.
+    reader.insert_logs(workspace.id, &[log("order ORD-9999998 later", T0 + 500_000)]).await.expect("insert");
+    seal_into(&reader, &mut connection, 2).await;
+    for n in [4, 255, 318] {
+        assert_eq!(found(&reader, workspace.id, &order(n)).await, [messages[n as usize].clone()], "sealed, {n}");
+    }
+    assert_eq!(found(&reader, workspace.id, "ORD-9999999").await, ["order ORD-9999999 late"]);
+}
+
 /// A word in every chunk is looked for by walking the chunks newest first, and a page
 /// decided in the newest ones narrows only their blocks; a page that needs every block
 /// narrows them all and still answers every log, newest first.

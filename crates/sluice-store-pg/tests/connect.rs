@@ -58,6 +58,7 @@ async fn connect_applies_the_migrations_once() {
             "log_block_bands",
             "log_blocks",
             "log_chunk_signatures",
+            "log_chunk_signatures_intact",
             "log_chunks",
             "log_rollups",
             "log_rollups_daily",
