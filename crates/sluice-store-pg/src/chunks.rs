@@ -539,6 +539,46 @@ pub(crate) async fn mark_intact(connection: &mut AsyncPgConnection, deadline: De
         .await
 }
 
+/// [`unsign_lost`], [`sign_unsigned`], then [`mark_intact`] when the first found the row
+/// missing: what connect and housekeeping do, and a search that finds the row missing has
+/// done in the background ([`crate::PgStore::sign_again_in_background`]). Returns how many
+/// chunks were signed.
+pub(crate) async fn sign_again(connection: &mut AsyncPgConnection, deadline: Deadline) -> Result<u64, StoreError> {
+    let lost = unsign_lost(connection, deadline).await?;
+    if let Some(lost) = lost {
+        tracing::warn!(chunks = lost, "signing again the chunks whose waiting signatures PostgreSQL dropped");
+    }
+    let signed = sign_unsigned(connection, deadline).await?;
+    if lost.is_some() {
+        mark_intact(connection, deadline).await?;
+    }
+    Ok(signed)
+}
+
+impl crate::PgStore {
+    /// Starts [`sign_again`] in a task of its own, unless one runs: a search found
+    /// `log_chunk_signatures_intact` empty, so PostgreSQL recovered from a crash since
+    /// housekeeping last looked (every hour), and until the lost chunks are signed again every
+    /// search walks all chunks ([`crate::allowed::Allowed::intact`]).
+    pub(crate) fn sign_again_in_background(&self) {
+        if self.signing_again.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            return;
+        }
+        let store = self.clone();
+        tokio::spawn(async move {
+            let signed = async {
+                let mut connection = store.with_deadline(store.connection()).await?;
+                sign_again(&mut connection, store.deadline()).await
+            }
+            .await;
+            store.signing_again.store(false, std::sync::atomic::Ordering::Release);
+            if let Err(error) = signed {
+                tracing::warn!(%error, "signing again the chunks whose waiting signatures PostgreSQL dropped failed");
+            }
+        });
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

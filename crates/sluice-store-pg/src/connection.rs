@@ -77,6 +77,9 @@ pub struct PgStore {
     pub(crate) unsealed: Arc<Mutex<std::collections::HashMap<Uuid, usize>>>,
     /// Whether this process's sealing task runs ([`PgStore::after_insert`]).
     pub(crate) sealing: Arc<std::sync::atomic::AtomicBool>,
+    /// Whether this process's task signing lost chunks again runs
+    /// ([`PgStore::sign_again_in_background`]).
+    pub(crate) signing_again: Arc<std::sync::atomic::AtomicBool>,
     pub(crate) call_timeout: Duration,
     pub(crate) group: GroupOptions,
     pub(crate) chunk_rows: usize,
@@ -269,6 +272,7 @@ impl PgStore {
             blocks: sluice_store::signature::BlockCache::new(),
             unsealed: Arc::default(),
             sealing: Arc::default(),
+            signing_again: Arc::default(),
             call_timeout: options.call_timeout,
             group: options.group,
             chunk_rows: options.index_chunk_rows,
@@ -285,16 +289,9 @@ impl PgStore {
         if indexed > 0 {
             tracing::info!(logs = indexed, "indexed logs the search index did not cover");
         }
-        // Chunks whose waiting signatures a crash of PostgreSQL dropped, and chunks written
-        // before signatures existed, get theirs, and blocks due are sealed.
-        let lost = chunks::unsign_lost(&mut connection, store.deadline()).await?;
-        if let Some(lost) = lost {
-            tracing::warn!(chunks = lost, "signing again the chunks whose waiting signatures PostgreSQL dropped");
-        }
-        let signed = chunks::sign_unsigned(&mut connection, store.deadline()).await?;
-        if lost.is_some() {
-            chunks::mark_intact(&mut connection, store.deadline()).await?;
-        }
+        // Chunks written before signatures existed, and chunks whose waiting signatures a
+        // crash of PostgreSQL dropped, get theirs, and blocks due are sealed.
+        let signed = chunks::sign_again(&mut connection, store.deadline()).await?;
         if signed > 0 {
             tracing::info!(chunks = signed, "signed chunks of the search index written before signatures");
         }
@@ -431,14 +428,7 @@ impl Store for PgStore {
         chunks::index_unchunked(&mut connection, self.chunk_rows, self.deadline()).await?;
         // PostgreSQL may have recovered from a crash since, emptying the unlogged waiting
         // signatures: usually one probe of a one-row table.
-        let lost = chunks::unsign_lost(&mut connection, self.deadline()).await?;
-        if let Some(lost) = lost {
-            tracing::warn!(chunks = lost, "signing again the chunks whose waiting signatures PostgreSQL dropped");
-        }
-        chunks::sign_unsigned(&mut connection, self.deadline()).await?;
-        if lost.is_some() {
-            chunks::mark_intact(&mut connection, self.deadline()).await?;
-        }
+        chunks::sign_again(&mut connection, self.deadline()).await?;
         self.seal_due(&mut connection, None).await?;
         crate::signatures::analyze_stale_partitions(&mut connection, self.deadline()).await
     }

@@ -286,6 +286,9 @@ impl LogSearch for PgStore {
             // Chunks in neither a block nor the waiting signatures (after a crash of
             // PostgreSQL, until signed again) are found only by the walk.
             let mut listed: Option<Vec<i64>> = None;
+            if !allowed.intact() {
+                self.sign_again_in_background();
+            }
             let estimate = allowed.estimate(&mut connection).await.map_err(from_diesel)?;
             if allowed.intact() && (1..=self.listed_chunks.min(LISTED_BY_ID)).contains(&estimate) {
                 // Few enough to read by id as they come: the walk narrows the other blocks

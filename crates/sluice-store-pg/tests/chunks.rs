@@ -362,8 +362,8 @@ async fn a_waiting_signature_is_written_folded_once_more_and_another_process_fin
 
 /// `log_chunk_signatures` is unlogged: PostgreSQL empties it, and `log_chunk_signatures_intact`
 /// with it, when it recovers from a crash. A search meanwhile reads the chunks left in neither
-/// a block nor it (nothing is missed); the next store to connect signs them again from their
-/// logs, whole, and seals them in turn.
+/// a block nor it (nothing is missed), and has them signed again from their logs, whole, in
+/// the background; a store that connects does the same; they are sealed in turn.
 #[tokio::test]
 async fn chunks_whose_waiting_signatures_a_crash_dropped_are_read_then_signed_again() {
     use sluice_store::signature::Signature;
@@ -380,24 +380,6 @@ async fn chunks_whose_waiting_signatures_a_crash_dropped_are_read_then_signed_ag
     let mut connection = AsyncPgConnection::establish(database.url()).await.expect("connect");
     seal_into(&writer, &mut connection, 1).await;
     assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_chunk_signatures").await, 2);
-
-    // What PostgreSQL's recovery from a crash leaves of the unlogged tables.
-    connection.batch_execute("TRUNCATE log_chunk_signatures, log_chunk_signatures_intact").await.expect("crash");
-    for n in [0, 200, 319] {
-        assert_eq!(found(&writer, workspace.id, &order(n)).await, [messages[n as usize].clone()], "unsigned, {n}");
-    }
-    writer.insert_logs(workspace.id, &[log("order ORD-9999999 late", T0 + 400_000)]).await.expect("insert");
-
-    let reads = PgOptions { index_block_chunks: 4, ..writes };
-    let reader = PgStore::connect(database.url(), &reads).await.expect("reconnect");
-    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_chunks WHERE NOT signed").await, 0);
-    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_chunk_signatures_intact").await, 1);
-    // The two waiting chunks signed again from their logs, whole; the late one's as written.
-    let waiting: Vec<StoredSignature> =
-        diesel::sql_query("SELECT signature FROM log_chunk_signatures ORDER BY chunk_id")
-            .load(&mut connection)
-            .await
-            .expect("signatures");
     let signed_again: Vec<Vec<u8>> = messages[192..]
         .chunks(64)
         .map(|chunk| {
@@ -406,19 +388,58 @@ async fn chunks_whose_waiting_signatures_a_crash_dropped_are_read_then_signed_ag
             signature.folded()
         })
         .collect();
-    let waiting: Vec<Vec<u8>> = waiting.into_iter().map(|row| row.signature).collect();
-    assert_eq!(waiting.len(), 3);
-    assert_eq!(waiting[..2], signed_again);
+    let crash = "TRUNCATE log_chunk_signatures, log_chunk_signatures_intact";
+    let intact = "SELECT count(*) AS count FROM log_chunk_signatures_intact";
+
+    // What PostgreSQL's recovery from a crash leaves of the unlogged tables, under a running
+    // process: its searches find every log, and have the two chunks signed again.
+    connection.batch_execute(crash).await.expect("crash");
+    for n in [0, 200, 319] {
+        assert_eq!(found(&writer, workspace.id, &order(n)).await, [messages[n as usize].clone()], "unsigned, {n}");
+    }
+    let mut waited = 0;
+    while count(&mut connection, intact).await == 0 {
+        assert!(waited < 400, "the search's task signs the lost chunks again within 20 s");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        waited += 1;
+    }
+    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_chunks WHERE NOT signed").await, 0);
+    assert_eq!(stored_signatures(&mut connection).await, signed_again);
     for n in [3, 200, 256, 319] {
-        assert_eq!(found(&reader, workspace.id, &order(n)).await, [messages[n as usize].clone()], "signed again, {n}");
+        assert_eq!(found(&writer, workspace.id, &order(n)).await, [messages[n as usize].clone()], "signed again, {n}");
+    }
+
+    // Again, with no process running: the next to connect signs them again.
+    drop(writer);
+    connection.batch_execute(crash).await.expect("crash");
+    let reads = PgOptions { index_block_chunks: 4, ..writes };
+    let reader = PgStore::connect(database.url(), &reads).await.expect("reconnect");
+    assert_eq!(count(&mut connection, "SELECT count(*) AS count FROM log_chunks WHERE NOT signed").await, 0);
+    assert_eq!(count(&mut connection, intact).await, 1);
+    assert_eq!(stored_signatures(&mut connection).await, signed_again);
+    for n in [3, 200, 256, 319] {
+        assert_eq!(found(&reader, workspace.id, &order(n)).await, [messages[n as usize].clone()], "connected, {n}");
     }
     // Sealed in turn with the chunks after them.
-    reader.insert_logs(workspace.id, &[log("order ORD-9999998 later", T0 + 500_000)]).await.expect("insert");
+    let late = ["order ORD-9999999 late", "order ORD-9999998 later"];
+    for (message, at) in late.iter().zip([400_000, 500_000]) {
+        reader.insert_logs(workspace.id, &[log(message, T0 + at)]).await.expect("insert");
+    }
     seal_into(&reader, &mut connection, 2).await;
     for n in [4, 255, 318] {
         assert_eq!(found(&reader, workspace.id, &order(n)).await, [messages[n as usize].clone()], "sealed, {n}");
     }
-    assert_eq!(found(&reader, workspace.id, "ORD-9999999").await, ["order ORD-9999999 late"]);
+    assert_eq!(found(&reader, workspace.id, "ORD-9999999").await, [late[0]]);
+}
+
+/// The waiting signatures, in chunk order.
+async fn stored_signatures(connection: &mut AsyncPgConnection) -> Vec<Vec<u8>> {
+    let stored: Vec<StoredSignature> =
+        diesel::sql_query("SELECT signature FROM log_chunk_signatures ORDER BY chunk_id")
+            .load(connection)
+            .await
+            .expect("signatures");
+    stored.into_iter().map(|row| row.signature).collect()
 }
 
 /// A word in every chunk is looked for by walking the chunks newest first, and a page
