@@ -469,7 +469,7 @@ struct Intact {
 }
 
 /// Whether `log_chunk_signatures_intact` holds its row ([`unsign_lost`]).
-pub(crate) async fn intact(connection: &mut AsyncPgConnection) -> Result<bool, DieselError> {
+async fn intact(connection: &mut AsyncPgConnection) -> Result<bool, DieselError> {
     diesel::sql_query("SELECT EXISTS (SELECT 1 FROM log_chunk_signatures_intact) AS intact")
         .get_result::<Intact>(connection)
         .await
