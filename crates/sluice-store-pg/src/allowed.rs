@@ -113,7 +113,7 @@ pub(crate) struct Allowed {
     total: usize,
     /// Whether every chunk was in a block or had its signature at the snapshot: not after a
     /// crash of PostgreSQL emptied the unlogged waiting signatures, until they are signed
-    /// again ([`crate::chunks::unsign_lost`]).
+    /// again ([`crate::lost::unsign_lost`]).
     intact: bool,
     /// What narrowing took so far (for a debug line): blocks narrowed, bands read from the
     /// database, statements.

@@ -291,9 +291,9 @@ impl PgStore {
         }
         // Chunks written before signatures existed, and chunks whose waiting signatures a
         // crash of PostgreSQL dropped, get theirs, and blocks due are sealed.
-        let signed = chunks::sign_again(&mut connection, store.deadline()).await?;
+        let signed = crate::lost::sign_again(&mut connection, store.deadline()).await?;
         if signed > 0 {
-            tracing::info!(chunks = signed, "signed chunks of the search index written before signatures");
+            tracing::info!(chunks = signed, "signed the chunks of the search index that had no signature");
         }
         store.seal_due(&mut connection, None).await?;
         drop(connection);
@@ -428,7 +428,7 @@ impl Store for PgStore {
         chunks::index_unchunked(&mut connection, self.chunk_rows, self.deadline()).await?;
         // PostgreSQL may have recovered from a crash since, emptying the unlogged waiting
         // signatures: usually one probe of a one-row table.
-        chunks::sign_again(&mut connection, self.deadline()).await?;
+        crate::lost::sign_again(&mut connection, self.deadline()).await?;
         self.seal_due(&mut connection, None).await?;
         crate::signatures::analyze_stale_partitions(&mut connection, self.deadline()).await
     }

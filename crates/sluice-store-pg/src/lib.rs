@@ -36,6 +36,7 @@ mod feed;
 mod flows;
 mod insert;
 mod list;
+mod lost;
 /// The ingest benchmark's naive baseline (feature `bench`, which no production build enables).
 #[cfg(feature = "bench")]
 pub mod naive;
