@@ -174,36 +174,21 @@ fn signature_groups(search: &Search) -> Vec<Vec<Vec<u32>>> {
 /// other logs.
 const SLOT_KEYS_PER_NEEDLE: usize = 4;
 
-/// The keys the per-log filters of a chunk's `slots` ([`crate::chunk_slots::SLICES_SQL`]) are looked up by
-/// for `search`: for every index group, each needle's signature keys, then the starts of its
-/// runs (every text holding the needle holds them all), up to [`SLOT_KEYS_PER_NEEDLE`]. An order
-/// number has one signature key, and one key let through about a sixth of a chunk's logs, two
-/// (with the second start) 3.6 of 256 (measured on the search benchmark's logs). A group with
-/// a needle without such keys (a word, found by its trigrams) is `None`: it narrows nothing.
-/// `None` when no group narrows: the chunks are read whole.
+/// The keys the per-log filters of a chunk's `slots` ([`crate::chunk_slots::SLICES_SQL`]) are
+/// looked up by for `search`: for every index group, each needle's
+/// [`sluice_store::log_keys::needle_log_keys`] (in the text as stored), up to
+/// [`SLOT_KEYS_PER_NEEDLE`]. An order number has one signature key, and one key let through
+/// about a sixth of a chunk's logs, two (with the second start) 3.6 of 256 (measured on the
+/// search benchmark's logs). A group with a needle without such keys (a word, found by its
+/// trigrams) is `None`: it narrows nothing. `None` when no group narrows: the chunks are read
+/// whole.
 pub(crate) fn slot_groups(search: &Search) -> Option<Vec<Option<Vec<Vec<u64>>>>> {
-    use sluice_store::grams::{needle_signature_keys, needle_start_keys};
-    let groups: Vec<Option<Vec<Vec<u64>>>> = search
-        .query
-        .index_groups()
-        .into_iter()
-        .map(|group| {
-            group
-                .into_iter()
-                .map(|needle| {
-                    let encoded = text::encode(needle);
-                    let mut keys = needle_signature_keys(&encoded);
-                    for key in needle_start_keys(&encoded) {
-                        if !keys.contains(&key) {
-                            keys.push(key);
-                        }
-                    }
-                    keys.truncate(SLOT_KEYS_PER_NEEDLE);
-                    (!keys.is_empty()).then_some(keys)
-                })
-                .collect()
-        })
-        .collect();
+    let encoded: Vec<Vec<std::borrow::Cow<'_, str>>> =
+        search.query.index_groups().into_iter().map(|group| group.into_iter().map(text::encode).collect()).collect();
+    let groups = sluice_store::log_keys::needle_keys(
+        encoded.iter().map(|group| group.iter().map(|needle| needle.as_ref()).collect()),
+        SLOT_KEYS_PER_NEEDLE,
+    );
     sluice_store::log_keys::narrows(&groups).then_some(groups)
 }
 

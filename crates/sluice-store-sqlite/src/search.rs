@@ -393,7 +393,8 @@ impl LogSearch for SqliteStore {
             newest.extend(read_ranges(connection, &[[indexed + 1, TAIL_END]], &workspace, &filter)?);
             // The chunks the signed groups allow: for each, those any of its needles may be in.
             let started = std::time::Instant::now();
-            let log_keys = Some(sluice_store::log_keys::needle_keys(search.query.index_groups()))
+            // Every key a needle has: a chunk's filters are read whole, so each costs nothing.
+            let log_keys = Some(sluice_store::log_keys::needle_keys(search.query.index_groups(), usize::MAX))
                 .filter(|keys| sluice_store::log_keys::narrows(keys));
             let allowed = allowed_chunks(connection, workspace.as_bytes(), &lookup.signed, &signatures)?;
             tracing::debug!(allowed = allowed.as_ref().map(|allowed| allowed.len()), took = ?started.elapsed(), "signatures");

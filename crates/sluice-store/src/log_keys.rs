@@ -23,7 +23,7 @@
 //! `b % 8` of its byte `b / 8`; a key sets bit [`key_bit`]` % w`, so filters are built at
 //! [`MAX_BITS`] and folded (each half OR'ed into the other) to the chunk's width.
 
-use crate::grams::needle_signature_keys;
+use crate::grams::{needle_signature_keys, needle_start_keys};
 
 /// The widest filter: 1,024 bits.
 pub const MAX_BITS: usize = 1_024;
@@ -147,16 +147,41 @@ impl LogKeys {
     }
 }
 
+/// The keys a folded needle is looked up by in a log's filter: its [`needle_signature_keys`],
+/// then the starts of its runs ([`needle_start_keys`]; every text holding the needle holds them
+/// all), the first `most` of them. An order number has one signature key, which lets through
+/// about two fifths of a chunk's logs at [`BITS_PER_KEY`] and a sixth at PostgreSQL's wider
+/// filters; with its run's two shorter starts, a fifteenth and under one log in a hundred
+/// (docs/PERFORMANCE.md, issue 24). Empty for a needle without a run holding a digit.
+///
+/// ```
+/// use sluice_store::log_keys::needle_log_keys;
+/// assert_eq!(needle_log_keys("ord-4821937", usize::MAX).len(), 3);
+/// assert_eq!(needle_log_keys("ord-4821937", 2).len(), 2);
+/// assert!(needle_log_keys("failover to replica", usize::MAX).is_empty());
+/// ```
+pub fn needle_log_keys(folded: &str, most: usize) -> Vec<u64> {
+    let mut keys = needle_signature_keys(folded);
+    for key in needle_start_keys(folded) {
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    keys.truncate(most);
+    keys
+}
+
 /// The keys each needle of each index group is looked up by in a log's filter: for every
-/// group, each needle's [`needle_signature_keys`] (as [`sluice_query::Query::index_groups`]
-/// gives it, folded). A group with a needle without keys is `None`: it narrows nothing.
-pub fn needle_keys<'a>(groups: impl IntoIterator<Item = Vec<&'a str>>) -> Vec<Option<Vec<Vec<u64>>>> {
+/// group, each needle's [`needle_log_keys`], at most `most` (as
+/// [`sluice_query::Query::index_groups`] gives the needle, folded, in the text a store keys).
+/// A group with a needle without keys is `None`: it narrows nothing.
+pub fn needle_keys<'a>(groups: impl IntoIterator<Item = Vec<&'a str>>, most: usize) -> Vec<Option<Vec<Vec<u64>>>> {
     groups
         .into_iter()
         .map(|group| {
             group
                 .into_iter()
-                .map(|needle| Some(needle_signature_keys(needle)).filter(|keys| !keys.is_empty()))
+                .map(|needle| Some(needle_log_keys(needle, most)).filter(|keys| !keys.is_empty()))
                 .collect::<Option<Vec<Vec<u64>>>>()
         })
         .collect()
@@ -275,21 +300,52 @@ mod tests {
             (0..200).map(|n| format!("order ord-{:07} req={:016x} done", n * 7919, n * 104_729)).collect();
         let views: Vec<&str> = texts.iter().map(String::as_str).collect();
         let stored = chunk(&views);
-        let groups = needle_keys([vec!["ord-0791900"]]);
+        let groups = needle_keys([vec!["ord-0791900"]], usize::MAX);
         assert!(narrows(&groups));
         let found = slots(&stored, texts.len(), &groups).unwrap();
         assert!(found.contains(&100), "{found:?}");
         assert!(found.len() < 100, "a one-key needle is found in {} of 200 logs", found.len());
         // A word without keys narrows nothing.
-        let words = needle_keys([vec!["order"]]);
+        let words = needle_keys([vec!["order"]], usize::MAX);
         assert!(!narrows(&words));
         assert_eq!(slots(&stored, texts.len(), &words).unwrap().len(), 200);
+    }
+
+    /// An order number's run starts narrow a chunk's logs far more than its one signature key:
+    /// at the stored width about two fifths of the logs hold any one key.
+    #[test]
+    fn an_order_number_is_looked_up_by_its_starts_too() {
+        let texts: Vec<String> = (0..256_u64)
+            .map(|n| {
+                let id = n.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                format!(
+                    "order=ord-{:07} req={id:016x} kappa{:03} east{:06}",
+                    (n * 7_654_321) % 10_000_000,
+                    n % 1_000,
+                    id % 1_000_000
+                )
+            })
+            .collect();
+        let views: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let stored = chunk(&views);
+        let needle = fold(&format!("ORD-{:07}", (100 * 7_654_321) % 10_000_000));
+        assert_eq!(needle_log_keys(&needle, usize::MAX).len(), 3, "the start of seven digits, then of six and five");
+        let one_key = slots(&stored, texts.len(), &needle_keys([vec![needle.as_str()]], 1)).unwrap();
+        let every_key = slots(&stored, texts.len(), &needle_keys([vec![needle.as_str()]], usize::MAX)).unwrap();
+        assert!(one_key.contains(&100) && every_key.contains(&100));
+        assert!(every_key.iter().all(|slot| one_key.contains(slot)));
+        assert!(
+            every_key.len() * 4 <= one_key.len(),
+            "{} logs by every key, {} by one",
+            every_key.len(),
+            one_key.len()
+        );
     }
 
     #[test]
     fn a_malformed_stored_form_reads_the_chunk_whole() {
         let stored = chunk(&["ord-1234567", "ord-7654321"]);
-        let groups = needle_keys([vec!["1234567"]]);
+        let groups = needle_keys([vec!["1234567"]], usize::MAX);
         assert_eq!(slots(&stored, 3, &groups), None);
         assert_eq!(slots(&[], 0, &groups), None);
         assert_eq!(slots(&[9, 0, 0], 1, &groups), None);
@@ -316,7 +372,7 @@ mod tests {
                 keys.start_log();
                 signature_keys(&fold(text), |key| keys.insert(key));
             }
-            let groups = needle_keys(needles.iter().map(|needle| vec![needle.as_str()]));
+            let groups = needle_keys(needles.iter().map(|needle| vec![needle.as_str()]), usize::MAX);
             let plain = keys.stored_at(bits_per_key);
             let sliced = keys.sliced_at(bits_per_key);
             prop_assert_eq!(plain[0], sliced[0]);
@@ -344,7 +400,7 @@ mod tests {
             let start = start.min(text.len());
             let needle = &text[start..(start + len).min(text.len())];
             let folded = fold(needle);
-            let groups = needle_keys([vec![folded.as_str()]]);
+            let groups = needle_keys([vec![folded.as_str()]], usize::MAX);
             let found = slots(&stored, texts.len(), &groups).unwrap();
             prop_assert!(found.contains(&u16::try_from(slot).unwrap()));
         }
