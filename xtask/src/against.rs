@@ -6,13 +6,14 @@
 //! It builds this tree's release `sluice` and `sluice-loadgen`, and REV's `sluice` in a git
 //! worktree (`target/against/src`, with its own target folder `target/against/target`, so
 //! this tree's binaries stay as they are), then runs `--pairs` pairs (2) of ingests, the two
-//! binaries in turn and the first of each pair alternating: each on a fresh database (SQLite
-//! file, or a database of the durable bench cluster, PostgreSQL by default), `--logs` logs
-//! (4M) of the search benchmark's shape from this tree's load generator (`sluice-loadgen
-//! search-ingest`, 32 connections, 100-entry JSON batches, as fast as answered). A row a run:
-//! logs/s, the CPU per 1,000 logs of the machine and of the server (`/proc`), the machine's
-//! idle share, the bytes on disk a log; then, for each binary, the sum of its rates and this
-//! tree's share of REV's. It writes nothing to docs/PERFORMANCE.md: a comparison is read with
+//! binaries in turn and the first of each pair alternating, after one run of this tree's that
+//! is not counted (a command's first run was the slowest of its binary): each on a fresh
+//! database (SQLite file, or a database of the durable bench cluster, PostgreSQL by default),
+//! `--logs` logs (4M) of the search benchmark's shape from this tree's load generator
+//! (`sluice-loadgen search-ingest`, 32 connections, 100-entry JSON batches, as fast as
+//! answered). A row a run: logs/s, the CPU per 1,000 logs of the machine and of the server
+//! (`/proc`), the machine's idle share, the bytes on disk a log; then, for each binary, the sum
+//! of its rates and this tree's share of REV's. It writes nothing to docs/PERFORMANCE.md: a comparison is read with
 //! its hour.
 
 use std::path::Path;
@@ -147,29 +148,39 @@ pub(crate) fn bench(root: &Path, plan: &Plan) -> anyhow::Result<()> {
     );
     let (mut their_sum, mut our_sum) = (0.0, 0.0);
     let mut failed = None;
-    'pairs: for pair in 0..plan.pairs {
+    // A run first, not counted: the first run of a command was the slowest of its binary in
+    // each of three commands of 2026-12-04 (483e0d2 70.8-72.8k logs/s first, 75.5-78.1k in
+    // every later slot), and the first slot would always be REV's (docs/PERFORMANCE.md).
+    let mut runs = vec![(0, "this tree (warm-up, not counted)", &ours)];
+    for pair in 0..plan.pairs {
         let mut order = [(short.as_str(), &theirs), ("this tree", &ours)];
         if pair % 2 == 1 {
             order.reverse();
         }
-        for (index, (label, binary)) in order.into_iter().enumerate() {
-            match run_once(root, binary, store, &cluster, plan.logs) {
-                Ok(run) => {
-                    println!(
-                        "| {} | {label} | {:.0} | {:.1} | {:.1} | {:.0} % | {:.0} |",
-                        2 * pair + index + 1,
-                        run.rate,
-                        run.machine_ms,
-                        run.server_ms,
-                        run.idle * 100.0,
-                        run.bytes
-                    );
-                    if label == "this tree" { our_sum += run.rate } else { their_sum += run.rate }
+        runs.extend(
+            order.into_iter().enumerate().map(|(index, (label, binary))| (2 * pair + index + 1, label, binary)),
+        );
+    }
+    for (number, label, binary) in runs {
+        match run_once(root, binary, store, &cluster, plan.logs) {
+            Ok(run) => {
+                println!(
+                    "| {number} | {label} | {:.0} | {:.1} | {:.1} | {:.0} % | {:.0} |",
+                    run.rate,
+                    run.machine_ms,
+                    run.server_ms,
+                    run.idle * 100.0,
+                    run.bytes
+                );
+                match (number, label) {
+                    (0, _) => {}
+                    (_, "this tree") => our_sum += run.rate,
+                    _ => their_sum += run.rate,
                 }
-                Err(error) => {
-                    failed = Some(error);
-                    break 'pairs;
-                }
+            }
+            Err(error) => {
+                failed = Some(error);
+                break;
             }
         }
     }
