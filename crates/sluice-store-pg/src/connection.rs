@@ -77,6 +77,10 @@ pub struct PgStore {
     pub(crate) unsealed: Arc<Mutex<std::collections::HashMap<Uuid, usize>>>,
     /// Whether this process's sealing task runs ([`PgStore::after_insert`]).
     pub(crate) sealing: Arc<std::sync::atomic::AtomicBool>,
+    /// Held by whatever seals blocks in this process, the sealing task and housekeeping, so
+    /// the two never race for the same oldest signatures: housekeeping that lost that race
+    /// eight times in a row returned with blocks still due while the task went on.
+    pub(crate) seal_lock: Arc<tokio::sync::Mutex<()>>,
     /// Whether this process's task signing lost chunks again runs
     /// ([`PgStore::sign_again_in_background`]).
     pub(crate) signing_again: Arc<std::sync::atomic::AtomicBool>,
@@ -272,6 +276,7 @@ impl PgStore {
             blocks: sluice_store::signature::BlockCache::new(),
             unsealed: Arc::default(),
             sealing: Arc::default(),
+            seal_lock: Arc::default(),
             signing_again: Arc::default(),
             call_timeout: options.call_timeout,
             group: options.group,
@@ -422,6 +427,9 @@ impl Store for PgStore {
     /// timeout ([`Deadline`]).
     async fn maintain(&self) -> Result<(), StoreError> {
         self.create_partitions_ahead().await?;
+        // After this process's sealing task, if one runs, so the blocks it leaves due are
+        // sealed below; taken before a connection, which the task needs too.
+        let _sealing = self.seal_lock.lock().await;
         // Logs a process of an older release stored without a chunk since this one connected
         // (a rolling upgrade) become searchable here; usually one probe of an empty index.
         let mut connection = self.with_deadline(self.connection()).await?;

@@ -518,6 +518,8 @@ impl crate::PgStore {
         tokio::spawn(async move {
             // Cleared however the task ends.
             let _sealing = Sealer(store.sealing.clone());
+            // Housekeeping seals after this task, not against it.
+            let _sealer = store.seal_lock.lock().await;
             // Each seal and statement within the call timeout of its own ([`Deadline`]): one
             // deadline for them all ran out mid-ingest with a block due behind another, and
             // the block it cut was tried again only a block's worth of chunks later, twice the
