@@ -304,7 +304,7 @@ mod tests {
         assert!(narrows(&groups));
         let found = slots(&stored, texts.len(), &groups).unwrap();
         assert!(found.contains(&100), "{found:?}");
-        assert!(found.len() < 100, "a one-key needle is found in {} of 200 logs", found.len());
+        assert!(found.len() < 100, "an order number is found in {} of 200 logs", found.len());
         // A word without keys narrows nothing.
         let words = needle_keys([vec!["order"]], usize::MAX);
         assert!(!narrows(&words));
