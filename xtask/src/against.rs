@@ -13,8 +13,8 @@
 //! (`sluice-loadgen search-ingest`, 32 connections, 100-entry JSON batches, as fast as
 //! answered). A row a run: logs/s, the CPU per 1,000 logs of the machine and of the server
 //! (`/proc`), the machine's idle share, the bytes on disk a log; then, for each binary, the sum
-//! of its rates and this tree's share of REV's. It writes nothing to docs/PERFORMANCE.md: a comparison is read with
-//! its hour.
+//! of its rates and this tree's share of REV's. It writes nothing to docs/PERFORMANCE.md: a
+//! comparison is read with its hour.
 
 use std::path::Path;
 use std::process::Command;
