@@ -168,6 +168,8 @@ struct Hub {
     announcer: Option<mpsc::Sender<Announced>>,
     /// Tells the store's listener to stop (at [`TailHub::close`]).
     stop: Option<tokio::sync::watch::Sender<bool>>,
+    /// The store other servers share, told which workspaces this one tails ([`TailHub::watch`]).
+    watcher: Option<Arc<dyn Store>>,
 }
 
 /// The tails open on this server, by workspace. Cheap to clone (shared).
@@ -182,6 +184,10 @@ const ANNOUNCE_QUEUE: usize = 4_096;
 
 /// The most batches one announcement statement carries.
 const ANNOUNCE_BATCHES: usize = 256;
+
+/// How often the server tells the others again which workspaces it tails: a third of how long
+/// they hold it ([`sluice_store::WATCH_SECONDS`]), so one late or failed round loses nothing.
+const WATCH_REFRESH: Duration = Duration::from_secs(sluice_store::WATCH_SECONDS / 3);
 
 /// The workspace has [`MAX_TAILS_PER_WORKSPACE`] tails open already, or the server is
 /// shutting down.
@@ -307,6 +313,7 @@ impl TailHub {
         hub.closed = true;
         hub.workspaces.clear();
         hub.announcer = None;
+        hub.watcher = None;
         if let Some(stop) = hub.stop.take() {
             let _ = stop.send(true);
         }
@@ -315,17 +322,21 @@ impl TailHub {
     /// A hub whose tails also show what the other servers sharing `store`'s database commit:
     /// the store follows their announcements ([`Store::follow`]), and batches committed here
     /// are announced to them by a task of their own, a statement at a time for all that
-    /// waited ([`TailHub::announce`]). A store no other server shares gives a plain hub.
-    /// Must be called inside a Tokio runtime.
+    /// waited ([`TailHub::announce`]), those of the workspaces another server tails. The
+    /// workspaces tailed here are told to the others as a tail opens ([`TailHub::watch`]) and
+    /// again every [`WATCH_REFRESH`] while any stays open, by a task of its own. A store no
+    /// other server shares gives a plain hub. Must be called inside a Tokio runtime.
     pub fn connect(store: Arc<dyn Store>) -> Self {
         let tails = TailHub::default();
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let (watching, delivering) = (tails.clone(), tails.clone());
         let watched: Watched = Arc::new(move |workspace| watching.watches(workspace));
         let deliver: Deliver = Arc::new(move |workspace, logs: Vec<Log>| delivering.publish(workspace, &logs));
-        if !store.follow(watched, deliver, stopped) {
+        if !store.follow(watched, deliver, stopped.clone()) {
             return tails;
         }
+        tokio::spawn(refresh_watches(Arc::downgrade(&tails.hub), store.clone(), stopped));
+        let store_watching = store.clone();
         let (sender, mut receiver) = mpsc::channel::<Announced>(ANNOUNCE_QUEUE);
         tokio::spawn(async move {
             let mut batches = Vec::new();
@@ -339,8 +350,20 @@ impl TailHub {
         let mut hub = tails.locked();
         hub.announcer = Some(sender);
         hub.stop = Some(stop);
+        hub.watcher = Some(store_watching);
         drop(hub);
         tails
+    }
+
+    /// Tells the other servers sharing the database, when there are any, that this one tails
+    /// `workspace` ([`Store::watch`]): called once a tail is open and before its stream
+    /// starts, so it shows what they commit from then on.
+    pub async fn watch(&self, workspace: WorkspaceId) -> Result<(), sluice_store::StoreError> {
+        let watcher = self.locked().watcher.clone();
+        match watcher {
+            Some(store) => store.watch(&[workspace]).await,
+            None => Ok(()),
+        }
     }
 
     /// Whether committed batches are announced to other servers (ingest collects their ids
@@ -356,6 +379,34 @@ impl TailHub {
             && announcer.try_send(Announced { workspace, logs }).is_err()
         {
             tracing::warn!("live tail: the announcement queue is full; other servers' tails miss a batch");
+        }
+    }
+}
+
+/// Tells the store every [`WATCH_REFRESH`] which workspaces the hub has tails of, until `stop`
+/// or the hub is gone; a failed round is tried again at the next.
+async fn refresh_watches(
+    hub: std::sync::Weak<Mutex<Hub>>,
+    store: Arc<dyn Store>,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let mut every = tokio::time::interval(WATCH_REFRESH);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // The first tick is at once, when no tail is open yet.
+    every.tick().await;
+    loop {
+        tokio::select! {
+            _ = every.tick() => {}
+            _ = stop.changed() => return,
+        }
+        let Some(hub) = hub.upgrade() else { return };
+        let tailed: Vec<WorkspaceId> =
+            hub.lock().unwrap_or_else(PoisonError::into_inner).workspaces.keys().copied().collect();
+        drop(hub);
+        if !tailed.is_empty()
+            && let Err(error) = store.watch(&tailed).await
+        {
+            tracing::warn!(%error, workspaces = tailed.len(), "live tail: cannot tell the other servers which workspaces are tailed here");
         }
     }
 }

@@ -15,6 +15,7 @@ use diesel_async::pooled_connection::deadpool::{Object, Pool};
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
+use sluice_model::WorkspaceId;
 use sluice_store::{Clock, GroupOptions, Store, StoreError, system_clock};
 use uuid::Uuid;
 
@@ -411,6 +412,11 @@ impl Store for PgStore {
         self.notify(batches).await
     }
 
+    /// A row of `tail_watches` a workspace (`crate::feed`).
+    async fn watch(&self, workspaces: &[WorkspaceId]) -> Result<(), StoreError> {
+        self.watch_workspaces(workspaces).await
+    }
+
     /// `LISTEN` on a connection of its own (`crate::feed`).
     fn follow(
         &self,
@@ -422,9 +428,9 @@ impl Store for PgStore {
         true
     }
 
-    /// Housekeeping: the partitions ahead, the chunks of logs stored without one, the blocks
-    /// due and the statistics gone stale, each transaction or statement within the call
-    /// timeout ([`Deadline`]).
+    /// Housekeeping: the partitions ahead, the chunks of logs stored without one, the live
+    /// tail's lapsed watches, the blocks due and the statistics gone stale, each transaction
+    /// or statement within the call timeout ([`Deadline`]).
     async fn maintain(&self) -> Result<(), StoreError> {
         self.create_partitions_ahead().await?;
         // After this process's sealing task, if one runs, so the blocks it leaves due are
@@ -437,6 +443,7 @@ impl Store for PgStore {
         // PostgreSQL may have recovered from a crash since, emptying the unlogged waiting
         // signatures: usually one probe of a one-row table.
         crate::lost::sign_again(&mut connection, self.deadline()).await?;
+        self.with_deadline(self.forget_lapsed_watches(&mut connection)).await?;
         self.seal_due(&mut connection, None).await?;
         crate::signatures::analyze_stale_partitions(&mut connection, self.deadline()).await
     }

@@ -9,11 +9,21 @@
 //! pub/sub: every PostgreSQL deployment has it, with nothing more to run, and a notification
 //! is sent when its statement commits, after the logs' own commit, so a tail never hears of a
 //! log that is not stored (docs/PERFORMANCE.md, issue 26, measures its cost).
+//!
+//! Only what another server watches is announced. A server with a live tail of a workspace
+//! open keeps a row of `tail_watches` for it ([`PgStore::watch_workspaces`]: before the tail's
+//! stream starts, and again while it stays open, each lapsing [`sluice_store::WATCH_SECONDS`]
+//! after), and the announcer reads, after the batches' commit, which of their workspaces some
+//! other server watches, and notifies only those: a single read of a small table when nobody
+//! tails, where every batch's ids went through PostgreSQL's notification queue and back to
+//! every server for nothing (about 5 % of ingest's CPU: docs/PERFORMANCE.md, issue 24). A
+//! batch committed before a watch's row is read is one the tail, which opened after it, does
+//! not show anyway.
 
 use std::time::Duration;
 
 use diesel::prelude::*;
-use diesel::sql_types::{Array, Text};
+use diesel::sql_types::{Array, BigInt, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use sluice_model::{Log, LogId, WorkspaceId};
 use sluice_store::{Announced, Deliver, StoreError, Watched};
@@ -33,8 +43,29 @@ const MAX_IDS_BYTES: usize = 7_500;
 /// How long a listener waits before connecting again after losing its connection.
 const RECONNECT_AFTER: Duration = Duration::from_secs(1);
 
+/// The database's clock in Unix milliseconds, in SQL: what a watch lapses by, so the servers'
+/// own clocks never meet.
+macro_rules! now_ms {
+    () => {
+        "(extract(epoch FROM clock_timestamp()) * 1000)::int8"
+    };
+}
+
+/// How long a watch holds, in milliseconds.
+const WATCH_MS: i64 = sluice_store::WATCH_SECONDS as i64 * 1_000;
+
+/// How long housekeeping keeps a lapsed watch's row (a server that stopped without a word).
+const LAPSED_KEPT_MS: i64 = 3_600_000;
+
+/// A workspace some other server watches, as read back.
+#[derive(QueryableByName)]
+struct WatchedRow {
+    #[diesel(sql_type = SqlUuid)]
+    workspace_id: Uuid,
+}
+
 /// The notifications that announce `batches` from `server`.
-fn payloads(server: &str, batches: &[Announced]) -> Vec<String> {
+fn payloads<'a>(server: &str, batches: impl IntoIterator<Item = &'a Announced>) -> Vec<String> {
     let mut payloads = Vec::new();
     for batch in batches {
         for part in batch.logs.chunks(MAX_IDS_BYTES / 37) {
@@ -65,14 +96,33 @@ fn parse(payload: &str) -> Option<Notice> {
 }
 
 impl PgStore {
-    /// Sends the notifications of `batches`, one statement for all.
+    /// Sends the notifications of those of `batches` whose workspace another server watches
+    /// now, one statement for all; reads who watches first, one statement (module docs).
     pub(crate) async fn notify(&self, batches: &[Announced]) -> Result<(), StoreError> {
-        let payloads = payloads(&self.server, batches);
-        if payloads.is_empty() {
+        if batches.is_empty() {
             return Ok(());
         }
+        let mut workspaces: Vec<Uuid> = batches.iter().map(|batch| *batch.workspace.as_uuid()).collect();
+        workspaces.sort_unstable();
+        workspaces.dedup();
         self.with_deadline(async move {
             let mut connection = self.connection().await?;
+            let watched: Vec<WatchedRow> = diesel::sql_query(concat!(
+                "SELECT DISTINCT workspace_id FROM tail_watches \
+                 WHERE workspace_id = ANY($1) AND server <> $2 AND expires_at > ",
+                now_ms!()
+            ))
+            .bind::<Array<SqlUuid>, _>(&workspaces)
+            .bind::<Text, _>(&self.server)
+            .load(&mut connection)
+            .await
+            .map_err(from_diesel)?;
+            let watched: Vec<Uuid> = watched.into_iter().map(|row| row.workspace_id).collect();
+            let payloads =
+                payloads(&self.server, batches.iter().filter(|batch| watched.contains(batch.workspace.as_uuid())));
+            if payloads.is_empty() {
+                return Ok(());
+            }
             diesel::sql_query(format!("SELECT pg_notify('{CHANNEL}', p)::text AS p FROM unnest($1::text[]) AS p"))
                 .bind::<Array<Text>, _>(&payloads)
                 .execute(&mut connection)
@@ -81,6 +131,46 @@ impl PgStore {
             Ok(())
         })
         .await
+    }
+
+    /// Says that this server watches `workspaces` (it has a live tail of each open), for
+    /// [`WATCH_MS`] from now by the database's clock: one statement, committed when it returns.
+    pub(crate) async fn watch_workspaces(&self, workspaces: &[WorkspaceId]) -> Result<(), StoreError> {
+        let mut ids: Vec<Uuid> = workspaces.iter().map(|workspace| *workspace.as_uuid()).collect();
+        // An upsert may not touch a row twice.
+        ids.sort_unstable();
+        ids.dedup();
+        if ids.is_empty() {
+            return Ok(());
+        }
+        self.with_deadline(async move {
+            let mut connection = self.connection().await?;
+            diesel::sql_query(concat!(
+                "INSERT INTO tail_watches (workspace_id, server, expires_at) \
+                 SELECT workspace, $2, ",
+                now_ms!(),
+                " + $3 FROM unnest($1::uuid[]) AS workspace \
+                 ON CONFLICT (workspace_id, server) DO UPDATE SET expires_at = excluded.expires_at"
+            ))
+            .bind::<Array<SqlUuid>, _>(&ids)
+            .bind::<Text, _>(&self.server)
+            .bind::<BigInt, _>(WATCH_MS)
+            .execute(&mut connection)
+            .await
+            .map_err(from_diesel)?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Deletes the watches lapsed for an hour: those of servers that stopped (housekeeping).
+    pub(crate) async fn forget_lapsed_watches(&self, connection: &mut AsyncPgConnection) -> Result<(), StoreError> {
+        diesel::sql_query(concat!("DELETE FROM tail_watches WHERE expires_at < ", now_ms!(), " - $1"))
+            .bind::<BigInt, _>(LAPSED_KEPT_MS)
+            .execute(connection)
+            .await
+            .map_err(from_diesel)?;
+        Ok(())
     }
 
     /// Starts the listener: a connection of its own that `LISTEN`s, again after any loss,

@@ -199,6 +199,14 @@ diesel::table! {
 }
 
 diesel::table! {
+    tail_watches (workspace_id, server) {
+        workspace_id -> Uuid,
+        server -> Text,
+        expires_at -> Int8,
+    }
+}
+
+diesel::table! {
     usage_monthly (workspace_id, month, slot) {
         workspace_id -> Uuid,
         month -> Int8,
@@ -254,6 +262,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     logs,
     memberships,
     sessions,
+    tail_watches,
     usage_monthly,
     users,
     workspaces,

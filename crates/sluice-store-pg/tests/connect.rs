@@ -66,6 +66,7 @@ async fn connect_applies_the_migrations_once() {
             "logs",
             "memberships",
             "sessions",
+            "tail_watches",
             "usage_monthly",
             "users",
             "workspaces"

@@ -419,9 +419,20 @@ pub trait Store: LogStore + TenantStore + accounts::AccountStore {
     }
 
     /// Tells the other servers sharing this database that these batches were committed (each
-    /// a workspace and its logs' ids and timestamps), for their live tails. Nothing by default:
-    /// a store no other server shares.
+    /// a workspace and its logs' ids and timestamps), for their live tails: those of the
+    /// workspaces another server watches ([`Store::watch`]) when this reads who watches, after
+    /// the batches' commit. Nothing by default: a store no other server shares.
     async fn announce(&self, _batches: &[Announced]) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    /// Tells the other servers sharing this database that this one has a live tail of each of
+    /// `workspaces` open, for [`WATCH_SECONDS`]: they announce their batches of those
+    /// workspaces ([`Store::announce`]) from the moment this returns `Ok` until it lapses, and
+    /// nothing of the workspaces no server watches. A server calls it before a tail's stream
+    /// starts, and again for its open tails well within [`WATCH_SECONDS`]. Nothing by default:
+    /// a store no other server shares.
+    async fn watch(&self, _workspaces: &[WorkspaceId]) -> Result<(), StoreError> {
         Ok(())
     }
 
@@ -432,6 +443,10 @@ pub trait Store: LogStore + TenantStore + accounts::AccountStore {
         false
     }
 }
+
+/// How long a [`Store::watch`] holds: another server announces a workspace's batches for this
+/// long after a server last said it watches it.
+pub const WATCH_SECONDS: u64 = 60;
 
 /// A connection pool's state ([`Store::pool_status`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

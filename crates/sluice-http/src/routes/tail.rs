@@ -44,6 +44,8 @@ pub(crate) async fn tail(
             Refused::TooMany => ApiError::TooManyTails,
             Refused::Closed => ApiError::Unavailable,
         })?;
+    // The other servers sharing the database announce this workspace's logs from now on.
+    state.tails.watch(workspace).await?;
     let mut replay = Vec::new();
     // An id this workspace never stored (or not an id) replays nothing.
     if let Some(after) = last_event.and_then(|text| text.trim().parse::<LogId>().ok())

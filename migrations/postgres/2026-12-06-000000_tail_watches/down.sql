@@ -1,0 +1,1 @@
+DROP TABLE tail_watches;
