@@ -333,6 +333,12 @@ impl TailHub {
     /// again every [`WATCH_REFRESH`] while any stays open, by a task of its own. A store no
     /// other server shares gives a plain hub. Must be called inside a Tokio runtime.
     pub fn connect(store: Arc<dyn Store>) -> Self {
+        Self::connect_refreshing(store, WATCH_REFRESH)
+    }
+
+    /// [`TailHub::connect`], telling the store which workspaces are tailed here every
+    /// `refresh` instead of [`WATCH_REFRESH`] (tests).
+    pub fn connect_refreshing(store: Arc<dyn Store>, refresh: Duration) -> Self {
         let tails = TailHub::default();
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let (watching, delivering) = (tails.clone(), tails.clone());
@@ -341,7 +347,7 @@ impl TailHub {
         if !store.follow(watched, deliver, stopped.clone()) {
             return tails;
         }
-        tokio::spawn(refresh_watches(Arc::downgrade(&tails.hub), store.clone(), stopped));
+        tokio::spawn(refresh_watches(Arc::downgrade(&tails.hub), store.clone(), refresh, stopped));
         let store_watching = store.clone();
         let (sender, mut receiver) = mpsc::channel::<Announced>(ANNOUNCE_QUEUE);
         tokio::spawn(async move {
@@ -391,14 +397,15 @@ impl TailHub {
     }
 }
 
-/// Tells the store every [`WATCH_REFRESH`] which workspaces the hub has tails of, until `stop`
-/// or the hub is gone; a failed round is tried again at the next.
+/// Tells the store every `refresh` which workspaces the hub has tails of, until `stop` or the
+/// hub is gone; a failed round is tried again at the next.
 async fn refresh_watches(
     hub: std::sync::Weak<Mutex<Hub>>,
     store: Arc<dyn Store>,
+    refresh: Duration,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
-    let mut every = tokio::time::interval(WATCH_REFRESH);
+    let mut every = tokio::time::interval(refresh);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // The first tick is at once, when no tail is open yet.
     every.tick().await;

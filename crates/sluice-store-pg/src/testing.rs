@@ -177,3 +177,30 @@ impl Drop for TestDatabase {
         }
     }
 }
+
+/// Lapses every live tail watch of the database at `url` (`crate::feed`), as if the servers
+/// that hold them had not said so again for a minute; returns how many there were.
+///
+/// # Panics
+/// When the server cannot be reached or refuses.
+pub async fn lapse_tail_watches(url: &str) -> usize {
+    let mut connection = AsyncPgConnection::establish(url).await.expect("connect");
+    diesel::sql_query("UPDATE tail_watches SET expires_at = 0").execute(&mut connection).await.expect("lapse")
+}
+
+/// The milliseconds each live tail watch of the database at `url` still holds, by the
+/// database's clock (negative once lapsed), lowest first.
+///
+/// # Panics
+/// When the server cannot be reached or refuses.
+pub async fn tail_watches_left_ms(url: &str) -> Vec<i64> {
+    let mut connection = AsyncPgConnection::establish(url).await.expect("connect");
+    let rows: Vec<Count> = diesel::sql_query(
+        "SELECT expires_at - (extract(epoch FROM clock_timestamp()) * 1000)::int8 AS count FROM tail_watches \
+         ORDER BY 1",
+    )
+    .load(&mut connection)
+    .await
+    .expect("watches");
+    rows.into_iter().map(|row| row.count).collect()
+}

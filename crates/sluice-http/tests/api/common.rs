@@ -119,7 +119,8 @@ pub async fn start_over(store: Arc<dyn Store>) -> TestServer {
     start_over_configured(store, |_| {}).await
 }
 
-async fn start_over_configured(store: Arc<dyn Store>, configure: impl FnOnce(&mut AppState)) -> TestServer {
+/// [`start_over`], with the state adjusted by `configure` before the server starts.
+pub async fn start_over_configured(store: Arc<dyn Store>, configure: impl FnOnce(&mut AppState)) -> TestServer {
     let dir = tempfile::tempdir().expect("temp dir");
     let workspace = new_workspace(&store, "main").await;
     let key = new_key(&store, workspace.id, Scopes::ALL, None).await.0;

@@ -284,3 +284,44 @@ async fn two_servers_on_one_postgresql_deliver_each_others_logs_once() {
     second.stop().await;
     first.stop().await;
 }
+
+#[actix_web::test]
+async fn a_server_tells_the_others_again_while_its_tail_stays_open() {
+    if crate::common::on_sqlite() {
+        return;
+    }
+    let first = start().await;
+    let url = first.database.as_ref().expect("a PostgreSQL database").url().to_owned();
+    let options = sluice_store_pg::PgOptions { pool_size: 4, ..Default::default() };
+    let store: std::sync::Arc<dyn sluice_store::Store> =
+        std::sync::Arc::new(sluice_store_pg::PgStore::connect(&url, &options).await.expect("connect"));
+    // The second server says again every 100 ms (20 s in service) which workspaces it tails.
+    let watching = store.clone();
+    let second = crate::common::start_over_configured(store, move |state| {
+        state.tails.close();
+        state.tails = sluice_http::tail::TailHub::connect_refreshing(watching, Duration::from_millis(100));
+    })
+    .await;
+    // Nobody tails yet: no watch.
+    assert_eq!(sluice_store_pg::testing::tail_watches_left_ms(&url).await, Vec::<i64>::new());
+    let (status, tail) = second.tail_with("/v1/logs/tail", &[("X-API-Key", &first.key)]).await;
+    assert_eq!(status, StatusCode::OK);
+    let mut tail = tail.expect("a tail");
+    // The tail's watch was stored before its 200, holding about a minute.
+    let left = sluice_store_pg::testing::tail_watches_left_ms(&url).await;
+    assert!(matches!(left.as_slice(), [ms] if (50_000..=60_000).contains(ms)), "{left:?}");
+    // As if the server had not said so for a minute: the first would announce nothing to it
+    // but for the second saying it again while its tail is open.
+    assert_eq!(sluice_store_pg::testing::lapse_tail_watches(&url).await, 1);
+    for probe in 0.. {
+        assert!(probe < 200, "the second server was never heard of again");
+        first.ingest(vec![entry(&format!("probe {probe}"))]).await;
+        if !tail.until_heartbeat().await.0.is_empty() {
+            break;
+        }
+    }
+    let left = sluice_store_pg::testing::tail_watches_left_ms(&url).await;
+    assert!(matches!(left.as_slice(), [ms] if *ms > 50_000), "held again: {left:?}");
+    second.stop().await;
+    first.stop().await;
+}
