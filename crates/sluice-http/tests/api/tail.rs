@@ -242,17 +242,24 @@ async fn another_workspace_never_reaches_a_tail_and_shutdown_ends_it() {
     server.stop().await;
 }
 
+/// A server on PostgreSQL, its database's URL, and a store of its own on that database for a
+/// second server.
+async fn first_and_its_database() -> (crate::common::TestServer, String, std::sync::Arc<dyn sluice_store::Store>) {
+    let first = start().await;
+    let url = first.database.as_ref().expect("a PostgreSQL database").url().to_owned();
+    let options = sluice_store_pg::PgOptions { pool_size: 4, ..Default::default() };
+    let store = sluice_store_pg::PgStore::connect(&url, &options).await.expect("connect");
+    (first, url, std::sync::Arc::new(store))
+}
+
 #[actix_web::test]
 async fn two_servers_on_one_postgresql_deliver_each_others_logs_once() {
     // Servers share a PostgreSQL database; a SQLite file has one server.
     if crate::common::on_sqlite() {
         return;
     }
-    let first = start().await;
-    let url = first.database.as_ref().expect("a PostgreSQL database").url().to_owned();
-    let options = sluice_store_pg::PgOptions { pool_size: 4, ..Default::default() };
-    let store = sluice_store_pg::PgStore::connect(&url, &options).await.expect("connect");
-    let second = crate::common::start_over(std::sync::Arc::new(store)).await;
+    let (first, _, store) = first_and_its_database().await;
+    let second = crate::common::start_over(store).await;
     let (status, tail) = second.tail_with("/v1/logs/tail", &[("X-API-Key", &first.key)]).await;
     assert_eq!(status, StatusCode::OK);
     let mut tail = tail.expect("a tail");
@@ -290,11 +297,7 @@ async fn a_server_tells_the_others_again_while_its_tail_stays_open() {
     if crate::common::on_sqlite() {
         return;
     }
-    let first = start().await;
-    let url = first.database.as_ref().expect("a PostgreSQL database").url().to_owned();
-    let options = sluice_store_pg::PgOptions { pool_size: 4, ..Default::default() };
-    let store: std::sync::Arc<dyn sluice_store::Store> =
-        std::sync::Arc::new(sluice_store_pg::PgStore::connect(&url, &options).await.expect("connect"));
+    let (first, url, store) = first_and_its_database().await;
     // The second server says again every 100 ms (20 s in service) which workspaces it tails.
     let watching = store.clone();
     let second = crate::common::start_over_configured(store, move |state| {
