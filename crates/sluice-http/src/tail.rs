@@ -415,9 +415,7 @@ async fn refresh_watches(
             _ = stop.changed() => return,
         }
         let Some(hub) = hub.upgrade() else { return };
-        let tailed: Vec<WorkspaceId> =
-            hub.lock().unwrap_or_else(PoisonError::into_inner).workspaces.keys().copied().collect();
-        drop(hub);
+        let tailed: Vec<WorkspaceId> = TailHub { hub }.locked().workspaces.keys().copied().collect();
         if !tailed.is_empty()
             && let Err(error) = store.watch(&tailed).await
         {

@@ -64,6 +64,14 @@ struct WatchedRow {
     workspace_id: Uuid,
 }
 
+/// The distinct ids of `workspaces`, in order.
+fn distinct_ids<'a>(workspaces: impl IntoIterator<Item = &'a WorkspaceId>) -> Vec<Uuid> {
+    let mut ids: Vec<Uuid> = workspaces.into_iter().map(|workspace| *workspace.as_uuid()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
 /// The notifications that announce `batches` from `server`.
 fn payloads<'a>(server: &str, batches: impl IntoIterator<Item = &'a Announced>) -> Vec<String> {
     let mut payloads = Vec::new();
@@ -102,9 +110,7 @@ impl PgStore {
         if batches.is_empty() {
             return Ok(());
         }
-        let mut workspaces: Vec<Uuid> = batches.iter().map(|batch| *batch.workspace.as_uuid()).collect();
-        workspaces.sort_unstable();
-        workspaces.dedup();
+        let workspaces = distinct_ids(batches.iter().map(|batch| &batch.workspace));
         self.with_deadline(async move {
             let mut connection = self.connection().await?;
             let watched: Vec<WatchedRow> = diesel::sql_query(concat!(
@@ -136,10 +142,8 @@ impl PgStore {
     /// Says that this server watches `workspaces` (it has a live tail of each open), for
     /// [`WATCH_MS`] from now by the database's clock: one statement, committed when it returns.
     pub(crate) async fn watch_workspaces(&self, workspaces: &[WorkspaceId]) -> Result<(), StoreError> {
-        let mut ids: Vec<Uuid> = workspaces.iter().map(|workspace| *workspace.as_uuid()).collect();
         // An upsert may not touch a row twice.
-        ids.sort_unstable();
-        ids.dedup();
+        let ids = distinct_ids(workspaces);
         if ids.is_empty() {
             return Ok(());
         }
