@@ -32,6 +32,8 @@ mod chunks;
 mod connection;
 mod consolidate;
 mod error;
+// Its `now_ms!` (the database's clock in SQL) serves `testing` too.
+#[macro_use]
 mod feed;
 mod flows;
 mod insert;

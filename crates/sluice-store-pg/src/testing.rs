@@ -195,12 +195,10 @@ pub async fn lapse_tail_watches(url: &str) -> usize {
 /// When the server cannot be reached or refuses.
 pub async fn tail_watches_left_ms(url: &str) -> Vec<i64> {
     let mut connection = AsyncPgConnection::establish(url).await.expect("connect");
-    let rows: Vec<Count> = diesel::sql_query(
-        "SELECT expires_at - (extract(epoch FROM clock_timestamp()) * 1000)::int8 AS count FROM tail_watches \
-         ORDER BY 1",
-    )
-    .load(&mut connection)
-    .await
-    .expect("watches");
+    let rows: Vec<Count> =
+        diesel::sql_query(concat!("SELECT expires_at - ", now_ms!(), " AS count FROM tail_watches ORDER BY 1"))
+            .load(&mut connection)
+            .await
+            .expect("watches");
     rows.into_iter().map(|row| row.count).collect()
 }
