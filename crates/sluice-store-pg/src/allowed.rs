@@ -327,7 +327,7 @@ async fn headers(
     workspace: Uuid,
     cache: &BlockCache,
 ) -> Result<Vec<(Arc<StoredBlock>, i64)>, DieselError> {
-    let ids: Vec<BlockId> = diesel::sql_query("SELECT id, max_ts FROM log_blocks WHERE workspace_id = $1")
+    let ids: Vec<BlockId> = crate::prepared::prepared("SELECT id, max_ts FROM log_blocks WHERE workspace_id = $1")
         .bind::<SqlUuid, _>(workspace)
         .load(connection)
         .await?;
@@ -341,12 +341,13 @@ async fn headers(
         }
     }
     if !unknown.is_empty() {
-        let rows: Vec<BlockRow> =
-            diesel::sql_query("SELECT id, bits, chunks FROM log_blocks WHERE workspace_id = $1 AND id = ANY($2)")
-                .bind::<SqlUuid, _>(workspace)
-                .bind::<Array<BigInt>, _>(&unknown)
-                .load(connection)
-                .await?;
+        let rows: Vec<BlockRow> = crate::prepared::prepared(
+            "SELECT id, bits, chunks FROM log_blocks WHERE workspace_id = $1 AND id = ANY($2)",
+        )
+        .bind::<SqlUuid, _>(workspace)
+        .bind::<Array<BigInt>, _>(&unknown)
+        .load(connection)
+        .await?;
         for row in rows {
             let block =
                 Arc::new(StoredBlock { id: row.id, bits: u32::try_from(row.bits).unwrap_or(0), chunks: row.chunks });
@@ -379,7 +380,7 @@ async fn unsealed_signatures(
     kept: &KeptSignatures,
     seals: u64,
 ) -> Result<(Vec<Signed>, bool), DieselError> {
-    let mut unsealed: Vec<UnsealedDigest> = diesel::sql_query(
+    let mut unsealed: Vec<UnsealedDigest> = crate::prepared::prepared(
         "SELECT chunk_id, digest FROM log_chunk_signatures WHERE workspace_id = $1 \
          UNION ALL SELECT $2, 0 WHERE NOT EXISTS (SELECT 1 FROM log_chunk_signatures_intact)",
     )
@@ -399,7 +400,7 @@ async fn unsealed_signatures(
         }
     }
     for missing in missing.chunks(SIGNATURES_READ) {
-        let rows: Vec<UnsealedSigned> = diesel::sql_query(
+        let rows: Vec<UnsealedSigned> = crate::prepared::prepared(
             "SELECT chunk_id, digest, signature FROM log_chunk_signatures \
              WHERE workspace_id = $1 AND chunk_id = ANY($2)",
         )
@@ -455,7 +456,7 @@ async fn narrowed(
             missing_bands.sort_unstable();
             missing_bands.dedup();
             let wanted: Vec<i32> = missing_bands.iter().map(|band| i32::try_from(*band).unwrap_or(i32::MAX)).collect();
-            let read: Vec<BandRow> = diesel::sql_query(
+            let read: Vec<BandRow> = crate::prepared::prepared(
                 "SELECT block_id, band, slices FROM log_block_bands \
                  WHERE workspace_id = $1 AND block_id = ANY($2) AND band = ANY($3)",
             )

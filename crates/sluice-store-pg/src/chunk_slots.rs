@@ -118,7 +118,7 @@ pub(crate) async fn slot_logs(
     let ids: Vec<i64> = kept.iter().map(|&(id, _, _)| id).collect();
     let bits: Vec<i32> =
         sluice_store::log_keys::needle_bits(groups).into_iter().map(|bit| i32::try_from(bit).unwrap_or(0)).collect();
-    let stored: Vec<Slices> = diesel::sql_query(SLICES_SQL)
+    let stored: Vec<Slices> = crate::prepared::prepared(SLICES_SQL)
         .bind::<SqlUuid, _>(*workspace.as_uuid())
         .bind::<Array<BigInt>, _>(ids)
         .bind::<Array<Integer>, _>(bits)

@@ -43,6 +43,7 @@ mod lost;
 #[cfg(feature = "bench")]
 pub mod naive;
 mod partitions;
+mod prepared;
 mod retention;
 mod rollups;
 mod rows;

@@ -7,6 +7,7 @@ use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
+use futures_util::future::{try_join, try_join3};
 use sluice_model::{Log, LogId, WorkspaceId};
 use sluice_store::page::{Newest, PageCollector};
 use sluice_store::{LogFilter, LogPage, LogReads, Page, StoreError};
@@ -296,14 +297,15 @@ impl PgStore {
                     // tests every id of the list against each chunk: 68 ms at 4k of 30k).
                     (*connection)
                         .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
-                            connection
-                                .batch_execute(
-                                    "SET LOCAL enable_sort = off; SET LOCAL enable_bitmapscan = off; \
-                                     SET LOCAL max_parallel_workers_per_gather = 0; \
-                                     SET LOCAL plan_cache_mode = force_custom_plan",
-                                )
-                                .await?;
-                            query.load(connection).await
+                            let (mut settings, mut load): (&AsyncPgConnection, &AsyncPgConnection) =
+                                (connection, connection);
+                            let set = settings.batch_execute(
+                                "SET LOCAL enable_sort = off; SET LOCAL enable_bitmapscan = off; \
+                                 SET LOCAL max_parallel_workers_per_gather = 0; \
+                                 SET LOCAL plan_cache_mode = force_custom_plan",
+                            );
+                            let ((), chunks) = try_join(set, query.load(&mut load)).await?;
+                            Ok(chunks)
                         })
                         .await
                         .map_err(from_diesel)?
@@ -380,18 +382,28 @@ impl PgStore {
                 let started = std::time::Instant::now();
                 let read: Vec<LogRow> = (*connection)
                     .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
-                        connection
-                            .batch_execute(
-                                "SET LOCAL plan_cache_mode = force_custom_plan; SET LOCAL enable_indexscan = off",
-                            )
-                            .await?;
-                        let mut read = match by_id {
-                            Some(query) => query.load(connection).await?,
-                            None => Vec::new(),
+                        let (mut settings, mut first, mut second): (
+                            &AsyncPgConnection,
+                            &AsyncPgConnection,
+                            &AsyncPgConnection,
+                        ) = (connection, connection, connection);
+                        let set = settings.batch_execute(
+                            "SET LOCAL plan_cache_mode = force_custom_plan; SET LOCAL enable_indexscan = off",
+                        );
+                        let by_id = async move {
+                            match by_id {
+                                Some(query) => query.load(&mut first).await,
+                                None => Ok(Vec::new()),
+                            }
                         };
-                        if let Some(query) = by_chunk {
-                            read.extend(query.load(connection).await?);
-                        }
+                        let by_chunk = async move {
+                            match by_chunk {
+                                Some(query) => query.load(&mut second).await,
+                                None => Ok(Vec::new()),
+                            }
+                        };
+                        let ((), mut read, whole) = try_join3(set, by_id, by_chunk).await?;
+                        read.extend(whole);
                         Ok(read)
                     })
                     .await

@@ -77,22 +77,22 @@ fn literal_run(needle: &str) -> Option<&str> {
 /// issue 24). A needle that is all one run needs no `LIKE` (folding changes none of its
 /// characters).
 fn needle_condition(needle: &str) -> Condition {
-    use diesel::sql_types::{Bool, Text};
+    use crate::prepared::fixed;
+    use diesel::sql_types::Text;
     let stored = text::encode(needle);
-    let like = || -> Condition {
-        Box::new(diesel::dsl::sql::<Text>(crate::rows::SEARCH_TEXT_SQL).like(like_anywhere(&stored)))
-    };
+    let like = || -> Condition { Box::new(fixed::<Text>(crate::rows::SEARCH_TEXT_SQL).like(like_anywhere(&stored))) };
     let Some(run) = literal_run(&stored) else {
         return like();
     };
     // Written first, and no costlier to the planner than the `LIKE` (one function each on the
     // concatenation, which `lower` adds to), so it is tested first.
-    let found: Condition = Box::new(
-        diesel::dsl::sql::<Bool>(&format!("strpos({}, ", crate::rows::UNFOLDED_TEXT_SQL))
-            .bind::<Text, _>(run.to_owned())
-            .sql(") > 0"),
-    );
+    let found: Condition = Box::new(strpos(fixed::<Text>(crate::rows::UNFOLDED_TEXT_SQL), run.to_owned()).gt(0));
     if run.len() == stored.len() { found } else { Box::new(found.and(like())) }
+}
+
+diesel::define_sql_function! {
+    /// PostgreSQL's `strpos`: where `needle` first is in `text`, from 1; 0 when nowhere.
+    fn strpos(text: diesel::sql_types::Text, needle: diesel::sql_types::Text) -> diesel::sql_types::Integer;
 }
 
 /// What the search text can narrow `search` to: for every index group, one of its needles
