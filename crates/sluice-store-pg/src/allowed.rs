@@ -188,7 +188,7 @@ impl Allowed {
     /// allowed in all; exact once every block is narrowed.
     pub(crate) async fn estimate(&mut self, connection: &mut AsyncPgConnection) -> Result<usize, DieselError> {
         let newest: Vec<usize> = (0..self.blocks.len()).rev().take(SAMPLED_BLOCKS).collect();
-        self.narrow(connection, &newest).await?;
+        self.narrow(connection, &newest, false).await?;
         Ok(if self.decided == self.total {
             self.allowed.len()
         } else {
@@ -199,7 +199,7 @@ impl Allowed {
     /// Narrows every block not narrowed yet: the allowed chunks are then all known.
     pub(crate) async fn narrow_all(&mut self, connection: &mut AsyncPgConnection) -> Result<(), DieselError> {
         let due: Vec<usize> = (0..self.blocks.len()).filter(|&index| !self.narrowed[index]).collect();
-        self.narrow(connection, &due).await.map(drop)
+        self.narrow(connection, &due, false).await.map(drop)
     }
 
     /// The newest log time a block not narrowed yet may hold (`None` once every block is):
@@ -230,7 +230,12 @@ impl Allowed {
         };
         let mut due: Vec<usize> = pending.into_iter().take(count.max(1)).collect();
         due.sort_unstable();
-        self.narrow(connection, &due).await
+        // Blocks narrowed so far allowed a chunk each or more (a rare identifier's, spread over
+        // time): the next ones are likely to as well, so their every position is read in one
+        // statement. Fewer (a needle in a few chunks, or none yet), and most blocks are left
+        // without a slot by the first key, whose bands alone are read first.
+        let at_once = narrowed > 0 && self.block_allowed >= narrowed;
+        self.narrow(connection, &due, at_once).await
     }
 
     /// Whether every chunk of the snapshot is in a block or has its signature, so that the
@@ -261,7 +266,7 @@ impl Allowed {
             .collect();
         due.sort_unstable();
         due.dedup();
-        self.narrow(connection, &due).await?;
+        self.narrow(connection, &due, false).await?;
         Ok(chunks
             .iter()
             .map(|chunk| {
@@ -289,7 +294,13 @@ impl Allowed {
 
     /// Narrows the blocks at `indexes` by every needle, reading the bands not kept; returns the
     /// chunks they allow.
-    async fn narrow(&mut self, connection: &mut AsyncPgConnection, indexes: &[usize]) -> Result<Vec<i64>, DieselError> {
+    /// Narrows the blocks of `indexes`, a key's positions a round, or all at once.
+    async fn narrow(
+        &mut self,
+        connection: &mut AsyncPgConnection,
+        indexes: &[usize],
+        at_once: bool,
+    ) -> Result<Vec<i64>, DieselError> {
         if indexes.is_empty() {
             return Ok(Vec::new());
         }
@@ -299,7 +310,7 @@ impl Allowed {
             let mut any = HashSet::default();
             for positions in group {
                 any.extend(
-                    narrowed(connection, self.workspace, &blocks, positions, &self.blocks_cache, &mut self.work)
+                    narrowed(connection, self.workspace, &blocks, positions, at_once, &self.blocks_cache, &mut self.work)
                         .await?,
                 );
             }
@@ -424,17 +435,19 @@ async fn unsealed_signatures(
 const SIGNATURES_READ: usize = 128;
 
 /// The chunks of `blocks` whose signatures may hold a needle of `positions` (not empty),
-/// narrowed in rounds ([`Narrowing`]), each round's bands kept or read (with those not stored
-/// kept as such).
+/// narrowed in rounds ([`Narrowing`]) of a key's positions (all of them in one when
+/// `at_once`), each round's bands kept or read (with those not stored kept as such).
 async fn narrowed(
     connection: &mut AsyncPgConnection,
     workspace: Uuid,
     blocks: &[&StoredBlock],
     positions: &[u32],
+    at_once: bool,
     cache: &BlockCache,
     work: &mut Work,
 ) -> Result<Vec<i64>, DieselError> {
-    let mut narrowing = Narrowing::new(blocks.iter().copied(), positions);
+    let per_round = if at_once { positions.len() } else { sluice_store::signature::HASHES };
+    let mut narrowing = Narrowing::in_rounds_of(blocks.iter().copied(), positions, per_round);
     while let Some((ids, bands)) = narrowing.next_round() {
         let mut rows: Vec<(i64, u32, Arc<[u8]>)> = Vec::new();
         let (mut missing_blocks, mut missing_bands) = (Vec::new(), Vec::new());

@@ -237,8 +237,19 @@ pub struct Narrowing<'a> {
 impl<'a> Narrowing<'a> {
     /// A search of `blocks` for a needle of `positions` (not empty).
     pub fn new(blocks: impl IntoIterator<Item = &'a StoredBlock>, positions: &'a [u32]) -> Self {
+        Self::in_rounds_of(blocks, positions, HASHES)
+    }
+
+    /// [`Narrowing::new`] with `per_round` positions a round: all of them in one, for blocks
+    /// expected to hold the needle (each would read its next key's bands in the next round
+    /// anyway, a statement more for the same bands).
+    pub fn in_rounds_of(
+        blocks: impl IntoIterator<Item = &'a StoredBlock>,
+        positions: &'a [u32],
+        per_round: usize,
+    ) -> Self {
         let alive = blocks.into_iter().map(|block| (block, Block::all_slots(block.chunks.len()))).collect();
-        Self { alive, rounds: positions.chunks(HASHES), round: &[] }
+        Self { alive, rounds: positions.chunks(per_round.max(1)), round: &[] }
     }
 
     /// The blocks and bands the next round reads (a row per block and band, those not stored
