@@ -310,8 +310,16 @@ impl Allowed {
             let mut any = HashSet::default();
             for positions in group {
                 any.extend(
-                    narrowed(connection, self.workspace, &blocks, positions, at_once, &self.blocks_cache, &mut self.work)
-                        .await?,
+                    narrowed(
+                        connection,
+                        self.workspace,
+                        &blocks,
+                        positions,
+                        at_once,
+                        &self.blocks_cache,
+                        &mut self.work,
+                    )
+                    .await?,
                 );
             }
             allowed = Some(match allowed {

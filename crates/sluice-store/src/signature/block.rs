@@ -420,19 +420,22 @@ mod tests {
             let found = Block::candidates(block.bits, block.slots, &positions, |band| block.band(band));
             let expected: Vec<usize> = (0..signatures.len()).filter(|slot| holds(&signatures[*slot], &positions)).collect();
             prop_assert_eq!(&found, &expected);
-            // The same, narrowed in rounds, as a store reads it.
+            // The same, narrowed in rounds, as a store reads it: a key's positions a round, one
+            // position a round, or all in one.
             let stored = [StoredBlock { id: 7, bits: block.bits, chunks: (100..100 + block.slots as i64).collect() }];
-            let mut narrowing = Narrowing::new(&stored, &positions);
-            while let Some((ids, bands)) = narrowing.next_round() {
-                prop_assert_eq!(&ids, &[7]);
-                let rows = bands
-                    .iter()
-                    .filter_map(|band| Some((7, *band, block.band(*band)?.to_vec())))
-                    .collect();
-                narrowing.apply(rows);
-            }
             let chunks: Vec<i64> = expected.iter().map(|slot| 100 + *slot as i64).collect();
-            prop_assert_eq!(narrowing.chunks(), chunks);
+            for per_round in [HASHES, 1, positions.len()] {
+                let mut narrowing = Narrowing::in_rounds_of(&stored, &positions, per_round);
+                while let Some((ids, bands)) = narrowing.next_round() {
+                    prop_assert_eq!(&ids, &[7]);
+                    let rows = bands
+                        .iter()
+                        .filter_map(|band| Some((7, *band, block.band(*band)?.to_vec())))
+                        .collect();
+                    narrowing.apply(rows);
+                }
+                prop_assert_eq!(narrowing.chunks(), chunks.clone());
+            }
         }
     }
 }
