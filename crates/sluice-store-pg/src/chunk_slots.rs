@@ -104,11 +104,11 @@ fn slot_ids(ids: &[u8], slices: &[Vec<u8>], logs: usize, groups: &[Option<Vec<Ve
 /// likely a page of its own, cost more.
 pub(crate) const BY_ID_PER_CHUNK: usize = 16;
 
-/// The logs of `kept` chunks `(id, min_ts, max_ts)` whose key filters may hold `groups`, as
-/// `(log id, its chunk's min_ts and max_ts)`, and the chunks to read whole: those without
-/// filters (written before chunks kept them) and those that let more than
-/// [`BY_ID_PER_CHUNK`] through. One statement, reading only the chunks' ids and the slices of
-/// the needles' bits.
+/// The logs of `kept` chunks `(id, min_ts, max_ts)` whose key filters may hold `groups`: to
+/// read by id, those of chunks that let at most [`BY_ID_PER_CHUNK`] through; to read with
+/// their chunk, those of the others ([`SlotLogs::sifted`]); and the chunks without filters
+/// (written before chunks kept them), to read whole. One statement, reading only the chunks'
+/// ids and the slices of the needles' bits.
 pub(crate) async fn slot_logs(
     connection: &mut AsyncPgConnection,
     workspace: WorkspaceId,
@@ -126,23 +126,36 @@ pub(crate) async fn slot_logs(
         .await
         .map_err(from_diesel)?;
     let mut stored: foldhash::HashMap<i64, Slices> = stored.into_iter().map(|chunk| (chunk.id, chunk)).collect();
-    let mut logs = Vec::new();
-    let mut whole = Vec::new();
+    let mut found = SlotLogs::default();
     for chunk in kept {
-        let found = stored.remove(&chunk.0).and_then(|found| found.slot_ids(groups));
-        match found {
-            Some(found) if found.len() <= BY_ID_PER_CHUNK => {
-                logs.extend(found.into_iter().map(|id| (id, chunk.1, chunk.2)));
+        match stored.remove(&chunk.0).and_then(|stored| stored.slot_ids(groups)) {
+            Some(ids) if ids.len() <= BY_ID_PER_CHUNK => {
+                found.by_id.extend(ids.into_iter().map(|id| (id, chunk.1, chunk.2)));
             }
-            _ => whole.push(chunk),
+            Some(ids) => {
+                found.sifted.push(chunk);
+                found.sifted_ids.extend(ids);
+            }
+            None => found.whole.push(chunk),
         }
     }
-    Ok((logs, whole))
+    Ok(found)
 }
 
-/// [`slot_logs`]' answer: the logs to read by id, with their chunk's span, and the chunks to
-/// read whole.
-pub(crate) type SlotLogs = (Vec<(Uuid, i64, i64)>, Vec<(i64, i64, i64)>);
+/// [`slot_logs`]' answer.
+#[derive(Default)]
+pub(crate) struct SlotLogs {
+    /// The logs to read by id, with their chunk's span.
+    pub(crate) by_id: Vec<(Uuid, i64, i64)>,
+    /// The chunks whose filters let more through, read with their chunk, only the logs of
+    /// `sifted_ids` tested: the rows' text is most of reading a chunk (measured at 10M logs,
+    /// a term in 0.1 % of the logs: its page's 49 chunks in 11.5 ms, 6.7 with the ids its
+    /// filters let through first).
+    pub(crate) sifted: Vec<(i64, i64, i64)>,
+    pub(crate) sifted_ids: Vec<Uuid>,
+    /// The chunks to read whole.
+    pub(crate) whole: Vec<(i64, i64, i64)>,
+}
 
 #[cfg(test)]
 mod tests {

@@ -105,6 +105,7 @@ pub struct PgStore {
 pub(crate) struct WalkReadCounts {
     pub(crate) logs_by_id: std::sync::atomic::AtomicU64,
     pub(crate) chunks_whole: std::sync::atomic::AtomicU64,
+    pub(crate) chunks_sifted: std::sync::atomic::AtomicU64,
 }
 
 /// What chunk walks have read since a store connected ([`PgStore::walk_reads`]).
@@ -113,8 +114,11 @@ pub struct WalkReads {
     /// Logs read by id: those their chunk's key filters let through.
     pub logs_by_id: u64,
     /// Chunks read whole: without key filters, for a needle they cannot narrow or a common
-    /// one, or whose filters let more logs through than are read by id.
+    /// one.
     pub chunks_whole: u64,
+    /// Chunks read with the ids their key filters let through tested first: those letting
+    /// more logs through than are read by id.
+    pub chunks_sifted: u64,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -353,6 +357,7 @@ impl PgStore {
         WalkReads {
             logs_by_id: self.walk_reads.logs_by_id.load(Relaxed),
             chunks_whole: self.walk_reads.chunks_whole.load(Relaxed),
+            chunks_sifted: self.walk_reads.chunks_sifted.load(Relaxed),
         }
     }
 

@@ -7,7 +7,7 @@ use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
-use futures_util::future::{try_join, try_join3};
+use futures_util::future::{try_join, try_join4};
 use sluice_model::{Log, LogId, WorkspaceId};
 use sluice_store::page::{Newest, PageCollector};
 use sluice_store::{LogFilter, LogPage, LogReads, Page, StoreError};
@@ -26,11 +26,14 @@ use crate::text;
 /// anew for each statement), only those of `listed` when given (with those the blocks `allowed`
 /// narrows newest first add to them), and their logs of `row_condition` that `keep` accepts:
 /// with `slots`, only those their chunk's per-log key filters let through
-/// ([`crate::search::slot_groups`], [`chunk_slots::slot_logs`]), read by id.
+/// ([`crate::search::slot_groups`], [`chunk_slots::slot_logs`]): from the first step when
+/// `slots_from_start` (a listed needle's chunks, which hold it in a log or a few), else once
+/// the chunks read whole held at most [`SPARSE_MATCHES`] matching logs each.
 pub(crate) struct ChunkWalk<'a> {
     pub(crate) chunk_condition: &'a (dyn Fn() -> Option<ChunkCondition> + Sync),
     pub(crate) listed: Option<&'a [i64]>,
     pub(crate) slots: Option<&'a [Option<Vec<Vec<u64>>>]>,
+    pub(crate) slots_from_start: bool,
     pub(crate) row_condition: &'a (dyn Fn() -> Option<Condition> + Sync),
     pub(crate) keep: &'a (dyn Fn(&LogRow) -> bool + Sync),
 }
@@ -52,6 +55,19 @@ const WALK_STEP: i64 = 500;
 const CHUNK_WALK_FIRST: i64 = 16;
 const CHUNK_WALK_GROWTH: i64 = 4;
 const CHUNK_WALK_MAX: i64 = 512;
+
+/// The most matching logs a chunk read whole may hold, on average, for a walk's next steps to
+/// read its chunks by their per-log key filters ([`ChunkWalk`]). A term in 0.1 % of 10M logs
+/// (`kappaNNN` of the search benchmark) is in about one log of each chunk its signatures
+/// allow, and its one key lets about a tenth of a chunk's logs through: tested first, they
+/// spare the text of the others (measured, docs/PERFORMANCE.md, issue 24). A common word's
+/// chunks hold tens each, and its page is most often decided by the first step.
+const SPARSE_MATCHES: usize = 4;
+
+diesel::define_sql_function! {
+    /// PostgreSQL's `coalesce` of two booleans.
+    fn coalesce(value: diesel::sql_types::Bool, otherwise: diesel::sql_types::Bool) -> diesel::sql_types::Bool;
+}
 
 /// An exact-match filter's text as stored ([`text`]).
 pub(crate) fn stored(value: &Option<String>) -> Option<String> {
@@ -213,7 +229,10 @@ impl PgStore {
         mut allowed: Option<&mut Allowed>,
         page: Page,
     ) -> Result<Vec<LogRow>, StoreError> {
-        let ChunkWalk { chunk_condition, listed, slots, row_condition, keep } = walk;
+        let ChunkWalk { chunk_condition, listed, slots, slots_from_start, row_condition, keep } = walk;
+        let mut by_slots = *slots_from_start;
+        // The chunks read whole without their key filters so far, and their logs `keep` accepted.
+        let (mut whole_chunks, mut whole_matched) = (0_usize, 0_usize);
         let mut connection = self.connection().await?;
         let mut rows: Newest<LogRow> = Newest::new(page);
         let mut after: Option<(i64, i64)> = None;
@@ -326,24 +345,28 @@ impl PgStore {
                 None => chunks,
             };
             if !kept.is_empty() {
-                // With key filters, the chunks that have them give the ids of the logs to read;
-                // the others (written before chunks kept them, or letting more than
-                // `chunk_slots::BY_ID_PER_CHUNK` through) are read whole.
-                let (ids, whole) = match slots {
+                // With key filters, the chunks that have them give the ids of the logs to read,
+                // by id or with their chunk (`chunk_slots::SlotLogs`); the others (written
+                // before chunks kept them) are read whole.
+                let found = match slots.filter(|_| by_slots) {
                     Some(groups) => {
                         let started = std::time::Instant::now();
                         let found = chunk_slots::slot_logs(&mut connection, workspace, kept, groups).await?;
                         slots_time += started.elapsed();
                         found
                     }
-                    None => (Vec::new(), kept),
+                    None => chunk_slots::SlotLogs { whole: kept, ..Default::default() },
                 };
+                let sifted_now = by_slots;
+                let chunk_slots::SlotLogs { by_id: ids, sifted, sifted_ids, whole } = found;
+                let whole_now = whole.len() + sifted.len();
                 {
                     use std::sync::atomic::Ordering::Relaxed;
                     read_by_id += ids.len();
-                    read_whole += whole.len();
+                    read_whole += whole_now;
                     self.walk_reads.logs_by_id.fetch_add(ids.len() as u64, Relaxed);
                     self.walk_reads.chunks_whole.fetch_add(whole.len() as u64, Relaxed);
+                    self.walk_reads.chunks_sifted.fetch_add(sifted.len() as u64, Relaxed);
                 }
                 let by_id = (!ids.is_empty()).then(|| {
                     let low = ids.iter().map(|&(_, min_ts, _)| min_ts).min().unwrap_or(i64::MIN);
@@ -357,20 +380,27 @@ impl PgStore {
                     }
                     query.select(LogRow::as_select())
                 });
-                let by_chunk = (!whole.is_empty()).then(|| {
-                    let low = whole.iter().map(|&(_, min_ts, _)| min_ts).min().unwrap_or(i64::MIN);
-                    let high = whole.iter().map(|&(_, _, max_ts)| max_ts).max().unwrap_or(high);
+                let chunk_rows = |chunks: &[(i64, i64, i64)], only: Option<Vec<Uuid>>| {
+                    let low = chunks.iter().map(|&(_, min_ts, _)| min_ts).min().unwrap_or(i64::MIN);
+                    let high = chunks.iter().map(|&(_, _, max_ts)| max_ts).max().unwrap_or(high);
                     let (low, high) = whole_days(low, high);
-                    let ids: Vec<i64> = whole.iter().map(|&(id, _, _)| id).collect();
+                    let ids: Vec<i64> = chunks.iter().map(|&(id, _, _)| id).collect();
                     // The chunks' days let PostgreSQL skip the partitions they are not in.
                     let mut query = filtered(&workspace, filter)
                         .filter(logs::chunk_id.eq_any(ids))
                         .filter(logs::ts.between(low, high));
+                    if let Some(only) = only {
+                        // Tested on each row of the chunks (a hashed list, before the text),
+                        // never as a lookup of the ids' index, which probes it once an id.
+                        query = query.filter(coalesce(logs::id.eq_any(only), false));
+                    }
                     if let Some(condition) = row_condition() {
                         query = query.filter(condition);
                     }
                     query.select(LogRow::as_select())
-                });
+                };
+                let by_sifted = (!sifted.is_empty()).then(|| chunk_rows(&sifted, Some(sifted_ids)));
+                let by_chunk = (!whole.is_empty()).then(|| chunk_rows(&whole, None));
                 // Planned for these values each time: a generic plan of a prepared statement
                 // (the sixth run on) may take the time span as selective and walk the primary
                 // key over it, every log of the span, as a plan without statistics does
@@ -382,27 +412,21 @@ impl PgStore {
                 let started = std::time::Instant::now();
                 let read: Vec<LogRow> = (*connection)
                     .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
-                        let (mut settings, mut first, mut second): (
-                            &AsyncPgConnection,
-                            &AsyncPgConnection,
-                            &AsyncPgConnection,
-                        ) = (connection, connection, connection);
+                        let shared: &AsyncPgConnection = connection;
+                        let mut settings = shared;
                         let set = settings.batch_execute(
                             "SET LOCAL plan_cache_mode = force_custom_plan; SET LOCAL enable_indexscan = off",
                         );
-                        let by_id = async move {
-                            match by_id {
-                                Some(query) => query.load(&mut first).await,
+                        let load = |query: Option<_>| async move {
+                            let mut connection = shared;
+                            match query {
+                                Some(query) => RunQueryDsl::load(query, &mut connection).await,
                                 None => Ok(Vec::new()),
                             }
                         };
-                        let by_chunk = async move {
-                            match by_chunk {
-                                Some(query) => query.load(&mut second).await,
-                                None => Ok(Vec::new()),
-                            }
-                        };
-                        let ((), mut read, whole) = try_join3(set, by_id, by_chunk).await?;
+                        let ((), mut read, sifted, whole) =
+                            try_join4(set, load(by_id), load(by_sifted), load(by_chunk)).await?;
+                        read.extend(sifted);
                         read.extend(whole);
                         Ok(read)
                     })
@@ -410,7 +434,14 @@ impl PgStore {
                     .map_err(from_diesel)?;
                 read_time += started.elapsed();
                 rows_read += read.len();
+                let matched = read.iter().filter(|row| keep(row)).count();
                 rows.extend(read.into_iter().filter(|row| keep(row)));
+                // Few matching logs a chunk read whole: the next steps sift by the key filters.
+                if !sifted_now {
+                    whole_chunks += whole_now;
+                    whole_matched += matched;
+                    by_slots = whole_chunks > 0 && whole_matched <= whole_chunks * SPARSE_MATCHES;
+                }
             }
             after = Some((bound, last));
             // Unread chunks end at `bound` or before: the rows after it are final.
@@ -467,6 +498,7 @@ impl LogReads for PgStore {
                     chunk_condition: &|| facet_condition(filter),
                     listed: None,
                     slots: None,
+                    slots_from_start: false,
                     row_condition: &|| None,
                     keep: &|_| true,
                 };

@@ -241,6 +241,7 @@ impl LogSearch for PgStore {
                                 chunk_condition: &|| facet_condition(filter),
                                 listed: None,
                                 slots: None,
+                                slots_from_start: false,
                                 row_condition: &|| index_condition(search),
                                 keep: &|row| row.matches(search),
                             },
@@ -292,8 +293,9 @@ impl LogSearch for PgStore {
             let narrowed = started.elapsed();
             let chunks = || facet_condition(filter);
             // A listed needle's chunks hold it in one log or a few: those are read by id. A
-            // common needle's hold tens each, and are read whole.
-            let slots = listed.as_ref().and_then(|_| slot_groups(search));
+            // common needle's hold tens each, and are read whole; one the walk finds in few
+            // logs a chunk read whole is sifted by the chunks' key filters from then on.
+            let slots = slot_groups(search);
             let rows = self
                 .chunk_walk(
                     workspace,
@@ -302,6 +304,7 @@ impl LogSearch for PgStore {
                         chunk_condition: &chunks,
                         listed: listed.as_deref(),
                         slots: slots.as_deref(),
+                        slots_from_start: listed.is_some(),
                         row_condition: &|| index_condition(search),
                         keep: &|row| row.matches(search),
                     },

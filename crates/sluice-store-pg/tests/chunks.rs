@@ -586,7 +586,11 @@ async fn a_rare_identifier_reads_the_logs_its_chunks_filters_let_through() {
         connection.batch_execute(change).await.expect("change the slots");
         let store = PgStore::connect(database.url(), &options).await.expect("reconnect");
         assert_eq!(found(&store, workspace.id, &id).await, expected, "{change}");
-        assert_eq!(store.walk_reads(), sluice_store_pg::WalkReads { logs_by_id: 0, chunks_whole: 1 }, "{change}");
+        assert_eq!(
+            store.walk_reads(),
+            sluice_store_pg::WalkReads { logs_by_id: 0, chunks_whole: 1, chunks_sifted: 0 },
+            "{change}"
+        );
         drop(store);
     }
 }
@@ -646,4 +650,39 @@ async fn retention_drops_the_chunks_it_empties_and_keeps_the_rest() {
     assert!(found(&store, workspace.id, "old").await.is_empty());
     assert_eq!(found(&store, other.id, "old").await, ["old theirs"]);
     drop(store);
+}
+
+/// A needle whose walk finds it in few logs of each chunk read whole (here one in each of the
+/// newest sixteen) reads the next steps' chunks by their key filters; a chunk whose filters let
+/// more logs through than are read by id (twenty true ones of 64) is read with those ids tested
+/// first. Every log holding the needle still comes, newest first, and no other.
+#[tokio::test]
+async fn a_walk_that_finds_few_logs_a_chunk_sifts_the_next_chunks_by_their_filters() {
+    let database = TestDatabase::new("sluice_chunks").await;
+    // Walked, never listed: the chunks are found by recency, each block narrowed on the way.
+    let options = PgOptions { pool_size: 2, index_chunk_rows: 64, search_listed_chunks: 0, ..PgOptions::default() };
+    let store = PgStore::connect(database.url(), &options).await.expect("connect");
+    let workspace = Workspace::new("w", Plan::Enterprise, T0);
+    store.create_workspace(&workspace).await.expect("workspace");
+    let needle = sluice_store::conformance::order_number(4_242);
+    let text = |n: i64, holds: bool| match holds {
+        true => format!("log {n} order {needle} shipped"),
+        false => format!("log {n} order {} shipped", sluice_store::conformance::order_number(n)),
+    };
+    // Older: four chunks holding the needle in 20 logs of 64 each. Newer: sixteen in one each.
+    let dense: Vec<_> = (0..256).map(|n| log(&text(n, n % 64 < 20), T0 + n)).collect();
+    let sparse: Vec<_> = (256..1_280).map(|n| log(&text(n, n % 64 == 7), T0 + n)).collect();
+    for logs in [dense, sparse] {
+        for batch in logs.chunks(64) {
+            store.insert_logs(workspace.id, batch).await.expect("insert");
+        }
+    }
+    let mut expected: Vec<String> = (0..256).filter(|n| n % 64 < 20).map(|n| text(n, true)).collect();
+    expected.extend((256..1_280).filter(|n| n % 64 == 7).map(|n| text(n, true)));
+    expected.reverse();
+    assert_eq!(expected.len(), 96);
+    assert_eq!(found(&store, workspace.id, &needle).await, expected);
+    let reads = store.walk_reads();
+    assert_eq!(reads.chunks_sifted, 4, "{reads:?}");
+    assert_eq!(reads.chunks_whole, 16, "{reads:?}: the first step's chunks");
 }
