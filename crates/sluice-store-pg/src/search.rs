@@ -31,8 +31,8 @@ fn like_anywhere(needle: &str) -> String {
     pattern
 }
 
-/// A condition on rows of table `T`, built at run time.
-pub(crate) type Boxed<T> = Box<dyn BoxableExpression<T, Pg, SqlType = Bool>>;
+/// An expression of type `S` (a condition when `Bool`) on rows of table `T`, built at run time.
+pub(crate) type Boxed<T, S = Bool> = Box<dyn BoxableExpression<T, Pg, SqlType = S>>;
 pub(crate) type Condition = Boxed<logs::table>;
 pub(crate) type ChunkCondition = Boxed<log_chunks::table>;
 
@@ -76,17 +76,32 @@ fn literal_run(needle: &str) -> Option<&str> {
 /// page, 16 with the run first, 10 reading their rows with no condition; docs/PERFORMANCE.md,
 /// issue 24). A needle that is all one run needs no `LIKE` (folding changes none of its
 /// characters).
-fn needle_condition(needle: &str) -> Condition {
+///
+/// `cached`: written with [`crate::prepared::fixed`], so the statement holding it may be
+/// prepared once per connection; only for a query of one needle, since a statement is cached
+/// by its text and the text of a query of many follows their number and kinds, which a client
+/// chooses: cached, they would pile up on every connection with nothing to bound them.
+fn needle_condition(needle: &str, cached: bool) -> Condition {
     use crate::prepared::fixed;
     use diesel::sql_types::Text;
     let stored = text::encode(needle);
-    let like = || -> Condition { Box::new(fixed::<Text>(crate::rows::SEARCH_TEXT_SQL).like(like_anywhere(&stored))) };
+    let search_text = || -> Boxed<logs::table, Text> {
+        match cached {
+            true => Box::new(fixed::<Text>(crate::rows::SEARCH_TEXT_SQL)),
+            false => Box::new(diesel::dsl::sql::<Text>(crate::rows::SEARCH_TEXT_SQL)),
+        }
+    };
+    let like = || -> Condition { Box::new(search_text().like(like_anywhere(&stored))) };
     let Some(run) = literal_run(&stored) else {
         return like();
     };
+    let unfolded: Boxed<logs::table, Text> = match cached {
+        true => Box::new(fixed::<Text>(crate::rows::UNFOLDED_TEXT_SQL)),
+        false => Box::new(diesel::dsl::sql::<Text>(crate::rows::UNFOLDED_TEXT_SQL)),
+    };
     // Written first, and no costlier to the planner than the `LIKE` (one function each on the
     // concatenation, which `lower` adds to), so it is tested first.
-    let found: Condition = Box::new(strpos(fixed::<Text>(crate::rows::UNFOLDED_TEXT_SQL), run.to_owned()).gt(0));
+    let found: Condition = Box::new(strpos(unfolded, run.to_owned()).gt(0));
     if run.len() == stored.len() { found } else { Box::new(found.and(like())) }
 }
 
@@ -98,7 +113,11 @@ diesel::define_sql_function! {
 /// What the search text can narrow `search` to: for every index group, one of its needles
 /// in the folded text. `None` when the query gives the index nothing.
 fn index_condition(search: &Search) -> Option<Condition> {
-    all_of(search.query.index_groups().into_iter().filter_map(|group| any_of(group.into_iter().map(needle_condition))))
+    let groups = search.query.index_groups();
+    let cached = matches!(groups.as_slice(), [group] if group.len() == 1);
+    all_of(
+        groups.into_iter().filter_map(|group| any_of(group.into_iter().map(|needle| needle_condition(needle, cached)))),
+    )
 }
 
 diesel::define_sql_function! {
@@ -348,6 +367,25 @@ mod tests {
         assert!(positions("ORD-4821937") > HASHES, "two keys' positions");
         assert!(positions("ORD-48219") <= HASHES, "a start of five characters has no shorter one");
         assert!(positions("8f3a2b1c9d0e4f57") > HASHES);
+    }
+
+    /// A query of one needle is a statement prepared once per connection; one of more is
+    /// parsed each time, since their number and kinds would make statements without bound.
+    #[test]
+    fn only_a_query_of_one_needle_is_cached() {
+        use diesel::pg::Pg;
+        use diesel::query_builder::QueryFragment;
+        let cached = |raw: &str| {
+            let search = Search { query: Query::parse(raw).expect("a query"), fields: vec![SearchField::Message] };
+            let condition = super::index_condition(&search).expect("a condition");
+            QueryFragment::<Pg>::is_safe_to_cache_prepared(&condition, &Pg).expect("a condition")
+        };
+        assert!(cached("ORD-4821937"));
+        assert!(cached("timeout"));
+        assert!(cached("\"failover to replica\""));
+        assert!(cached("ORD-4821937 -lambda5"));
+        assert!(!cached("ORD-4821937 timeout"));
+        assert!(!cached("kappa151 lambda5 timeout"));
     }
 
     #[test]
