@@ -20,7 +20,8 @@
 //! (the counters stats read), `retention`, `tenancy` (workspaces and keys), `partitions`,
 //! `chunks` (the search index), `flows` (the flow counters, list and timeline), `feed` (live
 //! tail across servers: `LISTEN`/`NOTIFY`), `slots`
-//! (counter slots), `rows` and `text` (rows as stored).
+//! (counter slots), `rows` and `text` (rows as stored), `prepared` (fixed SQL prepared once per
+//! connection).
 //! Each implements the `sluice_store` trait of its concern (`insert`: `LogWrites`, `list`:
 //! `LogReads`, `search`: `LogSearch`, `rollups`: `LogCounts`, `retention`: `LogRetention`,
 //! `flows`: `LogFlows`, `tenancy`: `TenantStore`, `connection`: `Store`).
