@@ -292,9 +292,8 @@ impl Allowed {
         None
     }
 
-    /// Narrows the blocks at `indexes` by every needle, reading the bands not kept; returns the
-    /// chunks they allow.
-    /// Narrows the blocks of `indexes`, a key's positions a round, or all at once.
+    /// Narrows the blocks at `indexes` by every needle, reading the bands not kept, a key's
+    /// positions a round or all at once (`at_once`); returns the chunks they allow.
     async fn narrow(
         &mut self,
         connection: &mut AsyncPgConnection,

@@ -357,7 +357,6 @@ impl PgStore {
                     }
                     None => chunk_slots::SlotLogs { whole: kept, ..Default::default() },
                 };
-                let sifted_now = by_slots;
                 let chunk_slots::SlotLogs { by_id: ids, sifted, sifted_ids, whole } = found;
                 let whole_now = whole.len() + sifted.len();
                 {
@@ -434,14 +433,14 @@ impl PgStore {
                     .map_err(from_diesel)?;
                 read_time += started.elapsed();
                 rows_read += read.len();
-                let matched = read.iter().filter(|row| keep(row)).count();
-                rows.extend(read.into_iter().filter(|row| keep(row)));
+                let matched: Vec<LogRow> = read.into_iter().filter(|row| keep(row)).collect();
                 // Few matching logs a chunk read whole: the next steps sift by the key filters.
-                if !sifted_now {
+                if !by_slots {
                     whole_chunks += whole_now;
-                    whole_matched += matched;
+                    whole_matched += matched.len();
                     by_slots = whole_chunks > 0 && whole_matched <= whole_chunks * SPARSE_MATCHES;
                 }
+                rows.extend(matched);
             }
             after = Some((bound, last));
             // Unread chunks end at `bound` or before: the rows after it are final.

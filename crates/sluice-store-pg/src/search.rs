@@ -84,21 +84,18 @@ fn literal_run(needle: &str) -> Option<&str> {
 fn needle_condition(needle: &str, cached: bool) -> Condition {
     use crate::prepared::fixed;
     use diesel::sql_types::Text;
-    let stored = text::encode(needle);
-    let search_text = || -> Boxed<logs::table, Text> {
+    let text_of = |sql: &'static str| -> Boxed<logs::table, Text> {
         match cached {
-            true => Box::new(fixed::<Text>(crate::rows::SEARCH_TEXT_SQL)),
-            false => Box::new(diesel::dsl::sql::<Text>(crate::rows::SEARCH_TEXT_SQL)),
+            true => Box::new(fixed::<Text>(sql)),
+            false => Box::new(diesel::dsl::sql::<Text>(sql)),
         }
     };
-    let like = || -> Condition { Box::new(search_text().like(like_anywhere(&stored))) };
+    let stored = text::encode(needle);
+    let like = || -> Condition { Box::new(text_of(crate::rows::SEARCH_TEXT_SQL).like(like_anywhere(&stored))) };
     let Some(run) = literal_run(&stored) else {
         return like();
     };
-    let unfolded: Boxed<logs::table, Text> = match cached {
-        true => Box::new(fixed::<Text>(crate::rows::UNFOLDED_TEXT_SQL)),
-        false => Box::new(diesel::dsl::sql::<Text>(crate::rows::UNFOLDED_TEXT_SQL)),
-    };
+    let unfolded = text_of(crate::rows::UNFOLDED_TEXT_SQL);
     // Written first, and no costlier to the planner than the `LIKE` (one function each on the
     // concatenation, which `lower` adds to), so it is tested first.
     let found: Condition = Box::new(strpos(unfolded, run.to_owned()).gt(0));
