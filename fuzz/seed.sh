@@ -4,7 +4,7 @@
 set -euo pipefail
 shared="$(dirname "$0")/../../shared/corpus"
 corpus="$(dirname "$0")/corpus"
-mkdir -p "$corpus"/{json,jsonl,syslog,text,csv,obl,search,params,otlp_protobuf,otlp_json}
+mkdir -p "$corpus"/{json,jsonl,syslog,text,csv,obl,search,params,otlp_protobuf,otlp_json,block}
 cp "$shared"/syslog/*.txt "$corpus/syslog/"
 for f in "$shared"/loghub/*_2k.log; do head -c 20000 "$f" > "$corpus/text/$(basename "$f")"; done
 for f in "$shared"/loghub/csv/*.csv; do head -c 20000 "$f" > "$corpus/csv/$(basename "$f")"; done
@@ -22,3 +22,13 @@ body_of() { python3 -c 'import ast,sys; l=open(sys.argv[1]).read().split("repr:\
 body_of "$shared/client-captures/otel-python_otlp-http.txt" > "$corpus/otlp_protobuf/python-sdk.bin"
 body_of "$shared/client-captures/otel-js_otlp-http-json.txt" > "$corpus/otlp_json/js-sdk.json"
 cp -f "$shared/client-captures/otel-python_otlp-http.decoded.json" "$corpus/otlp_json/python-sdk.json"
+# A block: its head's and index's lengths (two bytes each, little-endian), then the golden
+# block's head, index and body, its index cut to what two bytes can say.
+golden="$(dirname "$0")/../crates/sluice-blocks/tests/golden"
+python3 - "$golden" "$corpus/block/v1.bin" <<'PY'
+import struct, sys
+folder, out = sys.argv[1], sys.argv[2]
+head, index, body = (open(f"{folder}/v1.{part}", "rb").read() for part in ("head", "index", "body"))
+index = index[:65535]
+open(out, "wb").write(struct.pack("<HH", len(head), len(index)) + head + index + body)
+PY

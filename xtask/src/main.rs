@@ -234,10 +234,11 @@ fn ci(root: &Path) -> anyhow::Result<()> {
 }
 
 /// What each layer may not depend on (normal and build dependencies, transitively), and why.
-const LAYER_RULES: [(&str, &[&str], &str); 9] = [
+const LAYER_RULES: [(&str, &[&str], &str); 10] = [
     ("sluice-model", PURE_FORBIDDEN, "other services embed the domain model"),
     ("sluice-ingest", PURE_FORBIDDEN, "other services embed the parsers"),
     ("sluice-query", PURE_FORBIDDEN, "the query language is pure"),
+    ("sluice-blocks", PURE_FORBIDDEN, "the storage format and query execution are pure: both stores call them"),
     ("sluice-store", DRIVERS, "the storage contract knows no SQL and no driver"),
     ("sluice-http", BACKENDS, "the HTTP layer sees the store traits, never a backend"),
     ("sluice", &["sluice-testkit", "criterion"], "test and benchmark support stays out of the server"),

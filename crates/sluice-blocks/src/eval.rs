@@ -1,0 +1,342 @@
+//! Every list filter and search, evaluated against blocks: which blocks may hold a match (from
+//! their summaries), which granules (from the index), which rows (from the columns, the
+//! cheap ones first, the searched text last and only for rows the filters kept), and the
+//! newest-first page across blocks ([`PageCollector`]).
+
+use std::collections::BinaryHeap;
+
+use sluice_model::{Environment, Level, LogId};
+use sluice_query::{Clause, Query, SearchField};
+
+use crate::DecodeError;
+use crate::block::{Column, GranuleInfo, Head, Summary, environment_code, level_code};
+use crate::bloom::{positions, slice_bits};
+use crate::column::TextColumn;
+use crate::granule::Granule;
+use crate::keys::{FieldKey, field_key, needle_keys};
+
+/// Filters of `GET /v1/logs` (and of a search); every field set must match.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogFilter {
+    /// Exact level.
+    pub level: Option<Level>,
+    /// Exact source.
+    pub source: Option<String>,
+    /// Exact environment.
+    pub environment: Option<Environment>,
+    /// Exact dataset.
+    pub dataset: Option<String>,
+    /// Exact `userId`.
+    pub user_id: Option<String>,
+    /// Exact `sessionId`.
+    pub session_id: Option<String>,
+    /// Exact `flowId`.
+    pub flow_id: Option<String>,
+    /// Unix ms, inclusive.
+    pub from: Option<i64>,
+    /// Unix ms, inclusive.
+    pub to: Option<i64>,
+}
+
+/// A search: the query and the fields it looks in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Search {
+    /// The parsed query.
+    pub query: Query,
+    /// Fields searched, at least one.
+    pub fields: Vec<SearchField>,
+}
+
+impl Search {
+    /// The exact check: whether a log's searched fields match the query.
+    pub fn matches(
+        &self,
+        message: &str,
+        error_name: Option<&str>,
+        error_stack: Option<&str>,
+        data: Option<&str>,
+    ) -> bool {
+        let texts: Vec<&str> = self
+            .fields
+            .iter()
+            .filter_map(|field| match field {
+                SearchField::Message => Some(message),
+                SearchField::ErrorName => error_name,
+                SearchField::ErrorStack => error_stack,
+                SearchField::Data => data,
+            })
+            .collect();
+        self.query.matches(&texts)
+    }
+}
+
+/// A row a read kept: where it is and what orders it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Hit {
+    /// Unix ms.
+    pub timestamp: i64,
+    /// The log's id.
+    pub id: LogId,
+    /// Its granule in the block.
+    pub granule: usize,
+    /// Its row in the granule.
+    pub row: usize,
+}
+
+/// A list filter and an optional search, ready to evaluate against blocks.
+#[derive(Debug, Clone)]
+pub struct Matcher<'a> {
+    filter: &'a LogFilter,
+    search: Option<&'a Search>,
+    /// Keys every matching granule holds (the filters' exact values).
+    required: Vec<u64>,
+    /// For each clause the index can use: its alternatives, each the keys of one needle.
+    groups: Vec<Vec<Vec<u64>>>,
+}
+
+impl<'a> Matcher<'a> {
+    /// What `filter` and `search` (when given) ask of a block.
+    pub fn new(filter: &'a LogFilter, search: Option<&'a Search>) -> Self {
+        let mut required = Vec::new();
+        let exact = [
+            (FieldKey::Source, &filter.source),
+            (FieldKey::Dataset, &filter.dataset),
+            (FieldKey::UserId, &filter.user_id),
+            (FieldKey::SessionId, &filter.session_id),
+            (FieldKey::FlowId, &filter.flow_id),
+        ];
+        for (field, value) in exact {
+            if let Some(value) = value {
+                required.push(field_key(field, value));
+            }
+        }
+        let groups = search.map_or_else(Vec::new, |search| index_groups(&search.query));
+        Matcher { filter, search, required, groups }
+    }
+
+    /// Whether the index narrows this read (a filter of exact values, or a needle with keys):
+    /// otherwise every granule in the time range is a candidate.
+    pub fn uses_index(&self) -> bool {
+        !self.required.is_empty() || !self.groups.is_empty()
+    }
+
+    /// Whether a block with this summary may hold a match.
+    pub fn block_may_match(&self, summary: &Summary) -> bool {
+        let filter = self.filter;
+        let named = |values: &[(String, u32)], complete: bool, wanted: &Option<String>| match wanted {
+            Some(wanted) => !complete || values.iter().any(|(value, count)| value == wanted && *count > 0),
+            None => true,
+        };
+        in_range(summary.timestamps, filter)
+            && filter.level.is_none_or(|level| summary.levels[usize::from(level_code(level))] > 0)
+            && filter
+                .environment
+                .is_none_or(|environment| summary.environments[usize::from(environment_code(environment))] > 0)
+            && named(&summary.sources, summary.sources_complete, &filter.source)
+            && named(&summary.datasets, summary.datasets_complete, &filter.dataset)
+    }
+
+    /// Every index position this read looks up in a block whose filters are `bits` wide.
+    pub fn positions(&self, bits: u64) -> Vec<u64> {
+        let mut all: Vec<u64> = self
+            .required
+            .iter()
+            .chain(self.groups.iter().flatten().flatten())
+            .flat_map(|key| positions(*key, bits))
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+
+    /// The granules of the block that may hold a match, in order: in the time range, with the
+    /// level, and holding every key the read needs, as `slice` gives each position's slice of
+    /// the index (`bloom::slice_range` of the index, which a store may read piece by piece).
+    pub fn granules<'s>(
+        &self,
+        head: &Head,
+        mut slice: impl FnMut(u64) -> Result<&'s [u8], DecodeError>,
+    ) -> Result<Vec<usize>, DecodeError> {
+        let count = head.granules.len();
+        let mut candidates: Vec<bool> = head.granules.iter().map(|granule| self.granule_may_match(granule)).collect();
+        if self.uses_index() && candidates.iter().any(|candidate| *candidate) {
+            let mut holding = |key: u64| -> Result<u64, DecodeError> {
+                let mut held = u64::MAX;
+                for position in positions(key, head.index_bits) {
+                    held &= slice_bits(slice(position)?, position, count).ok_or(DecodeError::Truncated)?;
+                }
+                Ok(held)
+            };
+            let mut all = u64::MAX;
+            for key in &self.required {
+                all &= holding(*key)?;
+            }
+            for group in &self.groups {
+                let mut any = 0;
+                for needle in group {
+                    let mut every = u64::MAX;
+                    for key in needle {
+                        every &= holding(*key)?;
+                    }
+                    any |= every;
+                }
+                all &= any;
+            }
+            for (granule, candidate) in candidates.iter_mut().enumerate() {
+                *candidate &= all & (1 << granule) != 0;
+            }
+        }
+        Ok((0..count).filter(|granule| candidates[*granule]).collect())
+    }
+
+    fn granule_may_match(&self, granule: &GranuleInfo) -> bool {
+        in_range(granule.timestamps, self.filter)
+            && self.filter.level.is_none_or(|level| granule.levels[usize::from(level_code(level))] > 0)
+    }
+
+    /// The rows of `granule` that match, each with what orders it.
+    pub fn rows(&self, granule: &Granule<'_>, number: usize) -> Result<Vec<Hit>, DecodeError> {
+        let filter = self.filter;
+        let timestamps = granule.timestamps()?;
+        let mut kept: Vec<usize> =
+            (0..granule.rows()).filter(|row| in_range((timestamps[*row], timestamps[*row]), filter)).collect();
+        if let Some(level) = filter.level {
+            let levels = granule.levels()?;
+            kept.retain(|row| levels[*row] == level);
+        }
+        if let Some(environment) = filter.environment {
+            let environments = granule.environments()?;
+            kept.retain(|row| environments[*row] == environment);
+        }
+        let exact = [
+            (Column::Source, &filter.source),
+            (Column::Dataset, &filter.dataset),
+            (Column::UserId, &filter.user_id),
+            (Column::SessionId, &filter.session_id),
+            (Column::FlowId, &filter.flow_id),
+        ];
+        for (column, wanted) in exact {
+            if let Some(wanted) = wanted
+                && !kept.is_empty()
+            {
+                let values = granule.text(column)?;
+                kept.retain(|row| values.get(*row) == Some(wanted.as_str()));
+            }
+        }
+        if let Some(search) = self.search
+            && !kept.is_empty()
+        {
+            let column = |field: SearchField, column: Column| -> Result<TextColumn, DecodeError> {
+                if search.fields.contains(&field) { granule.text(column) } else { Ok(TextColumn::default()) }
+            };
+            let message = column(SearchField::Message, Column::Message)?;
+            let error_name = column(SearchField::ErrorName, Column::ErrorName)?;
+            let error_stack = column(SearchField::ErrorStack, Column::ErrorStack)?;
+            let data = column(SearchField::Data, Column::Data)?;
+            kept.retain(|row| {
+                search.matches(
+                    message.get(*row).unwrap_or_default(),
+                    error_name.get(*row),
+                    error_stack.get(*row),
+                    data.get(*row),
+                )
+            });
+        }
+        if kept.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids = granule.ids()?;
+        Ok(kept.into_iter().map(|row| Hit { timestamp: timestamps[row], id: ids[row], granule: number, row }).collect())
+    }
+}
+
+fn in_range((earliest, latest): (i64, i64), filter: &LogFilter) -> bool {
+    filter.from.is_none_or(|from| latest >= from) && filter.to.is_none_or(|to| earliest <= to)
+}
+
+/// The clauses of `query` the index can narrow with: for each `Contains` and `AnyOf` whose
+/// every needle has keys, the keys of each needle (exclusions narrow nothing).
+fn index_groups(query: &Query) -> Vec<Vec<Vec<u64>>> {
+    query
+        .clauses()
+        .iter()
+        .filter_map(|clause| {
+            let needles = match clause {
+                Clause::Contains(needle) => std::slice::from_ref(needle),
+                Clause::AnyOf(needles) => needles.as_slice(),
+                Clause::Excludes(_) => return None,
+            };
+            let keys: Vec<Vec<u64>> = needles.iter().map(|needle| needle_keys(&needle.folded)).collect();
+            keys.iter().all(|keys| !keys.is_empty()).then_some(keys)
+        })
+        .collect()
+}
+
+/// The newest `wanted` hits across blocks (timestamp, then id, descending), gathered block by
+/// block: once it holds `wanted`, a block whose newest log is older than the oldest kept
+/// cannot change the page and is skipped ([`PageCollector::can_skip`]).
+#[derive(Debug, Clone)]
+pub struct PageCollector<T> {
+    wanted: usize,
+    kept: BinaryHeap<std::cmp::Reverse<(i64, LogId, Entry<T>)>>,
+}
+
+/// What a collector keeps beside a hit's order: the caller's own (which block).
+#[derive(Debug, Clone)]
+struct Entry<T>(T);
+
+impl<T> PartialEq for Entry<T> {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl<T> Eq for Entry<T> {}
+impl<T> PartialOrd for Entry<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<T> Ord for Entry<T> {
+    fn cmp(&self, _: &Self) -> std::cmp::Ordering {
+        std::cmp::Ordering::Equal
+    }
+}
+
+impl<T> PageCollector<T> {
+    /// Keeps the newest `wanted` (a page's offset, its limit, and one more to know whether
+    /// more follow).
+    pub fn new(wanted: usize) -> Self {
+        PageCollector { wanted, kept: BinaryHeap::new() }
+    }
+
+    /// Whether a block whose newest log is `(timestamp, id)` at most can add nothing.
+    pub fn can_skip(&self, newest: (i64, LogId)) -> bool {
+        self.kept.len() >= self.wanted && self.kept.peek().is_some_and(|oldest| newest < (oldest.0.0, oldest.0.1))
+    }
+
+    /// Offers a hit.
+    pub fn offer(&mut self, timestamp: i64, id: LogId, value: T) {
+        if self.wanted == 0 {
+            return;
+        }
+        if self.kept.len() < self.wanted {
+            self.kept.push(std::cmp::Reverse((timestamp, id, Entry(value))));
+        } else if let Some(oldest) = self.kept.peek()
+            && (timestamp, id) > (oldest.0.0, oldest.0.1)
+        {
+            self.kept.pop();
+            self.kept.push(std::cmp::Reverse((timestamp, id, Entry(value))));
+        }
+    }
+
+    /// What it kept, newest first.
+    pub fn into_sorted(self) -> Vec<(i64, LogId, T)> {
+        let mut kept: Vec<(i64, LogId, T)> = self
+            .kept
+            .into_iter()
+            .map(|std::cmp::Reverse((timestamp, id, Entry(value)))| (timestamp, id, value))
+            .collect();
+        kept.sort_by_key(|(timestamp, id, _)| std::cmp::Reverse((*timestamp, *id)));
+        kept
+    }
+}

@@ -1,0 +1,69 @@
+//! The format pinned: the blocks of `tests/golden/` were written by earlier builds and must
+//! read back as the logs stored beside them, whatever this build writes; and this build
+//! writes exactly the bytes of its own version's files. A change to the format is a new
+//! version: new files (`SLUICE_BLESS=1 cargo test -p sluice-blocks --test golden` writes them
+//! for [`FORMAT_VERSION`]), and the old ones kept.
+
+use std::path::PathBuf;
+
+use sluice_blocks::{Block, FORMAT_VERSION, encode};
+use sluice_model::Log;
+
+mod common;
+
+fn folder() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
+}
+
+/// Two granules of logs of every shape, and one with every field set.
+fn logs() -> Vec<Log> {
+    let mut logs = common::random_logs(42, sluice_blocks::GRANULE_ROWS + 6);
+    let full = &mut logs[3];
+    full.entry.data = Some(sluice_model::JsonObject::from_text(r#"{"k":[1,"ü",null]}"#.into()).expect("an object"));
+    full.entry.tags = Some(vec!["a".into(), "b c".into()]);
+    full.entry.flow_id = Some("flow-7".into());
+    full.entry.step_index = Some(4);
+    logs
+}
+
+#[test]
+fn this_build_writes_its_versions_golden_bytes() {
+    let logs = logs();
+    let encoded = encode(&logs).expect("a block");
+    let name = |part: &str| folder().join(format!("v{FORMAT_VERSION}.{part}"));
+    if std::env::var_os("SLUICE_BLESS").is_some() {
+        std::fs::create_dir_all(folder()).expect("the folder");
+        std::fs::write(name("head"), &encoded.head).expect("written");
+        std::fs::write(name("index"), &encoded.index).expect("written");
+        std::fs::write(name("body"), &encoded.body).expect("written");
+        let mut sorted = logs.clone();
+        sorted.sort_by_key(|log| log.id);
+        let json = serde_json::to_string_pretty(&sorted).expect("JSON");
+        std::fs::write(name("logs.json"), json + "\n").expect("written");
+    }
+    let read = |part: &str| std::fs::read(name(part)).unwrap_or_else(|error| panic!("{}: {error}", name(part).display()));
+    assert!(encoded.head == read("head"), "the head's bytes changed: a new format version?");
+    assert!(encoded.index == read("index"), "the index's bytes changed: a new format version?");
+    assert!(encoded.body == read("body"), "the body's bytes changed: a new format version?");
+}
+
+#[test]
+fn every_golden_version_reads_back_as_its_logs() {
+    let mut versions = 0;
+    for entry in std::fs::read_dir(folder()).expect("tests/golden") {
+        let path = entry.expect("an entry").path();
+        let Some(stem) = path.file_name().and_then(|name| name.to_str()).and_then(|name| name.strip_suffix(".head")) else {
+            continue;
+        };
+        let read = |part: &str| std::fs::read(folder().join(format!("{stem}.{part}"))).expect("the block's parts");
+        let (head, index, body) = (read("head"), read("index"), read("body"));
+        let expected: Vec<Log> = serde_json::from_slice(&read("logs.json")).expect("the logs");
+        let block = Block::open(&head, &index, &body).expect("the golden block opens");
+        assert_eq!(block.all_logs().expect("its logs"), expected, "{stem}");
+        for log in expected.iter().step_by(97) {
+            assert_eq!(block.get(log.id).expect("a read").as_ref(), Some(log), "{stem}");
+        }
+        versions += 1;
+    }
+    assert!(versions >= usize::from(FORMAT_VERSION), "a golden block for every version");
+}
