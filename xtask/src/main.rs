@@ -23,6 +23,8 @@
 //! - `bench flows [--logs N] [--store sqlite|postgres]`: the flow benchmark (`flows.rs`): 1M
 //!   logs in 100k flows and one of 1,000 steps, then the flow list and timelines over HTTP;
 //!   not part of `bench`.
+//! - `bench peers [--logs N] [--store sqlite|postgres] [--kind plain|entropy] [--repeat N]`:
+//!   sluice beside VictoriaLogs on the same logs and searches (`peers.rs`).
 //! - `bench tail [--seconds N] [--store sqlite|postgres]`: the live tail benchmark
 //!   (`tail.rs`): ingest with and without 10 tails open, and delivery times at 20k logs/s;
 //!   not part of `bench`.
@@ -50,6 +52,7 @@ mod browser;
 mod flows;
 mod fuzz;
 mod ingest;
+mod peers;
 mod schema;
 mod search;
 mod setup;
@@ -89,6 +92,21 @@ fn main() -> anyhow::Result<()> {
             let logs = flag(&args, "--logs", if quick { 1_000_000 } else { 10_000_000 })?;
             search::bench(&root, logs, args.iter().any(|arg| arg == "--plain"), &stores(&args)?)
         }
+        Some("bench") if args.get(1).is_some_and(|arg| arg == "peers") => {
+            let kinds = match args.iter().position(|arg| arg == "--kind").and_then(|at| args.get(at + 1)) {
+                Some(kind) if kind == "plain" => vec!["plain"],
+                Some(kind) if kind == "entropy" => vec!["entropy"],
+                Some(kind) => bail!("--kind is plain or entropy, not {kind}"),
+                None => vec!["plain", "entropy"],
+            };
+            let plan = peers::Plan {
+                logs: flag(&args, "--logs", 10_000_000)?,
+                stores: stores(&args)?,
+                kinds,
+                repeat: flag(&args, "--repeat", 20)?,
+            };
+            peers::bench(&root, &plan)
+        }
         Some("bench") if args.get(1).is_some_and(|arg| arg == "tail") => {
             let seconds = flag(&args, "--seconds", 20)?;
             tail::bench(&root, seconds, &stores(&args)?)
@@ -111,7 +129,7 @@ fn main() -> anyhow::Result<()> {
         Some("pg-schema") => pg_schema(&root),
         _ => {
             eprintln!(
-                "usage: cargo xtask ci | cargo xtask bench [ingest | search [--logs N] [--plain] [--store sqlite|postgres] | soak [--minutes N] [--warmup-minutes N] [--reads-per-second N] [--store sqlite|postgres] | flows [--logs N] [--store sqlite|postgres] | tail [--seconds N] [--store sqlite|postgres]] [--quick] | cargo xtask fuzz [--seconds N] | cargo xtask shippers | cargo xtask browser | cargo xtask with-pg <command...> | cargo xtask pg-schema"
+                "usage: cargo xtask ci | cargo xtask bench [ingest | search [--logs N] [--plain] [--store sqlite|postgres] | soak [--minutes N] [--warmup-minutes N] [--reads-per-second N] [--store sqlite|postgres] | flows [--logs N] [--store sqlite|postgres] | peers [--logs N] [--store sqlite|postgres] [--kind plain|entropy] [--repeat N] | tail [--seconds N] [--store sqlite|postgres]] [--quick] | cargo xtask fuzz [--seconds N] | cargo xtask shippers | cargo xtask browser | cargo xtask with-pg <command...> | cargo xtask pg-schema"
             );
             bail!("unknown task {:?}", args.first())
         }

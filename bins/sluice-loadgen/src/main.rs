@@ -11,7 +11,8 @@
 //! `search-ingest` and `search-queries` are the search benchmark's workload (`search.rs`),
 //! `plain-ingest` its loghub lines alone (for the bytes a plain log takes);
 //! `flows-ingest` and `flows-queries` the flow benchmark's (`flows.rs`, the same logs in flows);
-//! `reads`, the soak benchmark's readers (`reads.rs`); `tail`, the live tail benchmark
+//! `peers-ingest` and `peers-queries` the peers benchmark's, the same logs and searches sent to
+//! sluice or to VictoriaLogs (`peers.rs`); `reads`, the soak benchmark's readers (`reads.rs`); `tail`, the live tail benchmark
 //! (`tail.rs`).
 //!
 //! Prints a summary on stderr and, last on stdout, one Markdown table row:
@@ -32,8 +33,10 @@ use anyhow::{Context, bail};
 use serde_json::json;
 
 mod flows;
+mod peers;
 mod reads;
 mod search;
+mod send;
 mod tail;
 
 /// Entries per request, as a shipper's batch.
@@ -72,6 +75,8 @@ const USAGE: &str = "usage: sluice-loadgen --url http://HOST:PORT --key KEY [--f
    or: sluice-loadgen search-queries --url URL --key KEY --logs N [--corpus DIR] [--repeat N] [--first N]
    or: sluice-loadgen flows-ingest --url URL --key KEY --logs N [--corpus DIR] [--connections N]
    or: sluice-loadgen flows-queries --url URL --key KEY --logs N [--corpus DIR] [--repeat N] [--password ADMIN_PASSWORD]
+   or: sluice-loadgen peers-ingest --url URL [--key KEY] --logs N --kind plain|entropy --target sluice|victorialogs [--connections N]
+   or: sluice-loadgen peers-queries --url URL [--key KEY] --logs N --kind plain|entropy --target sluice|victorialogs --seed N [--repeat N]
    or: sluice-loadgen reads --url URL --key KEY [--seconds N] [--connections N] [--rate READS_PER_SECOND]
    or: sluice-loadgen tail --url URL --key KEY [--seconds N] [--tails N] [--rate LOGS_PER_SECOND] [--server-pid PID]";
 
@@ -507,6 +512,9 @@ async fn main() -> anyhow::Result<()> {
         .filter(|mode| mode.starts_with("search-") || mode.starts_with("flows-") || mode == "plain-ingest")
     {
         return search::run(&mode).await;
+    }
+    if let Some(mode) = std::env::args().nth(1).filter(|mode| mode.starts_with("peers-")) {
+        return peers::run(&mode).await;
     }
     if std::env::args().nth(1).is_some_and(|mode| mode == "reads") {
         return reads::run().await;

@@ -11,7 +11,6 @@
 //! have a fixed width, so no term is a substring of another. Everything is a function of `i`:
 //! the queries know which values exist without reading anything back.
 
-use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -192,77 +191,20 @@ pub(crate) async fn run(mode: &str) -> anyhow::Result<()> {
 /// Sends every log of the workload once over `connections` keep-alive connections, each
 /// sending its next batch when the last is answered; prints the rate and any refusal.
 pub(crate) async fn ingest(workload: Workload, url: &str, key: &str, connections: usize) -> anyhow::Result<()> {
-    let client = awc::Client::builder()
-        .connector(awc::Connector::new().limit(connections))
-        .timeout(Duration::from_secs(120))
-        .finish();
-    let shared = Rc::new((workload, client, format!("{}/v1/logs", url.trim_end_matches('/')), format!("Bearer {key}")));
-    let next = Rc::new(std::cell::Cell::new(0_u64));
-    let failures = Rc::new(std::cell::Cell::new(0_u64));
-    let retried = Rc::new(std::cell::Cell::new(0_u64));
-    let start = Instant::now();
-    let workers: Vec<_> = (0..connections)
-        .map(|_| {
-            let (shared, next, failures, retried) = (shared.clone(), next.clone(), failures.clone(), retried.clone());
-            actix_rt::spawn(async move {
-                let (workload, client, url, auth) = &*shared;
-                loop {
-                    let first = next.get();
-                    if first >= workload.logs {
-                        break;
-                    }
-                    next.set(first + ENTRIES as u64);
-                    let body = workload.body(first);
-                    // A 503 with Retry-After (the write queue full under overload) is sent again
-                    // after the wait it names, as shippers do (docs/API.md); anything else fails.
-                    let mut ok = false;
-                    for _ in 0..20 {
-                        let sent = client
-                            .post(url.as_str())
-                            .insert_header(("Authorization", auth.as_str()))
-                            .insert_header(("Content-Type", "application/json"))
-                            .send_body(body.clone())
-                            .await;
-                        let Ok(mut response) = sent else { break };
-                        let _ = response.body().limit(1 << 20).await;
-                        let status = response.status().as_u16();
-                        let wait = response
-                            .headers()
-                            .get("Retry-After")
-                            .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
-                        match (status, wait) {
-                            (200, _) => {
-                                ok = true;
-                                break;
-                            }
-                            (503, Some(seconds)) => {
-                                retried.set(retried.get() + 1);
-                                actix_rt::time::sleep(Duration::from_secs(seconds)).await;
-                            }
-                            _ => break,
-                        }
-                    }
-                    if !ok {
-                        failures.set(failures.get() + 1);
-                    }
-                }
-            })
-        })
-        .collect();
-    let logs = shared.0.logs;
-    for worker in workers {
-        let _ = worker.await;
-    }
-    let seconds = start.elapsed().as_secs_f64();
-    eprintln!(
-        "search-ingest: {logs} logs in {seconds:.1} s, {} batches sent again after a 503, {} refused",
-        retried.get(),
-        failures.get()
-    );
-    if failures.get() > 0 {
-        bail!("{} batches were not stored: the data set is incomplete", failures.get());
-    }
-    println!("ingest | {logs} | {seconds:.1} | {} | {:.0}", retried.get(), logs as f64 / seconds);
+    let target = crate::send::Target {
+        url: format!("{}/v1/logs", url.trim_end_matches('/')),
+        headers: vec![
+            ("Authorization".into(), format!("Bearer {key}")),
+            ("Content-Type".into(), "application/json".into()),
+        ],
+        stored: 200,
+    };
+    let sent =
+        crate::send::send_all(workload.logs, ENTRIES as u64, connections, target, move |first| workload.body(first))
+            .await?;
+    let (logs, seconds) = (sent.logs, sent.seconds);
+    eprintln!("search-ingest: {logs} logs in {seconds:.1} s, {} batches sent again after a 503", sent.retried);
+    println!("ingest | {logs} | {seconds:.1} | {} | {:.0}", sent.retried, logs as f64 / seconds);
     Ok(())
 }
 

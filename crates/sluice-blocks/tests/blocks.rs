@@ -261,4 +261,3 @@ fn a_log_with_every_field_round_trips() {
     assert_eq!(block.get(log.id).unwrap(), Some(log));
     assert_eq!(block.get(bare.id).unwrap(), Some(bare));
 }
-

@@ -41,7 +41,8 @@ fn this_build_writes_its_versions_golden_bytes() {
         let json = serde_json::to_string_pretty(&sorted).expect("JSON");
         std::fs::write(name("logs.json"), json + "\n").expect("written");
     }
-    let read = |part: &str| std::fs::read(name(part)).unwrap_or_else(|error| panic!("{}: {error}", name(part).display()));
+    let read =
+        |part: &str| std::fs::read(name(part)).unwrap_or_else(|error| panic!("{}: {error}", name(part).display()));
     assert!(encoded.head == read("head"), "the head's bytes changed: a new format version?");
     assert!(encoded.index == read("index"), "the index's bytes changed: a new format version?");
     assert!(encoded.body == read("body"), "the body's bytes changed: a new format version?");
@@ -52,7 +53,8 @@ fn every_golden_version_reads_back_as_its_logs() {
     let mut versions = 0;
     for entry in std::fs::read_dir(folder()).expect("tests/golden") {
         let path = entry.expect("an entry").path();
-        let Some(stem) = path.file_name().and_then(|name| name.to_str()).and_then(|name| name.strip_suffix(".head")) else {
+        let Some(stem) = path.file_name().and_then(|name| name.to_str()).and_then(|name| name.strip_suffix(".head"))
+        else {
             continue;
         };
         let read = |part: &str| std::fs::read(folder().join(format!("{stem}.{part}"))).expect("the block's parts");
