@@ -156,6 +156,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let started = Instant::now();
             let mut page = PageCollector::new(51);
             let mut decoded = 0;
+            let mut granules = std::collections::HashMap::new();
             for (number, block) in opened.iter().enumerate().rev() {
                 let summary = &block.head.summary;
                 if page.can_skip((summary.timestamps.1, summary.ids.1)) {
@@ -173,15 +174,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         continue;
                     }
                     decoded += 1;
-                    for hit in matcher.rows(&block.granule(granule)?, granule)? {
+                    let read = block.granule(granule)?;
+                    for hit in matcher.rows(&read, granule)? {
                         page.offer(hit.timestamp, hit.id, (number, hit));
                     }
+                    granules.insert((number, granule), read);
                 }
             }
             let kept = page.into_sorted();
             let mut logs = 0;
             for (_, _, (number, hit)) in kept.iter().take(50) {
-                logs += opened[*number].logs(std::slice::from_ref(hit))?.len();
+                logs += granules.get(&(*number, hit.granule)).ok_or("a kept granule")?.logs(&[hit.row])?.len();
             }
             times.push(started.elapsed().as_secs_f64() * 1000.0);
             granules_read.push(decoded);

@@ -25,7 +25,7 @@ use crate::{DecodeError, EncodeError, FORMAT_VERSION};
 /// The first bytes of every head.
 pub const MAGIC: &[u8; 4] = b"SLBK";
 /// Logs in a granule (the last granule of a block may hold fewer).
-pub const GRANULE_ROWS: usize = 1024;
+pub const GRANULE_ROWS: usize = 512;
 /// The most logs a block holds.
 pub const MAX_BLOCK_ROWS: usize = 64 * GRANULE_ROWS;
 /// The most distinct values of a dimension a summary counts; past it, the rest are counted

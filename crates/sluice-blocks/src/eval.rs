@@ -11,7 +11,6 @@ use sluice_query::{Clause, Query, SearchField};
 use crate::DecodeError;
 use crate::block::{Column, GranuleInfo, Head, Summary, environment_code, level_code};
 use crate::bloom::{positions, slice_bits};
-use crate::column::TextColumn;
 use crate::granule::Granule;
 use crate::keys::{FieldKey, field_key, needle_keys};
 
@@ -226,21 +225,7 @@ impl<'a> Matcher<'a> {
         if let Some(search) = self.search
             && !kept.is_empty()
         {
-            let column = |field: SearchField, column: Column| -> Result<TextColumn, DecodeError> {
-                if search.fields.contains(&field) { granule.text(column) } else { Ok(TextColumn::default()) }
-            };
-            let message = column(SearchField::Message, Column::Message)?;
-            let error_name = column(SearchField::ErrorName, Column::ErrorName)?;
-            let error_stack = column(SearchField::ErrorStack, Column::ErrorStack)?;
-            let data = column(SearchField::Data, Column::Data)?;
-            kept.retain(|row| {
-                search.matches(
-                    message.get(*row).unwrap_or_default(),
-                    error_name.get(*row),
-                    error_stack.get(*row),
-                    data.get(*row),
-                )
-            });
+            kept = crate::matching::matching_rows(search, granule, &kept)?;
         }
         if kept.is_empty() {
             return Ok(Vec::new());

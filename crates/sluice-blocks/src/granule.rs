@@ -1,8 +1,10 @@
 //! Reading a granule: its bytes checked against the head's checksum, then each column
-//! decompressed and decoded only when asked for, and the logs of the rows a read keeps
-//! rebuilt from them.
+//! decompressed and decoded only when first asked for and kept for the granule's life (a
+//! search reads `message` to match and again to build its hits), and the logs of the rows a
+//! read keeps rebuilt from them.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 
 use sluice_model::{Environment, JsonObject, Level, Log, LogEntry, LogId, SmolStr};
 use xxhash_rust::xxh3::xxh3_64;
@@ -12,11 +14,14 @@ use crate::block::{Column, GranuleInfo, Head};
 use crate::codec::{Reader, read_section};
 use crate::column::{TextColumn, decode_ids, decode_ints, decode_text};
 
-/// One granule of a block, its bytes checked.
+/// One granule of a block, its bytes checked, its columns decoded as they are asked for.
 #[derive(Debug, Clone)]
 pub struct Granule<'a> {
     info: &'a GranuleInfo,
     bytes: &'a [u8],
+    ids: OnceCell<Vec<LogId>>,
+    timestamps: OnceCell<Vec<i64>>,
+    texts: [OnceCell<TextColumn>; crate::block::COLUMNS],
 }
 
 impl<'a> Granule<'a> {
@@ -30,7 +35,7 @@ impl<'a> Granule<'a> {
         if xxh3_64(bytes) != info.checksum {
             return Err(DecodeError::Corrupt("granule checksum"));
         }
-        Ok(Granule { info, bytes })
+        Ok(Granule { info, bytes, ids: OnceCell::new(), timestamps: OnceCell::new(), texts: Default::default() })
     }
 
     /// Granule `number` of a block whose whole body is `body`.
@@ -62,19 +67,25 @@ impl<'a> Granule<'a> {
     }
 
     /// Its ids, ascending.
-    pub fn ids(&self) -> Result<Vec<LogId>, DecodeError> {
-        let payload = self.section(Column::Id)?;
-        let mut reader = Reader::new(&payload);
-        let ids = decode_ids(&mut reader, self.rows())?;
-        finished(&reader, ids)
+    pub fn ids(&self) -> Result<&[LogId], DecodeError> {
+        cached(&self.ids, || {
+            let payload = self.section(Column::Id)?;
+            let mut reader = Reader::new(&payload);
+            let ids = decode_ids(&mut reader, self.rows())?;
+            finished(&reader, ids)
+        })
+        .map(Vec::as_slice)
     }
 
     /// Its timestamps, Unix ms.
-    pub fn timestamps(&self) -> Result<Vec<i64>, DecodeError> {
-        let payload = self.section(Column::Timestamp)?;
-        let mut reader = Reader::new(&payload);
-        let timestamps = decode_ints(&mut reader, self.rows())?;
-        finished(&reader, timestamps)
+    pub fn timestamps(&self) -> Result<&[i64], DecodeError> {
+        cached(&self.timestamps, || {
+            let payload = self.section(Column::Timestamp)?;
+            let mut reader = Reader::new(&payload);
+            let timestamps = decode_ints(&mut reader, self.rows())?;
+            finished(&reader, timestamps)
+        })
+        .map(Vec::as_slice)
     }
 
     /// Its levels.
@@ -99,11 +110,13 @@ impl<'a> Granule<'a> {
     }
 
     /// A column of text (`source`, `message`, `data`...).
-    pub fn text(&self, column: Column) -> Result<TextColumn, DecodeError> {
-        let payload = self.section(column)?;
-        let mut reader = Reader::new(&payload);
-        let text = decode_text(&mut reader, self.rows())?;
-        finished(&reader, text)
+    pub fn text(&self, column: Column) -> Result<&TextColumn, DecodeError> {
+        cached(&self.texts[column as usize], || {
+            let payload = self.section(column)?;
+            let mut reader = Reader::new(&payload);
+            let text = decode_text(&mut reader, self.rows())?;
+            finished(&reader, text)
+        })
     }
 
     /// Its step indexes.
@@ -138,6 +151,7 @@ impl<'a> Granule<'a> {
         let (error_stack, tags, flow) = (text(Column::ErrorStack)?, text(Column::Tags)?, text(Column::FlowId)?);
         let (country, address) = (text(Column::Country)?, text(Column::IpAddress)?);
         let owned = |column: &TextColumn, row: usize| column.get(row).map(str::to_owned);
+        let (timestamps, levels, environments, steps) = (&timestamps, &levels, &environments, &steps);
         rows.iter()
             .map(|&row| {
                 let id = *ids.get(row).ok_or(DecodeError::Corrupt("no such row"))?;
@@ -161,19 +175,19 @@ impl<'a> Granule<'a> {
                         source: SmolStr::new(source.get(row).unwrap_or_default()),
                         environment: environments[row],
                         dataset: SmolStr::new(dataset.get(row).unwrap_or_default()),
-                        version: owned(&version, row),
-                        user_id: owned(&user, row),
-                        session_id: owned(&session, row),
-                        request_id: owned(&request, row),
+                        version: owned(version, row),
+                        user_id: owned(user, row),
+                        session_id: owned(session, row),
+                        request_id: owned(request, row),
                         data,
-                        error_name: owned(&error_name, row),
-                        error_stack: owned(&error_stack, row),
+                        error_name: owned(error_name, row),
+                        error_stack: owned(error_stack, row),
                         tags,
-                        flow_id: owned(&flow, row),
+                        flow_id: owned(flow, row),
                         step_index: steps[row],
                     },
-                    country: owned(&country, row),
-                    ip_address: owned(&address, row),
+                    country: owned(country, row),
+                    ip_address: owned(address, row),
                 })
             })
             .collect()
@@ -183,6 +197,15 @@ impl<'a> Granule<'a> {
     pub fn all_logs(&self) -> Result<Vec<Log>, DecodeError> {
         self.logs(&(0..self.rows()).collect::<Vec<_>>())
     }
+}
+
+/// The value `cell` holds, decoded by `decode` on first use.
+fn cached<T>(cell: &OnceCell<T>, decode: impl FnOnce() -> Result<T, DecodeError>) -> Result<&T, DecodeError> {
+    if let Some(value) = cell.get() {
+        return Ok(value);
+    }
+    let value = decode()?;
+    Ok(cell.get_or_init(|| value))
 }
 
 fn finished<T>(reader: &Reader<'_>, value: T) -> Result<T, DecodeError> {

@@ -35,6 +35,7 @@ pub mod column;
 pub mod eval;
 pub mod granule;
 pub mod keys;
+mod matching;
 
 pub use block::{EncodedBlock, GRANULE_ROWS, Head, MAX_BLOCK_ROWS, Summary, encode};
 pub use eval::{Hit, LogFilter, Matcher, PageCollector, Search};

@@ -156,7 +156,8 @@ proptest! {
 #[test]
 fn a_rare_identifier_reads_only_its_granules() {
     let mut logs = random_logs(5, 8 * GRANULE_ROWS);
-    logs[4321].entry.message = "charge failed for order zq7-88231-xk9 after retry".into();
+    let planted = 5 * GRANULE_ROWS + 123;
+    logs[planted].entry.message = "charge failed for order zq7-88231-xk9 after retry".into();
     let encoded = encode(&logs).unwrap();
     let block = Block::open(&encoded.head, &encoded.index, &encoded.body).unwrap();
     for needle in ["zq7-88231-xk9", "88231-xk9", "q7-88231-x", "charge failed for"] {
@@ -169,7 +170,7 @@ fn a_rare_identifier_reads_only_its_granules() {
             .unwrap();
         assert!(granules.len() <= 2, "{needle}: {granules:?}");
         let hits = block.hits(&matcher).unwrap();
-        assert_eq!(block.logs(&hits).unwrap()[0].entry.message, logs[4321].entry.message, "{needle}");
+        assert_eq!(block.logs(&hits).unwrap()[0].entry.message, logs[planted].entry.message, "{needle}");
     }
 }
 
