@@ -27,6 +27,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     for entropy in [false, true] {
         let count = MAX_BLOCK_ROWS * 4;
+        let mut base = 0_u128;
         let logs: Vec<Log> = (0..count)
             .map(|index| {
                 let line = &lines[(next() as usize) % lines.len()];
@@ -37,9 +38,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 } else {
                     line.clone()
                 };
-                let id = (u128::from(1_765_000_000_000_u64 + index as u64 / 50) << 80)
-                    | (0x7 << 76)
-                    | u128::from(next() >> 2);
+                // As the server makes them (`LogId::batch`): a random id a request of 100 logs,
+                // the request's next ones counting up from it.
+                if index % 100 == 0 {
+                    base = (u128::from(1_765_000_000_000_u64 + index as u64 / 50) << 80)
+                        | (0x7 << 76)
+                        | (u128::from(next() & 0xfff) << 64)
+                        | (0b10 << 62)
+                        | u128::from(next() >> 3);
+                }
+                let id = base + (index % 100) as u128;
                 Log {
                     id: LogId::from_slice(&id.to_be_bytes()).expect("16 bytes"),
                     entry: LogEntry {

@@ -122,14 +122,11 @@ async fn ingest_batch(
     let workspace = principal.workspace.id;
     let client = state.origins.resolve(request.peer_addr(), request.headers());
     let ip_address = client.ip.map(|ip| ip.to_string());
+    let ids = LogId::batch(entries.len());
     let logs: Vec<Log> = entries
         .into_iter()
-        .map(|entry| Log {
-            id: LogId::generate(),
-            entry,
-            country: client.country.clone(),
-            ip_address: ip_address.clone(),
-        })
+        .zip(ids)
+        .map(|(entry, id)| Log { id, entry, country: client.country.clone(), ip_address: ip_address.clone() })
         .collect();
     let count = logs.len();
     // The tails open now get the logs once they are committed, encoded here once for all.
