@@ -8,12 +8,9 @@
 //! `--db-pid`, a PostgreSQL postmaster whose children are counted with it) it reads the CPU
 //! time those processes used in the window and the server's peak RSS from `/proc`.
 //!
-//! `search-ingest` and `search-queries` are the search benchmark's workload (`search.rs`),
-//! `plain-ingest` its loghub lines alone (for the bytes a plain log takes);
-//! `flows-ingest` and `flows-queries` the flow benchmark's (`flows.rs`, the same logs in flows);
-//! `peers-ingest` and `peers-queries` the peers benchmark's, the same logs and searches sent to
-//! sluice or to VictoriaLogs (`peers.rs`); `reads`, the soak benchmark's readers (`reads.rs`); `tail`, the live tail benchmark
-//! (`tail.rs`).
+//! `search-*` are the search benchmark's workload (`search.rs`), `plain-ingest` its loghub
+//! lines alone; `flows-*` the flow benchmark's (`flows.rs`); `peers-*` the peers benchmark's,
+//! sent to sluice or VictoriaLogs (`peers.rs`); `reads` the soak's readers; `tail` the tail's.
 //!
 //! Prints a summary on stderr and, last on stdout, one Markdown table row:
 //! `| label | format | load | logs/s | MB/s | p50 ms | p99 ms | server CPU | database CPU | server peak RSS | refused |`.
@@ -507,20 +504,14 @@ fn quantile_ms(sorted: &[u64], q: f64) -> f64 {
 
 #[actix_rt::main]
 async fn main() -> anyhow::Result<()> {
-    if let Some(mode) = std::env::args()
-        .nth(1)
-        .filter(|mode| mode.starts_with("search-") || mode.starts_with("flows-") || mode == "plain-ingest")
-    {
-        return search::run(&mode).await;
-    }
-    if let Some(mode) = std::env::args().nth(1).filter(|mode| mode.starts_with("peers-")) {
-        return peers::run(&mode).await;
-    }
-    if std::env::args().nth(1).is_some_and(|mode| mode == "reads") {
-        return reads::run().await;
-    }
-    if std::env::args().nth(1).is_some_and(|mode| mode == "tail") {
-        return tail::run().await;
+    match std::env::args().nth(1).unwrap_or_default() {
+        mode if mode.starts_with("search-") || mode.starts_with("flows-") || mode == "plain-ingest" => {
+            return search::run(&mode).await;
+        }
+        mode if mode.starts_with("peers-") => return peers::run(&mode).await,
+        mode if mode == "reads" => return reads::run().await,
+        mode if mode == "tail" => return tail::run().await,
+        _ => {}
     }
     let args = Args::parse()?;
     let lines = corpus_lines(&args.corpus)?;
