@@ -28,6 +28,12 @@ pub(crate) struct Cli {
     #[arg(long, env = "SLUICE_DB_CALL_TIMEOUT_MS", default_value_t = 10_000, global = true)]
     pub(crate) db_call_timeout_ms: u64,
 
+    /// The most bytes the SQLite database file may take; past it, as on a full disk, ingest
+    /// answers 503 `Storage is full` until retention or an operator frees space. Unset: as much
+    /// as the disk holds.
+    #[arg(long, env = "SLUICE_SQLITE_MAX_BYTES", global = true)]
+    pub(crate) sqlite_max_bytes: Option<u64>,
+
     /// Log filter for the process's own diagnostics (tracing syntax, e.g. `info,sluice_http=debug`).
     #[arg(long, env = "SLUICE_LOG", default_value = "info", global = true)]
     pub(crate) log: String,

@@ -30,6 +30,7 @@ async fn open_store(cli: &Cli) -> anyhow::Result<Arc<dyn Store>> {
         let options = sluice_store_sqlite::SqliteOptions {
             wait_timeout: Duration::from_millis(cli.db_timeout_ms),
             call_timeout: Duration::from_millis(cli.db_call_timeout_ms),
+            max_bytes: cli.sqlite_max_bytes,
             ..sluice_store_sqlite::SqliteOptions::default()
         };
         let store = sluice_store_sqlite::SqliteStore::open_with(&path, &options)

@@ -83,10 +83,21 @@ pub enum ApiError {
         /// Seconds to wait before sending again.
         retry_after: u64,
     },
+    /// 503 `Storage is full` with `retryAfter` and `Retry-After` (seconds): the database cannot
+    /// write for lack of space; nothing of the request was stored.
+    #[error("Storage is full")]
+    StorageFull {
+        /// Seconds to wait before sending again.
+        retry_after: u64,
+    },
     /// 500: a bug or a backend failure; details go to the log, not the client.
     #[error("Internal server error")]
     Internal,
 }
+
+/// The `Retry-After` of a `Storage is full` answer: space comes back when an operator or the
+/// retention sweep frees it, in minutes rather than seconds.
+pub const STORAGE_FULL_RETRY_SECONDS: u64 = 30;
 
 impl ApiError {
     /// The quota error at `now_ms`: retry when the next UTC month starts.
@@ -127,6 +138,11 @@ impl From<StoreError> for ApiError {
             StoreError::Overloaded => {
                 tracing::warn!("write queue full: a batch refused");
                 ApiError::Overloaded { retry_after: 1 }
+            }
+            // The store logs the one ERROR line when its storage fills (`sluice_store::full`).
+            StoreError::StorageFull(reason) => {
+                tracing::debug!(error.reason = %reason, "a write refused: storage full");
+                ApiError::StorageFull { retry_after: STORAGE_FULL_RETRY_SECONDS }
             }
         }
     }
@@ -197,6 +213,7 @@ impl ApiError {
             ApiError::Overloaded { .. } => "overloaded",
             ApiError::Unavailable => "unavailable",
             ApiError::SearchFailed => "search_failed",
+            ApiError::StorageFull { .. } => "storage_full",
             ApiError::Internal => "internal",
         }
     }
@@ -238,7 +255,9 @@ impl ResponseError for ApiError {
             | ApiError::QuotaExceeded { .. }
             | ApiError::TooManyTails
             | ApiError::TooManySignIns { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::Unavailable | ApiError::Overloaded { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Unavailable | ApiError::Overloaded { .. } | ApiError::StorageFull { .. } => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             ApiError::Internal | ApiError::SearchFailed => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -261,6 +280,7 @@ impl ResponseError for ApiError {
                 ApiError::RateLimited { retry_after }
                 | ApiError::QuotaExceeded { retry_after }
                 | ApiError::Overloaded { retry_after }
+                | ApiError::StorageFull { retry_after }
                 | ApiError::TooManySignIns { retry_after } => Some(*retry_after),
                 _ => None,
             },
@@ -289,5 +309,19 @@ mod tests {
         assert!(matches!(ApiError::from_search(unreachable()), ApiError::Unavailable));
         assert!(matches!(ApiError::from_search(StoreError::Backend("x".into())), ApiError::SearchFailed));
         assert_eq!(ApiError::from_search(timeout()).status_code(), StatusCode::INTERNAL_SERVER_ERROR);
+    }
+
+    /// DECISIONS, Storage: a write refused for lack of space answers 503 `Storage is full`
+    /// with `Retry-After`, never 500.
+    #[test]
+    fn a_full_storage_answers_503_with_retry_after() {
+        let error = ApiError::from(StoreError::StorageFull("database or disk is full".into()));
+        assert_eq!(error.status_code(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(error.to_string(), "Storage is full");
+        let response = error.error_response();
+        assert_eq!(
+            response.headers().get(actix_web::http::header::RETRY_AFTER).map(|value| value.as_bytes()),
+            Some(&b"30"[..])
+        );
     }
 }

@@ -98,6 +98,8 @@ pub struct PgStore {
     /// What chunk walks (searches, and lists filtered on a facet) have read since the store
     /// connected.
     pub(crate) walk_reads: Arc<WalkReadCounts>,
+    /// Whether the last write found no room (`sluice_store::full`).
+    pub(crate) full: Arc<sluice_store::full::FullState>,
 }
 
 /// Counts of what chunk walks read ([`PgStore::walk_reads`]).
@@ -291,6 +293,7 @@ impl PgStore {
             config,
             server: Uuid::now_v7().simple().to_string(),
             walk_reads: Arc::default(),
+            full: Arc::new(sluice_store::full::FullState::new("the PostgreSQL database")),
         };
         store.create_partitions_ahead().await?;
         // Logs stored before the chunk index existed get theirs.
@@ -365,7 +368,24 @@ impl PgStore {
     pub async fn ping(&self) -> Result<(), StoreError> {
         self.with_deadline(async {
             let mut connection = self.connection().await?;
-            connection.batch_execute("SELECT 1").await.map_err(from_diesel)
+            if !self.full.is_full() {
+                return connection.batch_execute("SELECT 1").await.map_err(from_diesel);
+            }
+            // While the storage is full, ready again only once a write that needs a new page
+            // would succeed: 8 KB of random text (TOAST cannot shrink it) written and rolled back.
+            let probed = connection
+                .batch_execute(
+                    "BEGIN; CREATE TEMP TABLE IF NOT EXISTS room_probe (filler text) ON COMMIT DROP; \
+                     INSERT INTO room_probe SELECT string_agg(md5(random()::text), '') FROM generate_series(1, 256); \
+                     ROLLBACK;",
+                )
+                .await
+                .map_err(from_diesel);
+            if probed.is_err() {
+                let _ = connection.batch_execute("ROLLBACK").await;
+            }
+            self.full.note(&probed);
+            probed
         })
         .await
     }

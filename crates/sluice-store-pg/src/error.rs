@@ -39,6 +39,13 @@ pub(crate) fn from_diesel(error: DieselError) -> StoreError {
         DieselError::DatabaseError(_, info) if GONE.iter().any(|gone| info.message().contains(gone)) => {
             unavailable(error)
         }
+        // 53100 disk_full: a data file could not grow ("could not extend file ...: No space
+        // left on device", hint "Check free disk space.").
+        DieselError::DatabaseError(_, info)
+            if info.message().contains("No space left on device") || info.hint() == Some("Check free disk space.") =>
+        {
+            StoreError::StorageFull(error.to_string())
+        }
         _ => backend(error),
     }
 }
@@ -57,5 +64,19 @@ pub(crate) fn conflicted(error: &DieselError) -> bool {
         DieselError::DatabaseError(DatabaseErrorKind::SerializationFailure, _) => true,
         DieselError::DatabaseError(_, info) => info.message().contains("deadlock detected"),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_data_file_that_cannot_grow_is_storage_full() {
+        let message = "could not extend file \"base/16384/16385\": No space left on device".to_owned();
+        let error = DieselError::DatabaseError(DatabaseErrorKind::Unknown, Box::new(message));
+        assert!(matches!(from_diesel(error), StoreError::StorageFull(reason) if reason.contains("No space left")));
+        let other = DieselError::DatabaseError(DatabaseErrorKind::Unknown, Box::new("syntax error".to_owned()));
+        assert!(matches!(from_diesel(other), StoreError::Backend(_)));
     }
 }

@@ -282,43 +282,49 @@ impl LogWrites for PgStore {
     }
 
     async fn insert_group(&self, group: &[WriteBatch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
-        self.with_deadline(async move {
-            let today = self.today();
-            let days: BTreeSet<i64> =
-                group.iter().flat_map(|batch| &batch.logs).map(|log| day_of(log.entry.timestamp)).collect();
-            // What each batch counts, worked out before the transaction starts. Counters keep
-            // source and dataset as the rows store them (`crate::text`): retention takes off what
-            // it reads back from the rows, and stats filters compare encoded text.
-            let prepared: Vec<BatchCounts> =
-                group.iter().map(|batch| BatchCounts::of(batch, |text| encode(text).into_owned())).collect();
-            self.ensure_partitions(days.clone(), today).await?;
-            // Each try either commits or finds the batches over their quota (rarely: a
-            // workspace at the end of its quota), which the next try leaves out: two tries,
-            // unless another writer used up a quota in between.
-            let mut refused = vec![false; group.len()];
-            let mut relearned = false;
-            let mut conflicts = 0;
-            let slot = self.slots.take();
-            loop {
-                match self.insert_group_once(group, &prepared, &refused, slot.number()).await {
-                    Ok(over) if over.is_empty() => break,
-                    Ok(over) => over.into_iter().for_each(|index| refused[index] = true),
-                    // Another process dropped a partition this one knew: learn again, retry once.
-                    Err(error) if missing_partition(&error) && !relearned => {
-                        relearned = true;
-                        self.forget_partitions();
-                        self.ensure_partitions(days.clone(), today).await?;
+        let written = self
+            .with_deadline(async move {
+                let today = self.today();
+                let days: BTreeSet<i64> =
+                    group.iter().flat_map(|batch| &batch.logs).map(|log| day_of(log.entry.timestamp)).collect();
+                // What each batch counts, worked out before the transaction starts. Counters keep
+                // source and dataset as the rows store them (`crate::text`): retention takes off what
+                // it reads back from the rows, and stats filters compare encoded text.
+                let prepared: Vec<BatchCounts> =
+                    group.iter().map(|batch| BatchCounts::of(batch, |text| encode(text).into_owned())).collect();
+                self.ensure_partitions(days.clone(), today).await?;
+                // Each try either commits or finds the batches over their quota (rarely: a
+                // workspace at the end of its quota), which the next try leaves out: two tries,
+                // unless another writer used up a quota in between.
+                let mut refused = vec![false; group.len()];
+                let mut relearned = false;
+                let mut conflicts = 0;
+                let slot = self.slots.take();
+                loop {
+                    match self.insert_group_once(group, &prepared, &refused, slot.number()).await {
+                        Ok(over) if over.is_empty() => break,
+                        Ok(over) => over.into_iter().for_each(|index| refused[index] = true),
+                        // Another process dropped a partition this one knew: learn again, retry once.
+                        Err(error) if missing_partition(&error) && !relearned => {
+                            relearned = true;
+                            self.forget_partitions();
+                            self.ensure_partitions(days.clone(), today).await?;
+                        }
+                        // Rolled back to break a deadlock (or a serialization conflict): nothing
+                        // was stored, so the same try again, a few times.
+                        Err(error) if conflicted(&error) && conflicts < CONFLICT_RETRIES => conflicts += 1,
+                        Err(error) => return Err(from_diesel(error)),
                     }
-                    // Rolled back to break a deadlock (or a serialization conflict): nothing
-                    // was stored, so the same try again, a few times.
-                    Err(error) if conflicted(&error) && conflicts < CONFLICT_RETRIES => conflicts += 1,
-                    Err(error) => return Err(from_diesel(error)),
                 }
-            }
-            self.after_insert(group, &refused);
-            Ok(refused.iter().map(|&refused| if refused { Err(StoreError::QuotaExceeded) } else { Ok(()) }).collect())
-        })
-        .await
+                self.after_insert(group, &refused);
+                Ok(refused
+                    .iter()
+                    .map(|&refused| if refused { Err(StoreError::QuotaExceeded) } else { Ok(()) })
+                    .collect())
+            })
+            .await;
+        self.full.note(&written);
+        written
     }
 
     async fn monthly_usage(&self, workspace: WorkspaceId, month_ms: i64) -> Result<u64, StoreError> {

@@ -202,3 +202,14 @@ pub async fn tail_watches_left_ms(url: &str) -> Vec<i64> {
             .expect("watches");
     rows.into_iter().map(|row| row.count).collect()
 }
+
+/// Marks `store`'s storage as found full, as a write refused for lack of space would: its
+/// readiness check then tries a write of its own.
+pub fn mark_storage_full(store: &crate::PgStore) {
+    store.full.note::<()>(&Err(sluice_store::StoreError::StorageFull("a test marked it".into())));
+}
+
+/// Whether `store` holds its storage for full.
+pub fn storage_full(store: &crate::PgStore) -> bool {
+    store.full.is_full()
+}

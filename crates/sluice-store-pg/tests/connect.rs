@@ -302,3 +302,16 @@ async fn a_network_that_stops_answering_costs_a_call_its_deadline_and_no_more() 
     assert!(ids.contains(&after.id));
     assert!(!ids.contains(&lost.id), "the cut-off insert was committed");
 }
+
+/// A store that found its storage full is ready again once its readiness check's own write (a
+/// page written and undone) succeeds: on a database with room, at the first check.
+#[tokio::test]
+async fn readiness_after_a_full_storage_is_proved_by_a_write() {
+    let database = sluice_store_pg::testing::TestDatabase::new("sluice_test_room").await;
+    let store = PgStore::connect(database.url(), &PgOptions::default()).await.expect("connect");
+    sluice_store_pg::testing::mark_storage_full(&store);
+    assert!(sluice_store_pg::testing::storage_full(&store));
+    store.ping().await.expect("the probe's write succeeds on a database with room");
+    assert!(!sluice_store_pg::testing::storage_full(&store), "room again once a write succeeded");
+    store.ping().await.expect("and the plain check after it");
+}

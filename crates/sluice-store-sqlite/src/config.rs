@@ -35,6 +35,10 @@ pub struct SqliteOptions {
     /// each insert indexes its own logs after its commit, before it returns (tests use it to
     /// reach the chunk paths at once).
     pub index_every: Option<Duration>,
+    /// The most bytes the database file may take (SQLite's `max_page_count`); `None` for as
+    /// much as the disk holds. Past it, as on a full disk, writes fail with
+    /// [`StoreError::StorageFull`](sluice_store::StoreError::StorageFull) until space is freed.
+    pub max_bytes: Option<u64>,
 }
 
 impl Default for SqliteOptions {
@@ -48,6 +52,7 @@ impl Default for SqliteOptions {
             index_chunk_rows: 256,
             index_block_chunks: sluice_store::signature::BLOCK_CHUNKS,
             index_every: Some(Duration::from_millis(200)),
+            max_bytes: None,
         }
     }
 }

@@ -40,6 +40,8 @@ pub struct SqliteStore {
     pub(crate) write_lock: Arc<Mutex<()>>,
     /// How long one call may take ([`SqliteOptions::call_timeout`]).
     call_timeout: Duration,
+    /// Whether the last write found no room (`sluice_store::full`).
+    pub(crate) full: Arc<sluice_store::full::FullState>,
     /// Runs while any clone of the store lives.
     _background: Arc<Background>,
 }
@@ -66,6 +68,10 @@ pub(crate) fn from_diesel(error: DieselError) -> StoreError {
         {
             StoreError::Unavailable(error.to_string())
         }
+        // SQLITE_FULL: the disk, or the file's `max_page_count`, has no room for the write.
+        DieselError::DatabaseError(_, info) if info.message().contains("database or disk is full") => {
+            StoreError::StorageFull(error.to_string())
+        }
         _ => backend(error),
     }
 }
@@ -74,14 +80,21 @@ pub(crate) fn from_diesel(error: DieselError) -> StoreError {
 /// cache, and over time the pool hands every one of them to the writer: 2 MB each (not SQLite's
 /// default 8 MB here before) kept the server's peak RSS under sustained ingest from 233 MB to
 /// about 150 MB at the same rate; the operating system's cache holds the file besides.
-fn connection_pragmas(busy_timeout: Duration) -> String {
+fn connection_pragmas(busy_timeout: Duration, max_pages: Option<u64>) -> String {
+    let cap = max_pages.map(|pages| format!(" PRAGMA max_page_count = {pages};")).unwrap_or_default();
     format!(
         "PRAGMA busy_timeout = {}; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; \
          PRAGMA cache_size = -2000; PRAGMA temp_store = MEMORY; PRAGMA wal_autocheckpoint = 0; \
-         PRAGMA journal_size_limit = 67108864;",
+         PRAGMA journal_size_limit = 67108864;{cap}",
         busy_timeout.as_millis()
     )
 }
+
+/// A write that needs new pages and leaves nothing: the readiness check's proof that the
+/// storage has room again. 256 KiB, more than a group of 100-log requests takes, so a file
+/// with room for less than a group does not pass for ready.
+const ROOM_PROBE: &str =
+    "BEGIN IMMEDIATE; INSERT INTO room_probe (filler) VALUES (randomblob(262144)); DELETE FROM room_probe; COMMIT;";
 
 #[async_trait]
 impl Store for SqliteStore {
@@ -101,10 +114,20 @@ impl Store for SqliteStore {
         // It queues behind this process's own writers on `write_lock` as they do: through
         // SQLite's busy handler alone, an index round or a seal taking the lock just as another
         // process let it go could outlast the busy timeout and fail the check (seen in CI).
-        let write_lock = self.write_lock.clone();
+        // While the storage is full it is ready again only once a write that needs new pages
+        // commits (`ROOM_PROBE`): then ingest, which it stands for, would too.
+        let (write_lock, full) = (self.write_lock.clone(), self.full.clone());
         self.with_connection(move |connection| {
             let _lock = write_lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            connection.batch_execute("BEGIN IMMEDIATE; ROLLBACK;").map_err(from_diesel)
+            if !full.is_full() {
+                return connection.batch_execute("BEGIN IMMEDIATE; ROLLBACK;").map_err(from_diesel);
+            }
+            let probed = connection.batch_execute(ROOM_PROBE).map_err(from_diesel);
+            if probed.is_err() {
+                let _ = connection.batch_execute("ROLLBACK;");
+            }
+            full.note(&probed);
+            probed
         })
         .await
     }
@@ -131,9 +154,19 @@ impl SqliteStore {
                 .map_err(|error| backend(format!("cannot create {}: {error}", parent.display())))?;
         }
         let url = path.to_str().ok_or_else(|| backend("the database path is not UTF-8"))?.to_owned();
-        let pragmas = connection_pragmas(options.busy_timeout);
-
         let mut connection = SqliteConnection::establish(&url).map_err(backend)?;
+        // The cap in pages of the file's own size (4,096 bytes unless it was made otherwise).
+        let max_pages = match options.max_bytes {
+            Some(bytes) => {
+                let page: i64 =
+                    diesel::select(diesel::dsl::sql::<diesel::sql_types::BigInt>("page_size FROM pragma_page_size()"))
+                        .get_result(&mut connection)
+                        .map_err(backend)?;
+                Some((bytes / u64::try_from(page).unwrap_or(4096).max(512)).max(1))
+            }
+            None => None,
+        };
+        let pragmas = connection_pragmas(options.busy_timeout, max_pages);
         connection.batch_execute(&pragmas).map_err(backend)?;
         register_functions(&mut connection).map_err(backend)?;
         connection.batch_execute("PRAGMA journal_mode = WAL;").map_err(backend)?;
@@ -190,6 +223,7 @@ impl SqliteStore {
             index_every: options.index_every,
             write_lock,
             call_timeout: options.call_timeout,
+            full: Arc::new(sluice_store::full::FullState::new(format!("the SQLite database {}", path.display()))),
             _background: background,
         })
     }

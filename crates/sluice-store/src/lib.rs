@@ -21,6 +21,7 @@ pub mod clock;
 pub mod conformance;
 pub use clock::{Clock, system_clock, unix_now_ms};
 pub mod flows;
+pub mod full;
 pub mod grams;
 pub mod group;
 pub mod log_keys;
@@ -57,6 +58,11 @@ pub enum StoreError {
     /// owner); the text says which, in words a client can be shown.
     #[error("{0}")]
     Conflict(&'static str),
+    /// The database cannot write for lack of space (SQLite's "database or disk is full",
+    /// PostgreSQL's `53100 disk_full`): nothing of the call was stored. The text is the
+    /// database's own ([`full::FullState`] says where).
+    #[error("storage is full: {0}")]
+    StorageFull(String),
 }
 
 /// The UTC month a log was accepted in, as the Unix ms it starts at: its id is a UUID v7,

@@ -50,7 +50,8 @@ pub(crate) enum Errors {
     /// `Search failed` (retrying is advised), or an unexpected error.
     #[response(status = 500)]
     Internal(schemas::Error),
-    /// The database cannot be reached, or the write queue is full (`Retry-After`).
+    /// The database cannot be reached, the write queue is full, or the storage is full (`Storage is
+    /// full`); with `Retry-After` when a wait is known.
     #[response(status = 503, headers(("Retry-After" = u64, description = "Seconds to wait")))]
     Unavailable(schemas::Error),
 }

@@ -12,7 +12,8 @@ pub(crate) async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(json!({"status": "ok"}))
 }
 
-/// 200 when the database answers, else 503.
+/// 200 when the database takes writes, else 503 (while its storage is full, until a write
+/// succeeds again).
 #[utoipa::path(get, path = "/readyz", tag = "health", summary = "Readiness: the database takes writes", security(()),
     responses((status = 200, description = "Ready", body = crate::openapi::schemas::Health), crate::openapi::Errors))]
 pub(crate) async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {

@@ -21,6 +21,7 @@ mod routes;
 mod search;
 mod shippers;
 mod stats;
+mod storage_full;
 mod tail;
 mod tenants;
 mod tracing_layer;
