@@ -28,8 +28,9 @@ pub const MAGIC: &[u8; 4] = b"SLBK";
 pub const GRANULE_ROWS: usize = 512;
 /// The most logs a block holds.
 pub const MAX_BLOCK_ROWS: usize = 64 * GRANULE_ROWS;
-/// The most distinct values of a dimension a summary counts; past it, the rest are counted
-/// together under no name (a block of thousands of sources is read, not skipped).
+/// The most distinct values of a dimension a summary names; past it, the summary says it is
+/// incomplete and names the first in order (a block of thousands of sources is read, not
+/// skipped).
 pub const MAX_SUMMARY_VALUES: usize = 256;
 
 /// A block's columns, in the order a granule stores them.
@@ -164,6 +165,14 @@ impl Head {
 
     /// Reads a head written by [`encode`].
     pub fn decode(bytes: &[u8]) -> Result<Head, DecodeError> {
+        // The last 8 bytes are the xxh3 of the rest: a damaged head is refused, not misread.
+        let (bytes, checksum) = bytes.split_last_chunk::<8>().ok_or(DecodeError::Truncated)?;
+        if bytes.get(..4).is_some_and(|magic| magic == MAGIC)
+            && cfg!(not(fuzzing))
+            && xxh3_64(bytes) != u64::from_le_bytes(*checksum)
+        {
+            return Err(DecodeError::Corrupt("head checksum"));
+        }
         let mut reader = Reader::new(bytes);
         if reader.take(4)? != MAGIC {
             return Err(DecodeError::NotABlock);
@@ -203,7 +212,7 @@ impl Head {
         if !reader.is_empty() {
             return Err(DecodeError::Corrupt("bytes after the head"));
         }
-        let index_bits = (crate::bloom::MIN_BITS..=(64 << 20))
+        let index_bits = (crate::bloom::MIN_BITS..=crate::bloom::MAX_BITS)
             .contains(&index_bits)
             .then_some(index_bits)
             .ok_or(DecodeError::Corrupt("index width"))?;
@@ -315,7 +324,7 @@ pub fn encode(logs: &[Log]) -> Result<EncodedBlock, EncodeError> {
     let mut directory = Vec::new();
     for granule in sorted.chunks(GRANULE_ROWS) {
         let start = body.len();
-        let lengths = encode_granule(granule, &mut body);
+        let lengths = encode_granule(granule, &mut body)?;
         index_granule(granule, &mut indexer, index.granule());
         put_varint(&mut directory, granule.len() as u64);
         let (earliest, latest) = time_range(granule);
@@ -328,9 +337,14 @@ pub fn encode(logs: &[Log]) -> Result<EncodedBlock, EncodeError> {
         directory.extend_from_slice(&xxh3_64(&body[start..]).to_le_bytes());
     }
     let (bits, index) = index.finish();
+    if bits > crate::bloom::MAX_BITS {
+        return Err(EncodeError::TooLarge("a granule's keys need an index over 8 MiB"));
+    }
     put_varint(&mut head, bits);
     put_varint(&mut head, sorted.len().div_ceil(GRANULE_ROWS) as u64);
     head.extend_from_slice(&directory);
+    let checksum = xxh3_64(&head);
+    head.extend_from_slice(&checksum.to_le_bytes());
     Ok(EncodedBlock { head, index, body })
 }
 
@@ -346,8 +360,9 @@ fn level_counts(logs: &[&Log]) -> [u32; 4] {
     counts
 }
 
-/// Writes a granule's columns to `body`; their lengths.
-fn encode_granule(logs: &[&Log], body: &mut Vec<u8>) -> [usize; COLUMNS] {
+/// Writes a granule's columns to `body`; their lengths. A column over
+/// [`crate::codec::MAX_SECTION_BYTES`] (which a decoder refuses) is refused here.
+fn encode_granule(logs: &[&Log], body: &mut Vec<u8>) -> Result<[usize; COLUMNS], EncodeError> {
     let mut lengths = [0; COLUMNS];
     let mut payload = Vec::new();
     let tags: Vec<Option<String>> = logs
@@ -396,11 +411,14 @@ fn encode_granule(logs: &[&Log], body: &mut Vec<u8>) -> [usize; COLUMNS] {
             c if c == Column::Country as usize => text(|log| log.country.as_deref(), &mut payload),
             _ => text(|log| log.ip_address.as_deref(), &mut payload),
         }
+        if payload.len() > crate::codec::MAX_SECTION_BYTES {
+            return Err(EncodeError::TooLarge("a column of a granule over 64 MiB"));
+        }
         let before = body.len();
         put_section(body, &payload);
         *length = body.len() - before;
     }
-    lengths
+    Ok(lengths)
 }
 
 /// Puts the keys of a granule's logs into its key set: the searched fields' text

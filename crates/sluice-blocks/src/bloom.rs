@@ -19,6 +19,9 @@ pub const BITS_PER_KEY: u64 = 6;
 pub const HASHES: u64 = 2;
 /// The narrowest filter, in bits.
 pub const MIN_BITS: u64 = 64;
+/// The widest filter, in bits (8 MiB a granule): a granule whose keys need more is refused
+/// ([`crate::EncodeError::TooLarge`]) and its logs go into smaller blocks.
+pub const MAX_BITS: u64 = 64 << 20;
 
 /// The positions `key` sets in a filter of `bits` bits.
 pub fn positions(key: u64, bits: u64) -> [u64; HASHES as usize] {

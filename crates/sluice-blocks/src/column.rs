@@ -1,7 +1,7 @@
 //! The codecs of a granule's columns, before zstd ([`crate::codec::put_section`]): ids as
 //! deltas of their high halves and (when smaller) of their low halves, integers as zigzag
-//! deltas, and text as a dictionary of distinct values with an index a row when few values
-//! repeat, else as each row's length then all the bytes (lengths and text apart, which zstd
+//! deltas, and text as a dictionary of distinct values with an index a row when values
+//! repeat (at most half the rows distinct), else as each row's length then all the bytes (lengths and text apart, which zstd
 //! compresses better than interleaved).
 
 use sluice_model::LogId;
@@ -163,7 +163,8 @@ pub fn decode_text(reader: &mut Reader<'_>, rows: usize) -> Result<TextColumn, D
     match reader.byte()? {
         ALL_ABSENT => column.rows = vec![0; rows],
         DICTIONARY => {
-            let count = reader.count(reader.remaining())?;
+            // At most half the rows are distinct where the encoder chose a dictionary.
+            let count = reader.count(rows)?;
             for _ in 0..count {
                 lengths.push(reader.count(u32::MAX as usize)?);
             }

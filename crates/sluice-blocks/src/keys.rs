@@ -10,9 +10,9 @@
 //!   both sides within the needle is a whole run of any text holding the needle (the inner
 //!   runs of `user 4821937 failed`, of a UUID, of an e-mail or IP address).
 //! - **Sparse grams** ([`SPARSE`]; GitHub code search's, after Zoekt's trigrams): each bigram
-//!   of a run gets a weight (its hash), and a substring of a run whose two end bigrams both
-//!   weigh more than every bigram between them is a sparse gram; every trigram is one, and a
-//!   run of n characters has fewer than 2n. Whether a substring is a sparse gram depends only
+//!   of a run gets a weight (its hash), and a substring of a run whose first bigram weighs more
+//!   than every bigram between its ends, and whose last weighs at least as much, is a sparse
+//!   gram; every trigram is one, and a run of n characters has fewer than 2n. Whether a substring is a sparse gram depends only
 //!   on its own characters, so every sparse gram of a needle's run is one of any run that
 //!   contains it: a piece of a request id, an order number inside `ORD4821937`, `onnec` of
 //!   `connection`. Those of [`MIN_SPARSE_CHARS`] to [`MAX_SPARSE_CHARS`] characters are kept; a

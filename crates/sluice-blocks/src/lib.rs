@@ -1,8 +1,8 @@
 //! sluice's storage format and query execution: logs encoded into immutable blocks of
 //! compressed columns ([`block`]), each with a summary and a Bloom filter index a granule
-//! ([`bloom`], [`keys`]), and every list filter and search evaluated against them ([`eval`]).
-//! Both stores write and read their logs through this crate; what differs between them is
-//! only where the bytes are kept.
+//! ([`bloom`], [`keys`]), and every list filter and search evaluated against them ([`eval`]):
+//! the format both stores are to write and read their logs in, so that what differs between
+//! them is only where the bytes are kept (neither does yet).
 //!
 //! Invariant: pure (no database driver, no async runtime, no HTTP; checked by `cargo xtask
 //! ci`), and the format is versioned ([`FORMAT_VERSION`], pinned by the golden files of
@@ -75,6 +75,9 @@ pub enum EncodeError {
     /// Two logs share an id.
     #[error("two logs share an id")]
     DuplicateId,
+    /// A granule would pass a limit its decoder refuses: its logs belong in smaller blocks.
+    #[error("block too large: {0}")]
+    TooLarge(&'static str),
 }
 
 /// A whole block in memory: its head decoded, its index and body as stored.
@@ -144,7 +147,7 @@ impl<'a> Block<'a> {
 
     /// Every log of the block, in id order.
     pub fn all_logs(&self) -> Result<Vec<Log>, DecodeError> {
-        let mut logs = Vec::with_capacity(self.head.summary.rows as usize);
+        let mut logs = Vec::with_capacity((self.head.summary.rows as usize).min(self.body.len()));
         for number in 0..self.head.granules.len() {
             logs.extend(self.granule(number)?.all_logs()?);
         }
