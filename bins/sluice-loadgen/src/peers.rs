@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use serde_json::json;
 
+use crate::search::{mix, print_query_row};
 use crate::{ENTRIES, Line, level_of, quantile_ms};
 
 /// The shapes of the rare values, each a query kind of its own.
@@ -65,14 +66,6 @@ const COMMON: [&str; 16] = [
     "sent",
     "block",
 ];
-
-/// splitmix64's finalizer: a bijection of u64.
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
-}
 
 fn word(bits: u64) -> &'static str {
     WORDS[(bits % 16) as usize]
@@ -364,13 +357,7 @@ async fn queries(peers: &Peers, url: &str, key: &str, victoria: bool, seed: u64,
                 hits.push(value["logs"].as_array().map_or(0, Vec::len));
             }
         }
-        latencies.sort_unstable();
-        hits.sort_unstable();
-        let median_hits = hits.get(hits.len() / 2).copied().unwrap_or(0);
-        let (p50, p95) = (quantile_ms(&latencies, 0.50), quantile_ms(&latencies, 0.95));
-        let max = latencies.last().map_or(0.0, |max| *max as f64 / 1000.0);
-        eprintln!("search {name}: p50 {p50:.1} ms, p95 {p95:.1} ms, max {max:.1} ms, {errors} errors");
-        println!("query | {name} | {p50:.1} | {p95:.1} | {max:.1} | {errors} | {median_hits}");
+        print_query_row(&name, latencies, hits, errors);
     }
     Ok(())
 }

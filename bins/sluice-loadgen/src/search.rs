@@ -29,7 +29,7 @@ pub(crate) const KINDS: [&str; 6] = [
 ];
 
 /// splitmix64's finalizer: a bijection of u64, so distinct groups get distinct values.
-fn mix(mut x: u64) -> u64 {
+pub(crate) fn mix(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -245,15 +245,21 @@ pub(crate) async fn queries(workload: Workload, url: &str, key: &str, first: u64
                 bail!("search {query:?} answered {}: {}", response.status(), String::from_utf8_lossy(&body));
             }
         }
-        latencies.sort_unstable();
-        hits.sort_unstable();
-        let median_hits = hits.get(hits.len() / 2).copied().unwrap_or(0);
-        let (p50, p95) = (quantile_ms(&latencies, 0.50), quantile_ms(&latencies, 0.95));
-        let max = latencies.last().map_or(0.0, |max| *max as f64 / 1000.0);
-        eprintln!("search {name}: p50 {p50:.1} ms, p95 {p95:.1} ms, max {max:.1} ms, {errors} errors");
-        println!("query | {name} | {p50:.1} | {p95:.1} | {max:.1} | {errors} | {median_hits}");
+        print_query_row(name, latencies, hits, errors);
     }
     Ok(())
+}
+
+/// Prints a kind's row, `query | kind | p50 ms | p95 ms | max ms | 5xx | median hits`, from
+/// its searches' latencies (µs) and hits.
+pub(crate) fn print_query_row(name: &str, mut latencies: Vec<u64>, mut hits: Vec<usize>, errors: u64) {
+    latencies.sort_unstable();
+    hits.sort_unstable();
+    let median_hits = hits.get(hits.len() / 2).copied().unwrap_or(0);
+    let (p50, p95) = (quantile_ms(&latencies, 0.50), quantile_ms(&latencies, 0.95));
+    let max = latencies.last().map_or(0.0, |max| *max as f64 / 1000.0);
+    eprintln!("search {name}: p50 {p50:.1} ms, p95 {p95:.1} ms, max {max:.1} ms, {errors} errors");
+    println!("query | {name} | {p50:.1} | {p95:.1} | {max:.1} | {errors} | {median_hits}");
 }
 
 #[cfg(test)]

@@ -9,9 +9,8 @@
 
 use async_trait::async_trait;
 use sluice_model::calendar::month_start_ms;
-use sluice_model::{ApiKeyRecord, Environment, KeyId, Level, Limits, Log, LogId, Plan, Workspace, WorkspaceId};
+use sluice_model::{ApiKeyRecord, KeyId, Limits, Log, LogId, Plan, Workspace, WorkspaceId};
 use sluice_query::stats::{CountBy, LevelCount, RollupFilter};
-use sluice_query::{Query, SearchField};
 
 pub mod accounts;
 #[cfg(feature = "bench")]
@@ -152,28 +151,9 @@ pub fn only_answer(mut answers: Vec<Result<(), StoreError>>) -> Result<(), Store
     answers.pop().unwrap_or_else(|| Err(StoreError::Backend("the store gave no answer".into())))
 }
 
-/// Filters of `GET /v1/logs`; every field set must match.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LogFilter {
-    /// Exact level.
-    pub level: Option<Level>,
-    /// Exact source.
-    pub source: Option<String>,
-    /// Exact environment.
-    pub environment: Option<Environment>,
-    /// Exact dataset.
-    pub dataset: Option<String>,
-    /// Exact `userId`.
-    pub user_id: Option<String>,
-    /// Exact `sessionId`.
-    pub session_id: Option<String>,
-    /// Exact `flowId`.
-    pub flow_id: Option<String>,
-    /// Unix ms, inclusive.
-    pub from: Option<i64>,
-    /// Unix ms, inclusive.
-    pub to: Option<i64>,
-}
+/// The list filters and the search, as the block format evaluates them (one definition, in
+/// the pure crate both stores call).
+pub use sluice_blocks::{LogFilter, Search};
 
 /// Which slice of the ordered results to return.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,39 +171,6 @@ pub struct LogPage {
     pub logs: Vec<Log>,
     /// True exactly when at least one more matching log follows this page.
     pub has_more: bool,
-}
-
-/// A search: the query and the fields it looks in.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Search {
-    /// The parsed query.
-    pub query: Query,
-    /// Fields searched, at least one.
-    pub fields: Vec<SearchField>,
-}
-
-impl Search {
-    /// The exact check every backend applies to what its index proposes: whether the log's
-    /// searched fields match the query.
-    pub fn matches(
-        &self,
-        message: &str,
-        error_name: Option<&str>,
-        error_stack: Option<&str>,
-        data: Option<&str>,
-    ) -> bool {
-        let texts: Vec<&str> = self
-            .fields
-            .iter()
-            .filter_map(|field| match field {
-                SearchField::Message => Some(message),
-                SearchField::ErrorName => error_name,
-                SearchField::ErrorStack => error_stack,
-                SearchField::Data => data,
-            })
-            .collect();
-        self.query.matches(&texts)
-    }
 }
 
 /// A key to store: its record and the BLAKE3 hash of its secret text.
