@@ -13,6 +13,7 @@ mod bench;
 mod cli;
 mod client;
 mod serve;
+mod upgrade;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -82,6 +83,9 @@ async fn run() -> ExitCode {
     }
     let result = async move {
         let store = open_store(&cli).await?;
+        if let Some(progress) = store.upgrade_progress() {
+            upgrade::show(progress);
+        }
         match cli.command {
             Command::Serve(options) => {
                 allocator::start_purger();

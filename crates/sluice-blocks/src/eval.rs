@@ -299,6 +299,14 @@ impl<T> PageCollector<T> {
         self.kept.len() >= self.wanted && self.kept.peek().is_some_and(|oldest| newest < (oldest.0.0, oldest.0.1))
     }
 
+    /// The oldest hit kept once it holds `wanted`: a hit older than it cannot enter.
+    pub fn floor(&self) -> Option<(i64, LogId)> {
+        if self.kept.len() < self.wanted {
+            return None;
+        }
+        self.kept.peek().map(|oldest| (oldest.0.0, oldest.0.1))
+    }
+
     /// Offers a hit.
     pub fn offer(&mut self, timestamp: i64, id: LogId, value: T) {
         if self.wanted == 0 {

@@ -1,5 +1,6 @@
-//! The store's background thread: it indexes the logs committed since its last round and
-//! checkpoints the WAL, off the writes' path.
+//! The store's own threads, off the writes' path: one merges each workspace's small blocks
+//! ([`crate::blocks::merge_due`]), one checkpoints the WAL, and, on the first start after an
+//! upgrade, one converts the logs kept as rows into blocks ([`crate::upgrade`]).
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -7,102 +8,68 @@ use std::time::Duration;
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
-use sluice_store::StoreError;
+use sluice_store::{Clock, StoreError};
 
-use crate::config::SqliteOptions;
 use crate::connection::backend;
-use crate::index;
 
-/// How often the background thread checkpoints when it does not index ([`SqliteOptions::index_every`]).
+/// How often the checkpointer runs.
 const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
 
-/// The store's own thread, off the writes' path, on the other core: each round it indexes
-/// the logs committed since the last ([`index::index_tail`]), then checkpoints.
+/// The store's threads; each stops, after a last round (the checkpointer with a full
+/// checkpoint), when the store is dropped.
 ///
 /// Checkpoints: SQLite's default has the connection that commits past 1,000 WAL pages copy
 /// the log into the database file inside that commit, which put about a tenth of the write
 /// path's time and its slowest commits on the one writer. Here no connection checkpoints at
-/// commit (`wal_autocheckpoint = 0`); this thread runs a passive checkpoint each round.
-/// It stops, after a last round and a full checkpoint, when the store is dropped.
+/// commit (`wal_autocheckpoint = 0`); the checkpointer runs a passive checkpoint each round.
 pub(crate) struct Background {
-    /// Dropped with the store, which tells the thread to finish.
+    /// Dropped with the store, which tells the threads to finish.
     _running: std::sync::mpsc::Sender<()>,
-    /// The same for the sealer's thread.
-    _sealing: std::sync::mpsc::Sender<()>,
+    _merging: std::sync::mpsc::Sender<()>,
+    _upgrading: std::sync::mpsc::Sender<()>,
 }
 
 impl Background {
     pub(crate) fn start(
         mut connection: SqliteConnection,
-        sealer: Option<SqliteConnection>,
+        merger: Option<(SqliteConnection, Duration)>,
         write_lock: Arc<Mutex<()>>,
-        options: &SqliteOptions,
-        signatures: &sluice_store::signature::SignatureCache,
+        clock: Clock,
+        upgrading: std::sync::mpsc::Sender<()>,
     ) -> Result<Self, StoreError> {
-        let (sealing, stop_sealing) = std::sync::mpsc::channel::<()>();
-        if let Some(mut sealer) = sealer {
-            let (write_lock, block_chunks, cache) =
-                (write_lock.clone(), options.index_block_chunks, signatures.clone());
+        let (merging, stop_merging) = std::sync::mpsc::channel::<()>();
+        if let Some((mut merger, every)) = merger {
+            let write_lock = write_lock.clone();
             std::thread::Builder::new()
-                .name("sluice-sqlite-sealer".into())
+                .name("sluice-sqlite-merger".into())
                 .spawn(move || {
-                    while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stop_sealing.recv_timeout(SEAL_EVERY) {
-                        if let Err(error) = crate::blocks::seal_due(&mut sealer, &write_lock, block_chunks, &cache) {
-                            tracing::warn!(%error, "sealing a block of chunk signatures failed; the next round retries");
+                    while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stop_merging.recv_timeout(every) {
+                        if let Err(error) = crate::blocks::merge_due(&mut merger, &write_lock, clock()) {
+                            tracing::warn!(%error, "merging small blocks failed; the next round retries");
                         }
                     }
                 })
-                .map_err(|error| backend(format!("cannot start the sealer thread: {error}")))?;
+                .map_err(|error| backend(format!("cannot start the merger thread: {error}")))?;
         }
         // A restart checkpoint holds new writers back while it waits for readers: it waits
         // 50 ms at most, then gives up until the next round, so a long search cannot stall
         // the writer behind it.
         connection.batch_execute("PRAGMA busy_timeout = 50;").map_err(backend)?;
         let (running, stopped) = std::sync::mpsc::channel::<()>();
-        let (index_every, shape) = (options.index_every, index::Shape::of(options, signatures));
-        // A round indexes at most ROUND_LOGS, so checkpoints keep their pace while ingest
-        // outruns the index; it answers whether the tail had more, and the next starts at once.
-        let round = move |connection: &mut SqliteConnection| {
-            let mut more = false;
-            let started = std::time::Instant::now();
-            if index_every.is_some() {
-                match index::index_tail(connection, &write_lock, &shape, ROUND_LOGS) {
-                    Ok(indexed) => more = indexed >= ROUND_LOGS,
-                    Err(error) => tracing::warn!(%error, "indexing new logs failed; the next round retries"),
-                }
-            }
-            let indexing = started.elapsed();
-            if let Err(error) = checkpoint(connection, &write_lock) {
-                tracing::warn!(%error, "WAL checkpoint failed; the next one retries");
-            }
-            tracing::debug!(?indexing, checkpoint = ?started.elapsed().saturating_sub(indexing), "background round");
-            more
-        };
         std::thread::Builder::new()
-            .name("sluice-sqlite-background".into())
+            .name("sluice-sqlite-checkpointer".into())
             .spawn(move || {
-                let every = index_every.unwrap_or(CHECKPOINT_EVERY);
-                let mut wait = every;
-                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(wait) {
-                    wait = if round(&mut connection) { Duration::ZERO } else { every };
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(CHECKPOINT_EVERY) {
+                    if let Err(error) = checkpoint(&mut connection, &write_lock) {
+                        tracing::warn!(%error, "WAL checkpoint failed; the next one retries");
+                    }
                 }
-                round(&mut connection);
                 let _ = connection.batch_execute("PRAGMA wal_checkpoint(TRUNCATE);");
             })
-            .map_err(|error| backend(format!("cannot start the background thread: {error}")))?;
-        Ok(Self { _running: running, _sealing: sealing })
+            .map_err(|error| backend(format!("cannot start the checkpointer thread: {error}")))?;
+        Ok(Self { _running: running, _merging: merging, _upgrading: upgrading })
     }
 }
-
-/// How often the sealer gathers the signatures of chunks written since into blocks
-/// ([`index::seal_due`]), on a thread and connection of its own: building a block of 1,024
-/// chunks takes it a second or so, which held the index's rounds back when they did it, and
-/// inserts then indexed the tail themselves and the write queue filled (measured at 10M logs:
-/// 597 batches answered 503).
-const SEAL_EVERY: Duration = Duration::from_millis(500);
-
-/// The most logs one round of the background thread indexes before it checkpoints.
-const ROUND_LOGS: u64 = 16_384;
 
 /// Frames (pages) the log may hold before a checkpoint holds writers back to start it over:
 /// 16 MB of 4 KiB pages. A log started over often is written over in place; one let grow made

@@ -1,266 +1,382 @@
-//! Blocks of chunk signatures (`sluice_store::signature`) as SQLite keeps them: a chunk's
-//! signature waits in `log_chunk_signatures` until its workspace has a block's worth, then a
-//! sealer gathers them into a block (`log_blocks`) whose slices are stored a band a row
-//! (`log_block_bands`), under a claim so two sealers never write one block; a search narrows
-//! the blocks in rounds and tests the chunks outside one from signatures kept in memory.
+//! Blocks of logs as SQLite keeps them (`sluice_store::blockstore`): the reads' SQL
+//! ([`SqliteBlocks`]), a block's rows written and deleted, and the merges of each workspace's
+//! small blocks that the store's own thread runs ([`merge_due`]).
 
-use foldhash::HashSet;
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
-use sluice_store::signature::{Block, Narrowing, StoredBlock};
+use diesel::sql_types::{BigInt, Binary, Integer, Text};
+use sluice_model::{Log, LogId, WorkspaceId};
+use sluice_store::StoreError;
+use sluice_store::blockstore::{BlockRef, BlockRows, BlockSource, Mergeable, SMALL_BLOCK_ROWS, merge_plan};
 
-use crate::schema::{log_block_bands, log_blocks, log_chunk_signatures};
+use crate::connection::from_diesel;
+use crate::deadline;
+use crate::schema::{block_bands, block_granules, blocks};
 
-/// A block's header, as a search reads it.
-#[derive(Queryable)]
-struct BlockHeader {
+/// Rows per multi-row `INSERT` of bands or granules: 4 bound values each, far under SQLite's
+/// limit on variables.
+const ROWS_PER_INSERT: usize = 500;
+
+/// A workspace's blocks whose time range meets `?2..=?3`, newest first after `(?4, ?5)`: a
+/// backwards walk of `blocks_recent`.
+pub(crate) const BLOCKS_SQL: &str = "SELECT id, max_ts, max_id FROM blocks \
+     WHERE workspace_id = ?1 AND max_ts >= ?2 AND min_ts <= ?3 AND (max_ts, id) < (?4, ?5) \
+     ORDER BY max_ts DESC, id DESC LIMIT ?6";
+
+/// A workspace's blocks holding an id past `?2`: a range of `blocks_ids`.
+pub(crate) const AFTER_SQL: &str = "SELECT id, max_ts, max_id FROM blocks WHERE workspace_id = ?1 AND max_id > ?2";
+
+/// Index bands by `[block, band]` pairs: `CROSS JOIN` keeps the pairs the outer loop, each a
+/// lookup of the primary key (a plain join let SQLite walk the workspace's every band).
+pub(crate) const BANDS_SQL: &str = "SELECT b.block_id AS block, b.band AS part, b.bytes AS bytes \
+     FROM json_each(?2) AS wanted CROSS JOIN block_bands AS b \
+     ON b.workspace_id = ?1 AND b.block_id = wanted.value ->> 0 AND b.band = wanted.value ->> 1";
+
+/// Granules by `[block, granule]` pairs, the same way.
+pub(crate) const GRANULES_SQL: &str = "SELECT g.block_id AS block, g.granule AS part, g.bytes AS bytes \
+     FROM json_each(?2) AS wanted CROSS JOIN block_granules AS g \
+     ON g.workspace_id = ?1 AND g.block_id = wanted.value ->> 0 AND g.granule = wanted.value ->> 1";
+
+/// One workspace's blocks, read through one connection (one snapshot when the caller holds a
+/// read transaction).
+pub(crate) struct SqliteBlocks<'c> {
+    pub(crate) connection: &'c mut SqliteConnection,
+    pub(crate) workspace: Vec<u8>,
+}
+
+impl<'c> SqliteBlocks<'c> {
+    pub(crate) fn new(connection: &'c mut SqliteConnection, workspace: &WorkspaceId) -> Self {
+        SqliteBlocks { connection, workspace: workspace.as_bytes().to_vec() }
+    }
+}
+
+#[derive(QueryableByName)]
+struct RefRow {
+    #[diesel(sql_type = BigInt)]
     id: i64,
-    bits: i32,
-    chunks: Vec<u8>,
+    #[diesel(sql_type = BigInt)]
+    max_ts: i64,
+    #[diesel(sql_type = Binary)]
+    max_id: Vec<u8>,
 }
 
-/// A band of a block's slices, as a search reads it.
-#[derive(Queryable)]
-struct BandRow {
-    band: i32,
-    block_id: i64,
-    slices: Vec<u8>,
+#[derive(QueryableByName)]
+struct PartRow {
+    #[diesel(sql_type = BigInt)]
+    block: i64,
+    #[diesel(sql_type = Integer)]
+    part: i32,
+    #[diesel(sql_type = Binary)]
+    bytes: Vec<u8>,
 }
 
-/// The chunks of `workspace` whose signatures may hold a needle of `positions` (not empty):
-/// those of its blocks, read a band of every block at a time, and those not in a block yet,
-/// tested one by one. Chunks written past `through` (a search reads their logs as the
-/// unindexed tail) may be among them. Read in one transaction: a block sealed meanwhile is
-/// seen either as a block or as its chunks' signatures.
-pub(crate) fn signature_candidates(
+fn refs(rows: Vec<RefRow>) -> Result<Vec<BlockRef>, StoreError> {
+    rows.into_iter()
+        .map(|row| {
+            let max_id = LogId::from_slice(&row.max_id)
+                .ok_or_else(|| StoreError::Backend("a block's id range is not an id".into()))?;
+            Ok(BlockRef { id: row.id, max_ts: row.max_ts, max_id })
+        })
+        .collect()
+}
+
+fn pairs(wanted: &[(i64, u32)]) -> String {
+    serde_json::to_string(wanted).unwrap_or_else(|_| "[]".to_owned())
+}
+
+impl BlockSource for SqliteBlocks<'_> {
+    fn blocks(
+        &mut self,
+        from: Option<i64>,
+        to: Option<i64>,
+        before: Option<(i64, i64)>,
+        limit: usize,
+    ) -> Result<Vec<BlockRef>, StoreError> {
+        deadline::check()?;
+        let (before_ts, before_id) = before.unwrap_or((i64::MAX, i64::MAX));
+        let rows: Vec<RefRow> = diesel::sql_query(BLOCKS_SQL)
+            .bind::<Binary, _>(&self.workspace)
+            .bind::<BigInt, _>(from.unwrap_or(i64::MIN))
+            .bind::<BigInt, _>(to.unwrap_or(i64::MAX))
+            .bind::<BigInt, _>(before_ts)
+            .bind::<BigInt, _>(before_id)
+            .bind::<BigInt, _>(i64::try_from(limit).unwrap_or(i64::MAX))
+            .load(self.connection)
+            .map_err(from_diesel)?;
+        refs(rows)
+    }
+
+    fn blocks_holding(&mut self, id: LogId) -> Result<Vec<i64>, StoreError> {
+        deadline::check()?;
+        blocks::table
+            .filter(blocks::workspace_id.eq(&self.workspace))
+            .filter(blocks::max_id.ge(id.as_bytes().to_vec()))
+            .filter(blocks::min_id.le(id.as_bytes().to_vec()))
+            .select(blocks::id)
+            .load(self.connection)
+            .map_err(from_diesel)
+    }
+
+    fn blocks_after(&mut self, after: LogId) -> Result<Vec<BlockRef>, StoreError> {
+        deadline::check()?;
+        let rows: Vec<RefRow> = diesel::sql_query(AFTER_SQL)
+            .bind::<Binary, _>(&self.workspace)
+            .bind::<Binary, _>(after.as_bytes().as_slice())
+            .load(self.connection)
+            .map_err(from_diesel)?;
+        refs(rows)
+    }
+
+    fn heads(&mut self, ids: &[i64]) -> Result<Vec<(i64, Vec<u8>)>, StoreError> {
+        deadline::check()?;
+        blocks::table
+            .filter(blocks::workspace_id.eq(&self.workspace))
+            .filter(blocks::id.eq_any(ids))
+            .select((blocks::id, blocks::head))
+            .load(self.connection)
+            .map_err(from_diesel)
+    }
+
+    fn bands(&mut self, wanted: &[(i64, u32)]) -> Result<Vec<(i64, u32, Vec<u8>)>, StoreError> {
+        deadline::check()?;
+        let rows: Vec<PartRow> = diesel::sql_query(BANDS_SQL)
+            .bind::<Binary, _>(&self.workspace)
+            .bind::<Text, _>(pairs(wanted))
+            .load(self.connection)
+            .map_err(from_diesel)?;
+        Ok(rows.into_iter().map(|row| (row.block, row.part as u32, row.bytes)).collect())
+    }
+
+    fn granules(&mut self, wanted: &[(i64, u32)]) -> Result<Vec<(i64, u32, Vec<u8>)>, StoreError> {
+        deadline::check()?;
+        let rows: Vec<PartRow> = diesel::sql_query(GRANULES_SQL)
+            .bind::<Binary, _>(&self.workspace)
+            .bind::<Text, _>(pairs(wanted))
+            .load(self.connection)
+            .map_err(from_diesel)?;
+        Ok(rows.into_iter().map(|row| (row.block, row.part as u32, row.bytes)).collect())
+    }
+}
+
+/// Writes a block of `workspace` (inside the caller's write transaction); returns its number.
+pub(crate) fn write_block(
     connection: &mut SqliteConnection,
     workspace: &[u8],
-    positions: &[u32],
-    cache: &sluice_store::signature::SignatureCache,
-) -> Result<HashSet<i64>, DieselError> {
-    connection.transaction(|connection| {
-        let mut found = HashSet::default();
-        let blocks: Vec<BlockHeader> = log_blocks::table
-            .filter(log_blocks::workspace_id.eq(workspace))
-            .filter(log_blocks::claimed_at.is_null())
-            .select((log_blocks::id, log_blocks::bits, log_blocks::chunks))
-            .load(connection)?;
-        // Narrowed in rounds of one key's worth of positions, each reading the round's bands
-        // of the blocks with a slot left (one B-tree lookup a band and block).
-        let stored: Vec<StoredBlock> = blocks
+    block: &BlockRows,
+    now_ms: i64,
+) -> Result<i64, DieselError> {
+    diesel::insert_into(blocks::table)
+        .values((
+            blocks::workspace_id.eq(workspace),
+            blocks::rows.eq(i32::try_from(block.rows).unwrap_or(i32::MAX)),
+            blocks::min_ts.eq(block.timestamps.0),
+            blocks::max_ts.eq(block.timestamps.1),
+            blocks::min_id.eq(block.ids.0.as_bytes().as_slice()),
+            blocks::max_id.eq(block.ids.1.as_bytes().as_slice()),
+            blocks::created_at.eq(now_ms),
+            blocks::head.eq(&block.head),
+        ))
+        .execute(connection)?;
+    let id: i64 = diesel::select(diesel::dsl::sql::<BigInt>("last_insert_rowid()")).get_result(connection)?;
+    let bands: Vec<_> = block
+        .bands
+        .iter()
+        .enumerate()
+        .map(|(band, bytes)| {
+            (
+                block_bands::workspace_id.eq(workspace),
+                block_bands::block_id.eq(id),
+                block_bands::band.eq(band as i32),
+                block_bands::bytes.eq(bytes.as_slice()),
+            )
+        })
+        .collect();
+    for part in bands.chunks(ROWS_PER_INSERT) {
+        diesel::insert_into(block_bands::table).values(part).execute(connection)?;
+    }
+    let granules: Vec<_> = block
+        .granules
+        .iter()
+        .enumerate()
+        .map(|(granule, bytes)| {
+            (
+                block_granules::workspace_id.eq(workspace),
+                block_granules::block_id.eq(id),
+                block_granules::granule.eq(granule as i32),
+                block_granules::bytes.eq(bytes.as_slice()),
+            )
+        })
+        .collect();
+    for part in granules.chunks(ROWS_PER_INSERT) {
+        diesel::insert_into(block_granules::table).values(part).execute(connection)?;
+    }
+    Ok(id)
+}
+
+/// Deletes blocks of `workspace` with their bands and granules; returns how many were there.
+pub(crate) fn delete_blocks(
+    connection: &mut SqliteConnection,
+    workspace: &[u8],
+    ids: &[i64],
+) -> Result<usize, DieselError> {
+    diesel::delete(
+        block_bands::table.filter(block_bands::workspace_id.eq(workspace)).filter(block_bands::block_id.eq_any(ids)),
+    )
+    .execute(connection)?;
+    diesel::delete(
+        block_granules::table
+            .filter(block_granules::workspace_id.eq(workspace))
+            .filter(block_granules::block_id.eq_any(ids)),
+    )
+    .execute(connection)?;
+    diesel::delete(blocks::table.filter(blocks::workspace_id.eq(workspace)).filter(blocks::id.eq_any(ids)))
+        .execute(connection)
+}
+
+/// Every log of one block, in id order.
+pub(crate) fn block_logs(connection: &mut SqliteConnection, workspace: &[u8], id: i64) -> Result<Vec<Log>, StoreError> {
+    let head: Vec<u8> = blocks::table
+        .filter(blocks::workspace_id.eq(workspace))
+        .filter(blocks::id.eq(id))
+        .select(blocks::head)
+        .first(connection)
+        .map_err(from_diesel)?;
+    let granules: Vec<(i32, Vec<u8>)> = block_granules::table
+        .filter(block_granules::workspace_id.eq(workspace))
+        .filter(block_granules::block_id.eq(id))
+        .order(block_granules::granule)
+        .select((block_granules::granule, block_granules::bytes))
+        .load(connection)
+        .map_err(from_diesel)?;
+    let corrupt =
+        |error: sluice_blocks::DecodeError| StoreError::Backend(format!("block {id} cannot be read: {error}"));
+    let head = sluice_blocks::Head::decode(&head).map_err(corrupt)?;
+    if granules.len() != head.granules.len() {
+        return Err(StoreError::Backend(format!("block {id} lacks granules")));
+    }
+    let mut logs = Vec::with_capacity(head.summary.rows as usize);
+    for (number, bytes) in granules {
+        let granule = sluice_blocks::Granule::open(&head, number as usize, &bytes).map_err(corrupt)?;
+        logs.extend(granule.all_logs().map_err(corrupt)?);
+    }
+    Ok(logs)
+}
+
+/// One round of merges: for each workspace whose small blocks are due ([`merge_plan`]), reads
+/// them, encodes their logs into one block, and swaps it in for them in one transaction (which
+/// does nothing if any of them went meanwhile). Returns the blocks merged away.
+pub(crate) fn merge_due(
+    connection: &mut SqliteConnection,
+    write_lock: &Mutex<()>,
+    now_ms: i64,
+) -> Result<usize, StoreError> {
+    let workspaces: Vec<Vec<u8>> = blocks::table
+        .filter(blocks::rows.lt(SMALL_BLOCK_ROWS as i32))
+        .select(blocks::workspace_id)
+        .distinct()
+        .load(connection)
+        .map_err(from_diesel)?;
+    let mut merged = 0;
+    for workspace in workspaces {
+        let small: Vec<(i64, i32, i64)> = blocks::table
+            .filter(blocks::workspace_id.eq(&workspace))
+            .filter(blocks::rows.lt(SMALL_BLOCK_ROWS as i32))
+            .order(blocks::id)
+            .select((blocks::id, blocks::rows, blocks::created_at))
+            .load(connection)
+            .map_err(from_diesel)?;
+        let small: Vec<Mergeable> = small
             .into_iter()
-            .map(|block| StoredBlock {
-                id: block.id,
-                bits: u32::try_from(block.bits).unwrap_or(0),
-                chunks: block
-                    .chunks
-                    .chunks_exact(8)
-                    .map(|bytes| i64::from_le_bytes(bytes.try_into().unwrap_or([0; 8])))
-                    .collect(),
-            })
+            .map(|(id, rows, created_at)| Mergeable { id, rows: rows.max(0) as u32, created_at })
             .collect();
-        let mut narrowing = Narrowing::new(&stored, positions);
-        while let Some((ids, bands)) = narrowing.next_round() {
-            let bands: Vec<i32> = bands.iter().map(|band| i32::try_from(*band).unwrap_or(i32::MAX)).collect();
-            let rows: Vec<BandRow> = log_block_bands::table
-                .filter(log_block_bands::workspace_id.eq(workspace))
-                .filter(log_block_bands::block_id.eq_any(&ids))
-                .filter(log_block_bands::band.eq_any(&bands))
-                .select((log_block_bands::band, log_block_bands::block_id, log_block_bands::slices))
-                .load(connection)?;
-            narrowing.apply(
-                rows.into_iter()
-                    .map(|row| (row.block_id, u32::try_from(row.band).unwrap_or(u32::MAX), row.slices))
-                    .collect(),
+        let plan = merge_plan(&small, now_ms);
+        if plan.is_empty() {
+            continue;
+        }
+        let mut logs = Vec::new();
+        for id in &plan {
+            logs.extend(block_logs(connection, &workspace, *id)?);
+        }
+        let encoded = BlockRows::encode(&logs)?;
+        let _lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
+        connection
+            .immediate_transaction(|connection| {
+                let present: i64 = blocks::table
+                    .filter(blocks::workspace_id.eq(&workspace))
+                    .filter(blocks::id.eq_any(&plan))
+                    .count()
+                    .get_result(connection)?;
+                if present != plan.len() as i64 {
+                    return Ok(());
+                }
+                for block in &encoded {
+                    write_block(connection, &workspace, block, now_ms)?;
+                }
+                delete_blocks(connection, &workspace, &plan)?;
+                merged += plan.len();
+                Ok::<_, DieselError>(())
+            })
+            .map_err(from_diesel)?;
+    }
+    Ok(merged)
+}
+
+#[cfg(test)]
+mod tests {
+    use diesel::connection::SimpleConnection;
+    use diesel_migrations::MigrationHarness;
+
+    use super::*;
+
+    #[derive(QueryableByName)]
+    struct Step {
+        #[diesel(sql_type = Text)]
+        detail: String,
+    }
+
+    /// How SQLite runs `sql`: each step of its plan.
+    fn plan(connection: &mut SqliteConnection, sql: &str) -> Vec<String> {
+        let sql = sql.replace("?1", "x'00'").replace("?2", "'[[1,2]]'");
+        let sql = sql.replace("?3", "1").replace("?4", "1").replace("?5", "1").replace("?6", "1");
+        diesel::sql_query(format!("EXPLAIN QUERY PLAN {sql}"))
+            .load::<Step>(connection)
+            .expect("a plan")
+            .into_iter()
+            .map(|step| step.detail)
+            .collect()
+    }
+
+    /// Every read of blocks is a walk or lookups of an index by its whole key, never a scan of
+    /// a workspace's rows: the reads of a search stay the size of what it needs.
+    #[test]
+    fn reads_of_blocks_look_their_rows_up_by_key() {
+        let mut connection = SqliteConnection::establish(":memory:").expect("a database");
+        connection.run_pending_migrations(crate::connection::MIGRATIONS).expect("migrations");
+        connection.batch_execute("ANALYZE;").expect("statistics");
+        assert_eq!(
+            plan(&mut connection, BLOCKS_SQL),
+            ["SEARCH blocks USING INDEX blocks_recent (workspace_id=? AND max_ts>? AND max_ts<?)"]
+        );
+        assert_eq!(
+            plan(&mut connection, AFTER_SQL),
+            ["SEARCH blocks USING INDEX blocks_ids (workspace_id=? AND max_id>?)"]
+        );
+        for (sql, table) in [(BANDS_SQL, "block_bands AS b"), (GRANULES_SQL, "block_granules AS g")] {
+            let steps = plan(&mut connection, sql);
+            assert_eq!(steps.len(), 2, "{steps:?}");
+            assert!(steps[0].starts_with("SCAN wanted VIRTUAL TABLE"), "{steps:?}");
+            assert!(
+                steps[1].starts_with(&format!("SEARCH {}", table.split(' ').next().unwrap_or_default()))
+                    || steps[1].starts_with(&format!("SEARCH {}", table.rsplit(' ').next().unwrap_or_default())),
+                "{steps:?}"
+            );
+            assert!(
+                steps[1].ends_with("(workspace_id=? AND block_id=? AND granule=?)")
+                    || steps[1].ends_with("(workspace_id=? AND block_id=? AND band=?)"),
+                "{steps:?}"
             );
         }
-        found.extend(narrowing.chunks());
-        // The chunks not in a block: their digests (read without the signatures' overflow
-        // pages), the signatures from memory, those not there read once.
-        let unsealed: Vec<(i64, i64)> = log_chunk_signatures::table
-            .filter(log_chunk_signatures::workspace_id.eq(workspace))
-            .select((log_chunk_signatures::chunk_id, log_chunk_signatures::digest))
-            .load(connection)?;
-        let mut missing = Vec::new();
-        for (chunk, digest) in unsealed {
-            match cache.get(&chunk) {
-                Some(kept) if kept.0 == digest => {
-                    if sluice_store::signature::holds(&kept.1, positions) {
-                        found.insert(chunk);
-                    }
-                }
-                _ => missing.push(chunk),
-            }
-        }
-        for part in missing.chunks(500) {
-            let rows: Vec<(i64, i64, Vec<u8>)> = log_chunk_signatures::table
-                .filter(log_chunk_signatures::chunk_id.eq_any(part))
-                .select((log_chunk_signatures::chunk_id, log_chunk_signatures::digest, log_chunk_signatures::signature))
-                .load(connection)?;
-            for (chunk, digest, signature) in rows {
-                if sluice_store::signature::holds(&signature, positions) {
-                    found.insert(chunk);
-                }
-                cache.insert(chunk, std::sync::Arc::new((digest, signature)));
-            }
-        }
-        Ok(found)
-    })
-}
-
-/// How long a claim on a block holds before another sealer may take it over (one that
-/// crashed, or stopped, while writing the block's bands).
-const CLAIM_HOLDS_MS: i64 = 60_000;
-
-/// Gathers the signatures of each workspace that has `block_chunks` of them outside a block into
-/// blocks ([`seal_blocks`]).
-pub(crate) fn seal_due(
-    connection: &mut SqliteConnection,
-    write_lock: &Mutex<()>,
-    block_chunks: usize,
-    signatures: &sluice_store::signature::SignatureCache,
-) -> Result<(), DieselError> {
-    let block_chunks = block_chunks.clamp(1, sluice_store::signature::BLOCK_CHUNKS);
-    let workspaces: Vec<Vec<u8>> = log_chunk_signatures::table
-        .group_by(log_chunk_signatures::workspace_id)
-        .having(diesel::dsl::count_star().ge(i64::try_from(block_chunks).unwrap_or(i64::MAX)))
-        .select(log_chunk_signatures::workspace_id)
-        .load(connection)?;
-    seal_blocks(connection, write_lock, &workspaces, block_chunks, signatures)
-}
-
-/// Gathers the signatures of each of `workspaces` into blocks of `block_chunks` while it has
-/// that many outside one, oldest first. A block is built without the write lock, then
-/// claimed (its header written, not searched yet; a block another sealer claimed less than
-/// [`CLAIM_HOLDS_MS`] ago is left to it), its bands written a few thousand a transaction (so
-/// inserts wait a few ms at a time), and released with its signatures' removal in one
-/// transaction, unless a signature went meanwhile (retention dropped its chunk): then the
-/// block and its bands go, and the next round tries again.
-pub(crate) fn seal_blocks(
-    connection: &mut SqliteConnection,
-    write_lock: &Mutex<()>,
-    workspaces: &[Vec<u8>],
-    block_chunks: usize,
-    signatures: &sluice_store::signature::SignatureCache,
-) -> Result<(), DieselError> {
-    let block_chunks = block_chunks.clamp(1, sluice_store::signature::BLOCK_CHUNKS);
-    let wanted = i64::try_from(block_chunks).unwrap_or(i64::MAX);
-    let locked = || write_lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    for workspace in workspaces {
-        loop {
-            let waiting: i64 = log_chunk_signatures::table
-                .filter(log_chunk_signatures::workspace_id.eq(workspace))
-                .count()
-                .get_result(connection)?;
-            if waiting < wanted {
-                break;
-            }
-            let rows: Vec<(i64, Vec<u8>)> = log_chunk_signatures::table
-                .filter(log_chunk_signatures::workspace_id.eq(workspace))
-                .order(log_chunk_signatures::chunk_id)
-                .select((log_chunk_signatures::chunk_id, log_chunk_signatures::signature))
-                .limit(wanted)
-                .load(connection)?;
-            let Some(&(first, _)) = rows.first() else { break };
-            let views: Vec<&[u8]> = rows.iter().map(|(_, signature)| signature.as_slice()).collect();
-            let block = Block::build(&views);
-            let chunks: Vec<u8> = rows.iter().flat_map(|(id, _)| id.to_le_bytes()).collect();
-            let ids: Vec<i64> = rows.iter().map(|(id, _)| *id).collect();
-            drop(rows);
-            let bands: Vec<(i32, &[u8])> =
-                block.stored_bands().filter_map(|(band, slices)| Some((i32::try_from(band).ok()?, slices))).collect();
-            let drop_block = |connection: &mut SqliteConnection| -> Result<(), DieselError> {
-                diesel::delete(
-                    log_block_bands::table
-                        .filter(log_block_bands::workspace_id.eq(workspace))
-                        .filter(log_block_bands::block_id.eq(first)),
-                )
-                .execute(connection)?;
-                diesel::delete(log_blocks::table.filter(log_blocks::id.eq(first))).execute(connection)?;
-                Ok(())
-            };
-            // The claim: a header not searched yet, or one left by a sealer that stopped.
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |since| i64::try_from(since.as_millis()).unwrap_or(i64::MAX));
-            let claimed = {
-                let _lock = locked();
-                connection.immediate_transaction(|connection| {
-                    let held: Option<Option<i64>> = log_blocks::table
-                        .filter(log_blocks::id.eq(first))
-                        .select(log_blocks::claimed_at)
-                        .first(connection)
-                        .optional()?;
-                    match held {
-                        // Sealed already, or claimed by a sealer still at it.
-                        Some(None) => return Ok(false),
-                        Some(Some(at)) if now - at < CLAIM_HOLDS_MS => return Ok(false),
-                        Some(Some(_)) => drop_block(connection)?,
-                        None => {}
-                    }
-                    diesel::insert_into(log_blocks::table)
-                        .values((
-                            log_blocks::id.eq(first),
-                            log_blocks::workspace_id.eq(workspace),
-                            log_blocks::bits.eq(i32::try_from(block.bits).unwrap_or(i32::MAX)),
-                            log_blocks::chunks.eq(&chunks),
-                            log_blocks::claimed_at.eq(Some(now)),
-                        ))
-                        .execute(connection)?;
-                    Ok::<_, DieselError>(true)
-                })?
-            };
-            if !claimed {
-                break;
-            }
-            // Four values a row: well under SQLite's limit of bound values a statement.
-            for part in bands.chunks(4_096) {
-                let rows: Vec<_> = part
-                    .iter()
-                    .map(|(band, slices)| {
-                        (
-                            log_block_bands::workspace_id.eq(workspace),
-                            log_block_bands::band.eq(*band),
-                            log_block_bands::block_id.eq(first),
-                            log_block_bands::slices.eq(slices),
-                        )
-                    })
-                    .collect();
-                let _lock = locked();
-                connection.immediate_transaction(|connection| {
-                    diesel::insert_into(log_block_bands::table).values(rows).execute(connection)
-                })?;
-            }
-            let released = {
-                let _lock = locked();
-                connection.immediate_transaction(|connection| {
-                    let removed =
-                        diesel::delete(log_chunk_signatures::table.filter(log_chunk_signatures::chunk_id.eq_any(&ids)))
-                            .execute(connection)?;
-                    if removed != ids.len() {
-                        // Retention dropped a chunk meanwhile: the signatures stay, the block goes.
-                        return Err(DieselError::RollbackTransaction);
-                    }
-                    diesel::update(log_blocks::table.filter(log_blocks::id.eq(first)))
-                        .set(log_blocks::claimed_at.eq(None::<i64>))
-                        .execute(connection)?;
-                    Ok::<_, DieselError>(())
-                })
-            };
-            match released {
-                // A search reads a sealed chunk's bands, never its signature again: kept, it
-                // would only crowd the cache until evicted.
-                Ok(()) => ids.iter().for_each(|id| signatures.invalidate(id)),
-                Err(DieselError::RollbackTransaction) => {
-                    let _lock = locked();
-                    connection.immediate_transaction(drop_block)?;
-                    break;
-                }
-                Err(error) => return Err(error),
-            }
-        }
     }
-    Ok(())
 }

@@ -12,13 +12,15 @@ use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
-use sluice_store::{Store, StoreError};
+use sluice_store::blockstore::HeadCache;
+use sluice_store::upgrade::{Progress, not_ready};
+use sluice_store::{Clock, Store, StoreError};
+use tokio::sync::watch;
 
 use crate::background::Background;
 use crate::config::SqliteOptions;
 use crate::deadline::DeadlineScope;
-use crate::index;
-use crate::search::register_functions;
+use crate::deadline::register_functions;
 
 pub(crate) const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
 
@@ -26,22 +28,23 @@ pub(crate) const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migra
 #[derive(Clone)]
 pub struct SqliteStore {
     pool: Pool,
-    pub(crate) dense_hits: u32,
-    pub(crate) chunk_rows: usize,
-    pub(crate) index_shape: index::Shape,
-    /// The signatures of chunks not in a block yet that searches have read.
-    pub(crate) signatures: sluice_store::signature::SignatureCache,
-    /// `None` when each insert indexes its own logs ([`SqliteOptions::index_every`]).
-    pub(crate) index_every: Option<Duration>,
-    /// Held by whoever takes SQLite's write lock in this process for logs (inserts, the
-    /// index's rounds, retention, and the checkpoint that starts the log over), so they hand
-    /// it to each other at once instead of through SQLite's busy handler, which sleeps in
-    /// steps of up to 100 ms.
+    /// Decoded block heads, shared by the reads (`sluice_store::blockstore`).
+    pub(crate) heads: HeadCache,
+    /// `None` when each insert merges the small blocks due ([`SqliteOptions::merge_every`]).
+    pub(crate) merge_every: Option<Duration>,
+    /// Held by whoever takes SQLite's write lock in this process for logs (inserts, merges,
+    /// retention, the upgrade, and the checkpoint that starts the log over), so they hand it
+    /// to each other at once instead of through SQLite's busy handler, which sleeps in steps
+    /// of up to 100 ms.
     pub(crate) write_lock: Arc<Mutex<()>>,
     /// How long one call may take ([`SqliteOptions::call_timeout`]).
     call_timeout: Duration,
     /// Whether the last write found no room (`sluice_store::full`).
     pub(crate) full: Arc<sluice_store::full::FullState>,
+    /// Now.
+    pub(crate) clock: Clock,
+    /// The conversion of logs kept as rows, when this start found some (`crate::upgrade`).
+    upgrade: Option<watch::Receiver<Progress>>,
     /// Runs while any clone of the store lives.
     _background: Arc<Background>,
 }
@@ -98,6 +101,10 @@ const ROOM_PROBE: &str =
 
 #[async_trait]
 impl Store for SqliteStore {
+    fn upgrade_progress(&self) -> Option<watch::Receiver<Progress>> {
+        self.upgrade.clone()
+    }
+
     fn pool_status(&self) -> Option<sluice_store::PoolStatus> {
         let status = self.pool.status();
         Some(sluice_store::PoolStatus {
@@ -116,6 +123,9 @@ impl Store for SqliteStore {
         // process let it go could outlast the busy timeout and fail the check (seen in CI).
         // While the storage is full it is ready again only once a write that needs new pages
         // commits (`ROOM_PROBE`): then ingest, which it stands for, would too.
+        if let Some(error) = self.upgrade.as_ref().and_then(|progress| not_ready(&progress.borrow())) {
+            return Err(error);
+        }
         let (write_lock, full) = (self.write_lock.clone(), self.full.clone());
         self.with_connection(move |connection| {
             let _lock = write_lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -138,13 +148,6 @@ impl SqliteStore {
     /// pending migrations. Must be called inside a Tokio runtime.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         Self::open_with(path, &SqliteOptions::default())
-    }
-
-    /// How many chunk signatures searches keep in memory now: those of chunks not in a block
-    /// yet that a search has read; a chunk's goes when its block is sealed.
-    pub fn cached_signatures(&self) -> u64 {
-        self.signatures.run_pending_tasks();
-        self.signatures.entry_count()
     }
 
     /// [`SqliteStore::open`] with explicit options.
@@ -171,26 +174,21 @@ impl SqliteStore {
         register_functions(&mut connection).map_err(backend)?;
         connection.batch_execute("PRAGMA journal_mode = WAL;").map_err(backend)?;
         connection.run_pending_migrations(MIGRATIONS).map_err(|error| backend(format!("migrations: {error}")))?;
-        // Logs stored before the chunk index existed, or committed before a crash and not
-        // yet indexed, get theirs.
         let write_lock = Arc::new(Mutex::new(()));
-        let signatures = sluice_store::signature::signature_cache();
-        let indexed =
-            index::index_tail(&mut connection, &write_lock, &index::Shape::of(options, &signatures), u64::MAX)
-                .map_err(from_diesel)?;
-        if indexed > 0 {
-            tracing::info!(logs = indexed, "indexed logs the search index did not cover");
-        }
-        // The sealer's own connection (`Background`), when a background indexes.
-        let sealer = match options.index_every {
-            Some(_) => {
-                let mut sealer = SqliteConnection::establish(&url).map_err(backend)?;
-                sealer.batch_execute(&pragmas).map_err(backend)?;
-                Some(sealer)
-            }
+        let own = || -> Result<SqliteConnection, StoreError> {
+            let mut own = SqliteConnection::establish(&url).map_err(backend)?;
+            own.batch_execute(&pragmas).map_err(backend)?;
+            register_functions(&mut own).map_err(backend)?;
+            Ok(own)
+        };
+        let (upgrading, stop_upgrade) = std::sync::mpsc::channel::<()>();
+        let upgrade = crate::upgrade::start(own()?, write_lock.clone(), options.clock.clone(), stop_upgrade)?;
+        let merger = match options.merge_every {
+            Some(every) => Some((own()?, every)),
             None => None,
         };
-        let background = Arc::new(Background::start(connection, sealer, write_lock.clone(), options, &signatures)?);
+        let background =
+            Arc::new(Background::start(connection, merger, write_lock.clone(), options.clock.clone(), upgrading)?);
 
         let manager = Manager::new(url, Runtime::Tokio1);
         let pool = Pool::builder(manager)
@@ -216,12 +214,11 @@ impl SqliteStore {
             .map_err(backend)?;
         Ok(Self {
             pool,
-            dense_hits: options.search_dense_hits,
-            chunk_rows: options.index_chunk_rows,
-            index_shape: index::Shape::of(options, &signatures),
-            signatures,
-            index_every: options.index_every,
+            heads: sluice_store::blockstore::head_cache(),
+            merge_every: options.merge_every,
             write_lock,
+            clock: options.clock.clone(),
+            upgrade,
             call_timeout: options.call_timeout,
             full: Arc::new(sluice_store::full::FullState::new(format!("the SQLite database {}", path.display()))),
             _background: background,
@@ -229,7 +226,7 @@ impl SqliteStore {
     }
 
     /// [`Self::with_connection`] holding this process's write lock, which every writer here
-    /// queues on: a small write then never races an index round for SQLite's own lock.
+    /// queues on: a small write then never races a merge for SQLite's own lock.
     pub(crate) async fn with_write<R, F>(&self, work: F) -> Result<R, StoreError>
     where
         R: Send + 'static,

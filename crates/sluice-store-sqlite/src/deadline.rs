@@ -1,11 +1,10 @@
 //! The deadline of a store call on SQLite, which has no statement timeout of its own.
 //!
 //! A call runs on a blocking thread with its deadline in a thread-local ([`DeadlineScope`]).
-//! The SQL functions that the long statements call once a row (`sluice_matches`, a search's
-//! exact check; `sluice_alive`, in the filter of every list and walk) answer with a
-//! [`Verdict`], which fails the statement once the deadline has passed: SQLite stops it where it
+//! A statement that may step many rows calls `sluice_alive` once a row, which answers with a
+//! [`Verdict`] that fails the statement once the deadline has passed: SQLite stops it where it
 //! is, the call returns [`StoreError::Timeout`] and its connection goes back to the pool at once.
-//! The Rust loops between a search's statements check the deadline too ([`check`]).
+//! The reads' loops between their statements check the deadline too ([`check`]).
 
 use std::cell::Cell;
 use std::time::Instant;
@@ -93,6 +92,21 @@ impl ToSql<Bool, Sqlite> for Verdict {
     }
 }
 
+/// SQL functions written in Rust, registered on every connection.
+pub(crate) mod functions {
+    diesel::define_sql_function! {
+        /// True, or (past the call's deadline) an error that ends the statement: in the filter
+        /// of every statement that may step many rows.
+        fn sluice_alive() -> Bool;
+    }
+}
+
+/// Registers [`functions`] on a connection.
+pub(crate) fn register_functions(connection: &mut diesel::SqliteConnection) -> diesel::QueryResult<()> {
+    // Not deterministic: SQLite would otherwise call it once per statement, not once a row.
+    functions::sluice_alive_utils::register_nondeterministic_impl(connection, || Verdict::of(|| true))
+}
+
 #[cfg(test)]
 mod tests {
     use diesel::connection::SimpleConnection;
@@ -113,7 +127,7 @@ mod tests {
 
     fn connection() -> SqliteConnection {
         let mut connection = SqliteConnection::establish(":memory:").expect("in-memory database");
-        crate::search::register_functions(&mut connection).expect("functions");
+        register_functions(&mut connection).expect("functions");
         connection
     }
 
@@ -136,16 +150,5 @@ mod tests {
         let _scope = DeadlineScope::enter(Instant::now() + std::time::Duration::from_secs(3600));
         assert_eq!(count(&mut connection).expect("before the deadline").n, 1_000_000);
         assert!(check().is_ok());
-    }
-
-    /// A search's exact check, the other per-row function, stops its statement the same way.
-    #[test]
-    fn the_exact_check_stops_its_statement_past_the_deadline() {
-        let mut connection = connection();
-        let sql = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000) \
-             SELECT count(*) AS n FROM c WHERE sluice_matches('message ' || x, NULL, NULL, NULL)";
-        let _scope = DeadlineScope::enter(Instant::now());
-        let error = diesel::sql_query(sql).get_result::<Count>(&mut connection).expect_err("past the deadline");
-        assert!(matches!(crate::connection::from_diesel(error), StoreError::Timeout(_)));
     }
 }

@@ -10,14 +10,13 @@ use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Binary, Integer, Nullable, Text};
 use sluice_model::{Log, WorkspaceId};
 use sluice_store::flows::{
-    FLOW_COLUMNS, FlowColumns, FlowDeltas, FlowFilter, FlowPage, FlowSummary, FlowTimeline, NewFlow, TIMELINE_MAX_LOGS,
-    missing_and_duplicate_steps, summaries,
+    FLOW_COLUMNS, FlowColumns, FlowDeltas, FlowFilter, FlowPage, FlowSummary, FlowTimeline, NewFlow,
+    missing_and_duplicate_steps, summaries, timeline_logs,
 };
 use sluice_store::{LogFlows, Page, StoreError};
 
+use crate::blocks::SqliteBlocks;
 use crate::connection::{SqliteStore, from_diesel};
-use crate::rows::LogRow;
-use crate::schema::logs;
 
 /// Adds each flow's deltas to its counters: gained logs create or grow the flow; lost ones
 /// (retention) shrink it, and then its first and last times are read again from the logs left,
@@ -104,8 +103,8 @@ pub(crate) fn apply_flow_deltas(
     Ok(())
 }
 
-/// After a flow lost logs: its times from the logs left, or, with none left, the flow goes
-/// (or, made by `POST /v1/flows`, is as it was made).
+/// After a flow lost logs: its times from the logs left (read from its blocks), or, with none
+/// left, the flow goes (or, made by `POST /v1/flows`, is as it was made).
 fn settle(connection: &mut SqliteConnection, workspace: &[u8], flow_id: &str) -> Result<(), DieselError> {
     for statement in [
         "DELETE FROM flows WHERE workspace_id = ?1 AND flow_id = ?2 \
@@ -113,15 +112,37 @@ fn settle(connection: &mut SqliteConnection, workspace: &[u8], flow_id: &str) ->
         "UPDATE flows SET debug = 0, info = 0, warn = 0, error = 0, steps = 0, first_ts = NULL, \
          last_ts = NULL, active_ts = created_at \
          WHERE workspace_id = ?1 AND flow_id = ?2 AND debug + info + warn + error <= 0",
-        "UPDATE flows SET \
-         first_ts = (SELECT min(ts) FROM logs WHERE workspace_id = ?1 AND flow_id = ?2), \
-         last_ts = (SELECT max(ts) FROM logs WHERE workspace_id = ?1 AND flow_id = ?2), \
-         active_ts = (SELECT max(ts) FROM logs WHERE workspace_id = ?1 AND flow_id = ?2) \
-         WHERE workspace_id = ?1 AND flow_id = ?2 AND debug + info + warn + error > 0",
     ] {
         diesel::sql_query(statement).bind::<Binary, _>(workspace).bind::<Text, _>(flow_id).execute(connection)?;
     }
+    let logs =
+        flow_logs(connection, workspace, flow_id).map_err(|error| DieselError::QueryBuilderError(error.into()))?;
+    let first = logs.iter().map(|log| log.entry.timestamp).min();
+    let last = logs.iter().map(|log| log.entry.timestamp).max();
+    diesel::sql_query(
+        "UPDATE flows SET first_ts = ?3, last_ts = ?4, active_ts = ?4 \
+         WHERE workspace_id = ?1 AND flow_id = ?2 AND debug + info + warn + error > 0",
+    )
+    .bind::<Binary, _>(workspace)
+    .bind::<Text, _>(flow_id)
+    .bind::<Nullable<BigInt>, _>(first)
+    .bind::<Nullable<BigInt>, _>(last)
+    .execute(connection)?;
     Ok(())
+}
+
+/// The most logs of one flow a timeline or a retention's settling reads.
+const FLOW_MAX_READ: usize = 100_000;
+
+/// The logs of a flow (at most [`FLOW_MAX_READ`]), found through its blocks' index.
+fn flow_logs(connection: &mut SqliteConnection, workspace: &[u8], flow_id: &str) -> Result<Vec<Log>, StoreError> {
+    let workspace =
+        WorkspaceId::from_slice(workspace).ok_or_else(|| StoreError::Backend("not a workspace id".into()))?;
+    let filter = sluice_store::LogFilter { flow_id: Some(flow_id.to_owned()), ..Default::default() };
+    let matcher = sluice_blocks::Matcher::new(&filter, None);
+    let cache = sluice_store::blockstore::head_cache();
+    let mut source = SqliteBlocks::new(connection, &workspace);
+    sluice_store::blockstore::Reader::new(&mut source, &cache, workspace).matching(&matcher, None, None, FLOW_MAX_READ)
 }
 
 /// One row of `flows`.
@@ -275,38 +296,13 @@ impl LogFlows for SqliteStore {
                     .load(connection)?;
                     let steps: Vec<(i32, i64)> = steps.into_iter().map(|step| (step.step_index, step.logs)).collect();
                     let (missing_steps, duplicate_steps) = missing_and_duplicate_steps(&steps);
-                    // Logs with a step in the index's order, then those without, one more than
-                    // shown to tell whether the flow holds more.
-                    let wanted = TIMELINE_MAX_LOGS as i64 + 1;
-                    let of_flow = || {
-                        logs::table
-                            .filter(logs::workspace_id.eq(bytes.to_vec()))
-                            .filter(logs::flow_id.eq(flow_id.clone()))
-                            .filter(crate::search::functions::sluice_alive())
-                    };
-                    let mut rows: Vec<LogRow> = of_flow()
-                        .filter(logs::step_index.is_not_null())
-                        .order((logs::step_index.asc(), logs::ts.asc(), logs::id.asc()))
-                        .limit(wanted)
-                        .select(LogRow::as_select())
-                        .load(connection)?;
-                    if (rows.len() as i64) < wanted {
-                        rows.extend(
-                            of_flow()
-                                .filter(logs::step_index.is_null())
-                                .order((logs::ts.asc(), logs::id.asc()))
-                                .limit(wanted - rows.len() as i64)
-                                .select(LogRow::as_select())
-                                .load::<LogRow>(connection)?,
-                        );
-                    }
-                    Ok::<_, DieselError>(summary.map(|summary| (summary, missing_steps, duplicate_steps, rows)))
+                    let logs = flow_logs(connection, bytes, &flow_id)
+                        .map_err(|error| DieselError::QueryBuilderError(error.into()))?;
+                    Ok::<_, DieselError>(summary.map(|summary| (summary, missing_steps, duplicate_steps, logs)))
                 })
                 .map_err(from_diesel)?
-                .map(|(summary, missing_steps, duplicate_steps, rows)| {
-                    let truncated = rows.len() > TIMELINE_MAX_LOGS;
-                    let logs =
-                        rows.into_iter().take(TIMELINE_MAX_LOGS).map(Log::try_from).collect::<Result<Vec<_>, _>>()?;
+                .map(|(summary, missing_steps, duplicate_steps, logs)| {
+                    let (logs, truncated) = timeline_logs(logs);
                     Ok(FlowTimeline { summary, missing_steps, duplicate_steps, logs, truncated })
                 })
                 .transpose()

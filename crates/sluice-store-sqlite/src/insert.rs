@@ -1,8 +1,8 @@
 //! The insert path: a group of batches in one write transaction, each batch's quota checked
-//! first, its logs given consecutive seqs, and its counters and flows kept with it.
+//! first, each workspace's accepted logs written as one block (`crate::blocks`), and their
+//! counters and flows kept with them.
 
 use std::collections::BTreeMap;
-use std::collections::btree_map::Entry;
 use std::sync::PoisonError;
 
 use async_trait::async_trait;
@@ -10,115 +10,120 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use sluice_model::{Log, WorkspaceId};
+use sluice_store::blockstore::BlockRows;
 use sluice_store::flows::FlowDeltas;
 use sluice_store::rollups::{BatchCounts, RollupDeltas};
 use sluice_store::{LogWrites, StoreError, WriteBatch};
 
+use crate::blocks::{merge_due, write_block};
 use crate::connection::{SqliteStore, from_diesel};
 use crate::flows::apply_flow_deltas;
-use crate::index;
 use crate::quota::count_usage;
 use crate::rollups::apply_rollup_deltas;
-use crate::rows::NewLogRow;
-use crate::schema::{logs, usage_monthly};
-
-/// Rows per multi-row `INSERT`: 20 bound values each keeps a statement well under SQLite's
-/// limit of 32,766 variables, whatever the batch size.
-const ROWS_PER_INSERT: usize = 500;
-
-/// The unindexed tail past which an insert indexes it itself after its commit: when ingest
-/// outruns the background, the tail every search reads stays bounded, and ingest slows to
-/// what the index keeps up with.
-const MAX_TAIL: i64 = 20_000;
+use crate::schema::usage_monthly;
 
 impl SqliteStore {
     /// [`LogStore::insert_group`](sluice_store::LogStore::insert_group) of a group the call owns
     /// (its work runs on a blocking thread).
     pub(crate) async fn insert_owned(&self, group: Vec<WriteBatch>) -> Result<Vec<Result<(), StoreError>>, StoreError> {
-        let (write_lock, shape, index_now) =
-            (self.write_lock.clone(), self.index_shape.clone(), self.index_every.is_none());
+        let (write_lock, clock, merge_now) = (self.write_lock.clone(), self.clock.clone(), self.merge_every.is_none());
         let written = self
             .with_connection(move |connection| {
-                // Counting happens before the write lock is taken.
-                // What each batch counts, worked out before the write lock is taken.
+                // What each batch counts, and each workspace's block, worked out before the
+                // write lock is taken (a workspace with a batch refused by its quota has its
+                // block encoded again without it).
                 let prepared: Vec<BatchCounts> =
                     group.iter().map(|batch| BatchCounts::of(batch, str::to_owned)).collect();
+                let mut by_workspace: BTreeMap<WorkspaceId, Vec<usize>> = BTreeMap::new();
+                for (index, batch) in group.iter().enumerate() {
+                    by_workspace.entry(batch.workspace).or_default().push(index);
+                }
+                let logs_of = |indexes: &[usize]| -> Vec<Log> {
+                    indexes.iter().flat_map(|index| group[*index].logs.iter().cloned()).collect()
+                };
+                let mut encoded: BTreeMap<WorkspaceId, Vec<BlockRows>> = BTreeMap::new();
+                for (workspace, indexes) in &by_workspace {
+                    let logs = logs_of(indexes);
+                    if !logs.is_empty() {
+                        encoded.insert(*workspace, BlockRows::encode(&logs)?);
+                    }
+                }
+                let now = clock();
                 let waited = std::time::Instant::now();
                 let lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
                 let (waited, writing) = (waited.elapsed(), std::time::Instant::now());
+                // The error that ended the transaction: on a full disk SQLite rolls it back
+                // itself, and diesel's own rollback then fails and would hide the cause.
+                let mut cause: Option<StoreError> = None;
                 let answers = connection
                     .immediate_transaction(|connection| {
-                        let mut answers: Vec<Result<(), StoreError>> = vec![Ok(()); group.len()];
-                        // Counter changes per workspace, applied once for all its batches.
-                        let mut deltas: BTreeMap<WorkspaceId, RollupDeltas> = BTreeMap::new();
-                        // The same for the flows their logs name.
-                        let mut flows: BTreeMap<WorkspaceId, FlowDeltas> = BTreeMap::new();
-                        // Under the write lock nobody else inserts: the next seqs are ours. They
-                        // start past every log and every chunk of the index, so a chunk never covers
-                        // a log it was not built from.
-                        let last: Option<i64> = logs::table.select(diesel::dsl::max(logs::seq)).first(connection)?;
-                        let indexed = index::indexed_through(connection)?;
-                        let mut next = last.unwrap_or(0).max(indexed) + 1;
-                        let mut rows: Vec<NewLogRow<'_>> = Vec::new();
-                        // Each workspace's logs take consecutive seqs, so they make whole chunks.
-                        let mut order: Vec<usize> = (0..group.len()).collect();
-                        order.sort_by_key(|&index| group[index].workspace);
-                        let mut prepared: Vec<Option<BatchCounts>> = prepared.into_iter().map(Some).collect();
-                        for index in order {
-                            let (batch, Some(prepared)) = (&group[index], prepared[index].take()) else { continue };
-                            // The quota first: a refused batch writes nothing.
-                            if !count_usage(connection, &batch.workspace, &prepared.months)? {
-                                answers[index] = Err(StoreError::QuotaExceeded);
-                                continue;
-                            }
-                            for log in &batch.logs {
-                                rows.push(NewLogRow::new(next, &batch.workspace, log));
-                                next += 1;
-                            }
-                            if !prepared.flows.is_empty() {
-                                flows.entry(batch.workspace).or_default().absorb(&prepared.flows);
-                            }
-                            match deltas.entry(batch.workspace) {
-                                Entry::Vacant(slot) => {
-                                    slot.insert(prepared.deltas);
+                        let written = || -> Result<_, Refused> {
+                            let mut answers: Vec<Result<(), StoreError>> = vec![Ok(()); group.len()];
+                            let mut prepared: Vec<Option<BatchCounts>> = prepared.into_iter().map(Some).collect();
+                            for (workspace, indexes) in &by_workspace {
+                                // Counter changes of the workspace's batches, applied once for all.
+                                let (mut deltas, mut flows) = (RollupDeltas::default(), FlowDeltas::default());
+                                let mut accepted = Vec::with_capacity(indexes.len());
+                                for index in indexes {
+                                    let Some(prepared) = prepared[*index].take() else { continue };
+                                    // The quota first: a refused batch writes nothing.
+                                    if !count_usage(connection, workspace, &prepared.months)? {
+                                        answers[*index] = Err(StoreError::QuotaExceeded);
+                                        continue;
+                                    }
+                                    accepted.push(*index);
+                                    flows.absorb(&prepared.flows);
+                                    deltas.absorb(&prepared.deltas);
                                 }
-                                Entry::Occupied(mut slot) => slot.get_mut().absorb(&prepared.deltas),
+                                let blocks = if accepted.len() == indexes.len() {
+                                    encoded.remove(workspace).unwrap_or_default()
+                                } else {
+                                    let logs = logs_of(&accepted);
+                                    if logs.is_empty() {
+                                        Vec::new()
+                                    } else {
+                                        BlockRows::encode(&logs).map_err(Refused)?
+                                    }
+                                };
+                                for block in &blocks {
+                                    write_block(connection, workspace.as_bytes(), block, now)?;
+                                }
+                                apply_rollup_deltas(connection, workspace, &deltas)?;
+                                apply_flow_deltas(connection, workspace.as_bytes(), &flows)?;
                             }
+                            Ok(answers)
+                        };
+                        let written = written();
+                        if let Err(Refused(error)) = &written {
+                            cause = Some(error.clone());
                         }
-                        for part in rows.chunks(ROWS_PER_INSERT) {
-                            diesel::insert_into(logs::table).values(part).execute(connection)?;
-                        }
-                        for (workspace, deltas) in &deltas {
-                            apply_rollup_deltas(connection, workspace, deltas)?;
-                        }
-                        for (workspace, flows) in &flows {
-                            apply_flow_deltas(connection, workspace.as_bytes(), flows)?;
-                        }
-                        Ok::<_, DieselError>((answers, next - 1 - indexed))
+                        written
                     })
-                    .map_err(from_diesel)?;
+                    .map_err(|refused| cause.take().unwrap_or(refused.0))?;
                 drop(lock);
                 let writing = writing.elapsed();
                 if waited + writing > std::time::Duration::from_millis(100) {
                     tracing::debug!(?waited, ?writing, batches = group.len(), "a slow group");
                 }
-                let (answers, tail) = answers;
-                // The logs are committed: whatever happens here, the answer stands, and a search
-                // reads logs the index does not cover yet.
-                if index_now || tail > MAX_TAIL {
-                    let started = std::time::Instant::now();
-                    match index::index_tail(connection, &write_lock, &shape, u64::MAX) {
-                        Ok(indexed) => {
-                            tracing::debug!(tail, indexed, took = ?started.elapsed(), "an insert indexed the tail")
-                        }
-                        Err(error) => tracing::warn!(%error, "indexing new logs failed; the next insert retries"),
-                    }
+                // The logs are committed: whatever happens here, the answer stands.
+                if merge_now && let Err(error) = merge_due(connection, &write_lock, clock()) {
+                    tracing::warn!(%error, "merging small blocks failed; the next insert retries");
                 }
                 Ok(answers)
             })
             .await;
         self.full.note(&written);
         written
+    }
+}
+
+/// Why a write transaction ended: diesel's error, or logs that could not be encoded.
+#[derive(Debug)]
+struct Refused(StoreError);
+
+impl From<DieselError> for Refused {
+    fn from(error: DieselError) -> Self {
+        Refused(from_diesel(error))
     }
 }
 

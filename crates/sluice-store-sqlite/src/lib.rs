@@ -10,21 +10,21 @@
 //! (`tests/migrations.rs` checks); what does not depend on SQLite lives in `sluice_store`, and
 //! this crate holds its SQL and connection handling.
 //!
-//! One module per concern, each implementing the store trait of its concern (`insert`:
-//! `LogWrites`, `read`: `LogReads`, `search`: `LogSearch`, `rollups`: `LogCounts`, `retention`:
-//! `LogRetention`, `flows`: `LogFlows`, `tenancy`: `TenantStore`, `connection`: `Store`).
+//! Logs are kept as blocks (`sluice_store::blockstore`, `blocks`): each committed group writes
+//! one small block a workspace, and a thread of the store's own merges small blocks into large
+//! ones. One module per concern, each implementing the store trait of its concern (`insert`:
+//! `LogWrites`, `read`: `LogReads` and `LogSearch`, `rollups`: `LogCounts`, `retention`:
+//! `LogRetention`, `flows`: `LogFlows`, `tenancy`: `TenantStore`, `connection`: `Store`);
+//! `upgrade` converts a database that kept logs as rows.
 
 mod accounts;
 mod background;
 mod blocks;
-mod chunks;
 mod config;
 mod connection;
 mod deadline;
 mod flows;
-mod index;
 mod insert;
-mod lookup;
 /// The ingest benchmark's naive baseline (feature `bench`, which no production build enables).
 #[cfg(feature = "bench")]
 pub mod naive;
@@ -34,10 +34,11 @@ mod retention;
 mod rollups;
 mod rows;
 mod schema;
-mod search;
 mod tenancy;
-#[cfg(test)]
-mod tests;
+/// Test support: a database as the build before blocks left it (feature `testing`).
+#[cfg(feature = "testing")]
+pub mod testing;
+mod upgrade;
 
 pub use config::{SqliteOptions, path_from_url};
 pub use connection::SqliteStore;

@@ -131,3 +131,62 @@ impl LogCounts for SqliteStore {
         .await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use diesel::sql_types::{BigInt, Binary, Nullable, Text};
+    use diesel_migrations::MigrationHarness;
+    use sluice_model::calendar::{MS_PER_DAY, MS_PER_HOUR};
+    use sluice_query::stats::CountBy;
+
+    use super::*;
+    use crate::connection::MIGRATIONS;
+
+    #[derive(QueryableByName)]
+    struct PlanStep {
+        #[diesel(sql_type = Text)]
+        detail: String,
+    }
+
+    fn migrated() -> SqliteConnection {
+        let mut connection = SqliteConnection::establish(":memory:").expect("a database");
+        connection.run_pending_migrations(MIGRATIONS).expect("migrations");
+        connection
+    }
+
+    /// Counts read a range of one counter table's primary key, never the logs: the daily
+    /// counters for whole days (without environment and dataset when neither is filtered on),
+    /// the hourly ones otherwise.
+    #[test]
+    fn counts_read_a_range_of_rollups() {
+        let mut connection = migrated();
+        let day = 20_000 * MS_PER_DAY;
+        let cases = [
+            (CountBy::Hour, day, day + MS_PER_DAY, false, "log_rollups", "hour"),
+            (CountBy::Hour, day, day + MS_PER_DAY, true, "log_rollups", "hour"),
+            (CountBy::Day, day, day + MS_PER_DAY, false, "log_rollups_daily", "day"),
+            (CountBy::Source, day, day + MS_PER_DAY, false, "log_rollups_daily", "day"),
+            (CountBy::Day, day, day + MS_PER_DAY, true, "log_rollups_daily_sources", "day"),
+            (CountBy::Source, day, day + MS_PER_DAY, true, "log_rollups_daily_sources", "day"),
+            (CountBy::Day, day + MS_PER_HOUR, day + MS_PER_DAY, true, "log_rollups", "hour"),
+            (CountBy::Source, day, day + MS_PER_HOUR, false, "log_rollups", "hour"),
+        ];
+        for (by, from, to, narrow, table, at) in cases {
+            let steps: Vec<String> = diesel::sql_query(format!("EXPLAIN QUERY PLAN {}", counts_sql(by, from, to, narrow)))
+                .bind::<Binary, _>(vec![0_u8; 16])
+                .bind::<BigInt, _>(from)
+                .bind::<BigInt, _>(to)
+                .bind::<Nullable<Text>, _>(Some("api"))
+                .bind::<Nullable<Text>, _>(None::<String>)
+                .bind::<Nullable<Text>, _>(None::<String>)
+                .load::<PlanStep>(&mut connection)
+                .expect("plan")
+                .into_iter()
+                .map(|step| step.detail)
+                .collect();
+            let range = format!("SEARCH {table} USING PRIMARY KEY (workspace_id=? AND {at}>? AND {at}<?)");
+            assert!(steps.iter().any(|step| step.starts_with(&range)), "{by:?}: {steps:?}");
+            assert!(!steps.iter().any(|step| step.contains("logs ")), "{steps:?}");
+        }
+    }
+}

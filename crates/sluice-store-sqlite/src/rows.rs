@@ -2,70 +2,13 @@
 //! the model's types through the mapping both stores share (`sluice_store::rows`).
 
 use diesel::prelude::*;
-use sluice_model::{ApiKeyRecord, JsonObject, KeyId, Limits, Log, LogId, Plan, Workspace, WorkspaceId};
-use sluice_store::page::SearchableRow;
-use sluice_store::rows::{LogColumns, PlanColumns, corrupt, parse_column, step_index_column, tags_column};
-use sluice_store::{NewApiKey, Search, StoreError};
+use sluice_model::{ApiKeyRecord, KeyId, Limits, Log, LogId, Plan, Workspace, WorkspaceId};
+use sluice_store::rows::{LogColumns, PlanColumns, corrupt, parse_column};
+use sluice_store::{NewApiKey, StoreError};
 
 use crate::schema::{api_keys, logs, workspaces};
 
-/// A log as inserted: borrowed from the model so a batch is written without copies.
-#[derive(Insertable)]
-#[diesel(table_name = logs, treat_none_as_default_value = false)]
-pub(crate) struct NewLogRow<'a> {
-    seq: i64,
-    workspace_id: &'a [u8],
-    id: &'a [u8],
-    ts: i64,
-    level: &'a str,
-    environment: &'a str,
-    source: &'a str,
-    dataset: &'a str,
-    message: &'a str,
-    version: Option<&'a str>,
-    user_id: Option<&'a str>,
-    session_id: Option<&'a str>,
-    request_id: Option<&'a str>,
-    data: Option<&'a str>,
-    error_name: Option<&'a str>,
-    error_stack: Option<&'a str>,
-    tags: Option<String>,
-    flow_id: Option<&'a str>,
-    step_index: Option<i32>,
-    country: Option<&'a str>,
-    ip_address: Option<&'a str>,
-}
-
-impl<'a> NewLogRow<'a> {
-    pub(crate) fn new(seq: i64, workspace: &'a WorkspaceId, log: &'a Log) -> Self {
-        let entry = &log.entry;
-        Self {
-            seq,
-            workspace_id: workspace.as_bytes(),
-            id: log.id.as_bytes(),
-            ts: entry.timestamp,
-            level: entry.level.as_str(),
-            environment: entry.environment.as_str(),
-            source: &entry.source,
-            dataset: &entry.dataset,
-            message: &entry.message,
-            version: entry.version.as_deref(),
-            user_id: entry.user_id.as_deref(),
-            session_id: entry.session_id.as_deref(),
-            request_id: entry.request_id.as_deref(),
-            data: entry.data.as_ref().map(JsonObject::as_str),
-            error_name: entry.error_name.as_deref(),
-            error_stack: entry.error_stack.as_deref(),
-            tags: tags_column(entry),
-            flow_id: entry.flow_id.as_deref(),
-            step_index: step_index_column(entry),
-            country: log.country.as_deref(),
-            ip_address: log.ip_address.as_deref(),
-        }
-    }
-}
-
-/// A log as read back.
+/// A log as the rows of `logs` kept it, before blocks (read by the upgrade).
 #[derive(Queryable, QueryableByName, Selectable)]
 #[diesel(table_name = logs, check_for_backend(diesel::sqlite::Sqlite))]
 pub(crate) struct LogRow {
@@ -88,30 +31,6 @@ pub(crate) struct LogRow {
     step_index: Option<i32>,
     country: Option<String>,
     ip_address: Option<String>,
-}
-
-impl LogRow {
-    /// The row's place in a page, newest first as searches and lists sort: `(ts, id)`.
-    pub(crate) fn sort_key(&self) -> (i64, &[u8]) {
-        (self.ts, &self.id)
-    }
-}
-
-impl sluice_store::page::KeyedRow for LogRow {
-    type Id = Vec<u8>;
-    fn ts(&self) -> i64 {
-        self.ts
-    }
-    fn id(&self) -> &Vec<u8> {
-        &self.id
-    }
-}
-
-impl SearchableRow for LogRow {
-    /// The exact check of a search on this row.
-    fn matches(&self, search: &Search) -> bool {
-        search.matches(&self.message, self.error_name.as_deref(), self.error_stack.as_deref(), self.data.as_deref())
-    }
 }
 
 impl TryFrom<LogRow> for Log {

@@ -95,63 +95,38 @@ diesel::table! {
     }
 }
 
-// A run of consecutive logs of one workspace, written together, as the search index knows it:
-// `id` is its first log's seq.
+// A block of a workspace's logs (`sluice_store::blockstore`): its key columns and head.
 diesel::table! {
-    log_chunks (id) {
+    blocks (id) {
         id -> BigInt,
-        last_seq -> BigInt,
         workspace_id -> Binary,
+        rows -> Integer,
         min_ts -> BigInt,
         max_ts -> BigInt,
+        min_id -> Binary,
+        max_id -> Binary,
+        created_at -> BigInt,
+        head -> Binary,
     }
 }
 
-// The FTS5 table of chunks; `rowid` is `log_chunks.id`. `keys` holds the distinct keys of the
-// folded searchable text of the chunk's logs (`sluice_store::grams`) as tokens.
+// A block's index, a band of `sluice_store::blockstore::BAND_BYTES` a row.
 diesel::table! {
-    log_chunks_fts (rowid) {
-        rowid -> BigInt,
-        keys -> Text,
-    }
-}
-
-// The signature of each chunk not yet in a block (`sluice_store::signature`).
-diesel::table! {
-    log_chunk_signatures (chunk_id) {
-        chunk_id -> BigInt,
-        workspace_id -> Binary,
-        digest -> BigInt,
-        signature -> Binary,
-    }
-}
-
-// Each chunk's per-log key filters (`sluice_store::log_keys`), by its id.
-diesel::table! {
-    log_chunk_keys (chunk_id) {
-        chunk_id -> BigInt,
-        log_keys -> Binary,
-    }
-}
-
-// A block of a workspace's chunk signatures: `chunks` holds its chunk ids by slot.
-diesel::table! {
-    log_blocks (id) {
-        id -> BigInt,
-        workspace_id -> Binary,
-        bits -> Integer,
-        chunks -> Binary,
-        claimed_at -> Nullable<BigInt>,
-    }
-}
-
-// A block's slices, one band of positions a row.
-diesel::table! {
-    log_block_bands (workspace_id, block_id, band) {
+    block_bands (workspace_id, block_id, band) {
         workspace_id -> Binary,
         block_id -> BigInt,
         band -> Integer,
-        slices -> Binary,
+        bytes -> Binary,
+    }
+}
+
+// A block's granules, one a row.
+diesel::table! {
+    block_granules (workspace_id, block_id, granule) {
+        workspace_id -> Binary,
+        block_id -> BigInt,
+        granule -> Integer,
+        bytes -> Binary,
     }
 }
 
@@ -163,13 +138,10 @@ diesel::allow_tables_to_appear_in_same_query!(
     log_rollups,
     log_rollups_daily,
     log_rollups_daily_sources,
-    log_chunks,
-    log_chunks_fts,
-    log_chunk_signatures,
-    log_chunk_keys,
-    log_blocks,
-    log_block_bands,
-    usage_monthly
+    usage_monthly,
+    blocks,
+    block_bands,
+    block_granules
 );
 
 diesel::table! {

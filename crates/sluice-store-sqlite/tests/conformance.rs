@@ -27,40 +27,22 @@ async fn fresh() -> Fixture {
 
 sluice_store::conformance_suite!(fresh);
 
-/// The same contract with the index's chunks of two logs, written by each insert (the default
-/// config's searches mostly read logs the background has not indexed yet), so a batch spans
-/// several and every search reads the candidate chunks the index finds, newest first; their
-/// signatures gathered into blocks of three.
-mod chunked_search {
+/// The same contract with every insert merging its workspace's small blocks at once (a clock
+/// that moves on by the merge's wait at each reading makes every block due), so reads find
+/// logs in merged blocks and in the new small ones beside them.
+mod merged {
     use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicI64, Ordering};
+
+    use sluice_store::blockstore::MERGE_AFTER_MS;
     use sluice_store_sqlite::SqliteOptions;
 
     async fn fresh() -> Fixture {
         let dir = tempfile::tempdir().expect("temp dir");
-        let options =
-            SqliteOptions { index_chunk_rows: 2, index_block_chunks: 3, index_every: None, ..SqliteOptions::default() };
-        let store = SqliteStore::open_with(&dir.path().join("sluice.db"), &options).expect("open store");
-        Fixture { store, _dir: dir }
-    }
-
-    sluice_store::conformance_suite!(fresh);
-}
-
-/// The same contract with search's dense threshold at its smallest, so every search walks the
-/// workspace's chunks newest first and asks the index a step at a time; chunks of two logs.
-mod dense_search {
-    use super::*;
-    use sluice_store_sqlite::SqliteOptions;
-
-    async fn fresh() -> Fixture {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let options = SqliteOptions {
-            search_dense_hits: 1,
-            index_chunk_rows: 2,
-            index_block_chunks: 3,
-            index_every: None,
-            ..SqliteOptions::default()
-        };
+        let now = Arc::new(AtomicI64::new(1_700_000_000_000));
+        let clock: sluice_store::Clock = Arc::new(move || now.fetch_add(MERGE_AFTER_MS, Ordering::Relaxed));
+        let options = SqliteOptions { merge_every: None, clock, ..SqliteOptions::default() };
         let store = SqliteStore::open_with(&dir.path().join("sluice.db"), &options).expect("open store");
         Fixture { store, _dir: dir }
     }

@@ -61,30 +61,23 @@ async fn schema_matches_migrations() {
             .to_string(),
         ),
         (
-            "log_chunks",
+            "blocks",
             diesel::debug_query::<diesel::sqlite::Sqlite, _>(
-                &schema::log_chunks::table.select(schema::log_chunks::all_columns),
+                &schema::blocks::table.select(schema::blocks::all_columns),
             )
             .to_string(),
         ),
         (
-            "log_chunk_signatures",
+            "block_bands",
             diesel::debug_query::<diesel::sqlite::Sqlite, _>(
-                &schema::log_chunk_signatures::table.select(schema::log_chunk_signatures::all_columns),
+                &schema::block_bands::table.select(schema::block_bands::all_columns),
             )
             .to_string(),
         ),
         (
-            "log_blocks",
+            "block_granules",
             diesel::debug_query::<diesel::sqlite::Sqlite, _>(
-                &schema::log_blocks::table.select(schema::log_blocks::all_columns),
-            )
-            .to_string(),
-        ),
-        (
-            "log_block_bands",
-            diesel::debug_query::<diesel::sqlite::Sqlite, _>(
-                &schema::log_block_bands::table.select(schema::log_block_bands::all_columns),
+                &schema::block_granules::table.select(schema::block_granules::all_columns),
             )
             .to_string(),
         ),
@@ -111,14 +104,6 @@ async fn schema_matches_migrations() {
             "device_codes",
             diesel::debug_query::<diesel::sqlite::Sqlite, _>(
                 &schema::device_codes::table.select(schema::device_codes::all_columns),
-            )
-            .to_string(),
-        ),
-        // An FTS5 table lists its columns without the rowid diesel addresses it by.
-        (
-            "log_chunks_fts",
-            diesel::debug_query::<diesel::sqlite::Sqlite, _>(
-                &schema::log_chunks_fts::table.select((schema::log_chunks_fts::keys,)),
             )
             .to_string(),
         ),

@@ -108,6 +108,19 @@ pub struct FlowTimeline {
     pub truncated: bool,
 }
 
+/// A timeline's logs from all of a flow's: those with a step by step, then timestamp, then id;
+/// then those without, by timestamp and id; at most [`TIMELINE_MAX_LOGS`], and whether more
+/// were left out.
+pub fn timeline_logs(mut logs: Vec<Log>) -> (Vec<Log>, bool) {
+    logs.sort_by(|a, b| {
+        let key = |log: &Log| (log.entry.step_index.is_none(), log.entry.step_index, log.entry.timestamp, log.id);
+        key(a).cmp(&key(b))
+    });
+    let truncated = logs.len() > TIMELINE_MAX_LOGS;
+    logs.truncate(TIMELINE_MAX_LOGS);
+    (logs, truncated)
+}
+
 /// The columns of `flows` both stores read, in this order ([`FlowColumns`]).
 pub const FLOW_COLUMNS: &str = "flow_id, name, steps, debug, info, warn, error, first_ts, last_ts, active_ts";
 
@@ -239,6 +252,15 @@ impl FlowDeltas {
     /// The deltas of a batch being inserted; `stored` turns a flow id or source into the text
     /// the store writes (the PostgreSQL store escapes U+0000).
     pub fn of(logs: &[Log], stored: impl Fn(&str) -> String) -> Self {
+        Self::counted(logs, stored, 1)
+    }
+
+    /// The deltas of deleting `logs` (retention): [`FlowDeltas::of`] negated.
+    pub fn removed(logs: &[Log], stored: impl Fn(&str) -> String) -> Self {
+        Self::counted(logs, stored, -1)
+    }
+
+    fn counted(logs: &[Log], stored: impl Fn(&str) -> String, sign: i64) -> Self {
         let mut deltas = FlowDeltas::default();
         for log in logs {
             let entry = &log.entry;
@@ -252,7 +274,7 @@ impl FlowDeltas {
                 environment: entry.environment.as_str(),
                 ts: entry.timestamp,
             };
-            deltas.add(share, 1);
+            deltas.add(share, sign);
         }
         deltas
     }

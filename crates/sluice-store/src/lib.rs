@@ -15,6 +15,7 @@ use sluice_query::stats::{CountBy, LevelCount, RollupFilter};
 pub mod accounts;
 #[cfg(feature = "bench")]
 pub mod bench;
+pub mod blockstore;
 pub mod clock;
 #[cfg(feature = "conformance")]
 pub mod conformance;
@@ -29,6 +30,7 @@ pub mod retention;
 pub mod rollups;
 pub mod rows;
 pub mod signature;
+pub mod upgrade;
 
 /// Why a store call failed.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -364,6 +366,12 @@ pub trait Store: LogStore + TenantStore + accounts::AccountStore {
     /// days' partitions). Nothing by default.
     async fn maintain(&self) -> Result<(), StoreError> {
         Ok(())
+    }
+
+    /// How far the conversion of stored logs into this build's layout is ([`upgrade`]), when
+    /// this start found some to convert; `None` otherwise (by default).
+    fn upgrade_progress(&self) -> Option<tokio::sync::watch::Receiver<upgrade::Progress>> {
+        None
     }
 
     /// The connection pool's state now, for `/metrics`; `None` for a store without one.

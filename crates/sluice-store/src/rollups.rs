@@ -111,6 +111,15 @@ impl RollupDeltas {
     /// The deltas of a batch being inserted; `stored` turns a source or dataset into the text
     /// the store writes (the PostgreSQL store escapes U+0000).
     pub fn of(logs: &[Log], stored: impl Fn(&str) -> String) -> Self {
+        Self::counted(logs, stored, 1)
+    }
+
+    /// The deltas of deleting `logs` (retention): [`RollupDeltas::of`] negated.
+    pub fn removed(logs: &[Log], stored: impl Fn(&str) -> String) -> Self {
+        Self::counted(logs, stored, -1)
+    }
+
+    fn counted(logs: &[Log], stored: impl Fn(&str) -> String, sign: i64) -> Self {
         let mut deltas = RollupDeltas::default();
         for log in logs {
             let entry = &log.entry;
@@ -120,7 +129,7 @@ impl RollupDeltas {
                 dataset: stored(&entry.dataset),
                 level: entry.level.as_str().to_owned(),
             };
-            deltas.add(entry.timestamp, scope, 1);
+            deltas.add(entry.timestamp, scope, sign);
         }
         deltas
     }

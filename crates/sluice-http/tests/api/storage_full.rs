@@ -36,9 +36,21 @@ async fn a_full_database_refuses_ingest_until_space_is_freed() {
     operator.batch_execute("PRAGMA busy_timeout = 10000; CREATE TABLE filler (b BLOB); INSERT INTO filler VALUES (randomblob(1048576));").expect("filled");
     let server = start_over(Arc::new(SqliteStore::open_with(&path, &options).expect("opened"))).await;
     assert_eq!(server.get("/readyz").await.status, 200);
+    // 400 characters of noise a log, which compression cannot shrink.
+    let noise = |seed: usize| -> String {
+        let mut state = (seed as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        (0..400)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                char::from(b'a' + (state % 26) as u8)
+            })
+            .collect()
+    };
     let batch = |n: usize| {
         let entries: Vec<_> = (0..100)
-            .map(|i| json!({"level": "info", "message": format!("order {n}-{i} paid {}", "x".repeat(400)), "source": "billing", "environment": "production"}))
+            .map(|i| json!({"level": "info", "message": format!("order {n}-{i} paid {}", noise(n * 100 + i)), "source": "billing", "environment": "production"}))
             .collect();
         json!({ "logs": entries })
     };

@@ -1,0 +1,522 @@
+//! Logs kept as blocks ([`sluice_blocks`]) in a database, laid out and read the same way by
+//! both stores.
+//!
+//! A block is stored as rows keyed by workspace and block: one row of its **head** (with its
+//! time and id ranges as columns, to find it), its **index** cut into bands of [`BAND_BYTES`]
+//! a row, and its **granules** a row each ([`BlockRows`]). A read fetches the heads of the
+//! blocks its time range meets, newest first ([`BlockSource::blocks`]), then only the index
+//! bands that hold its needle's positions, then only the granules those allow, and stops once
+//! no older block can change its page. A store implements [`BlockSource`] with its SQL, inside
+//! one read transaction, and calls [`Reader`]'s [`page`](Reader::page), [`get`](Reader::get),
+//! [`after`](Reader::after) and [`matching`](Reader::matching).
+//!
+//! Writes make small blocks (one a workspace for each committed group); [`merge_plan`] says
+//! which of a workspace's small blocks a background round merges into one.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use sluice_blocks::{DecodeError, EncodeError, GRANULE_ROWS, Granule, Head, MAX_BLOCK_ROWS, Matcher, PageCollector};
+use sluice_model::{Log, LogId, WorkspaceId};
+
+use crate::{LogPage, Page, StoreError};
+
+/// Bytes of an index band row: a needle's position is a few bytes of one band (or two), and a
+/// band fits in one database page beside its key.
+pub const BAND_BYTES: usize = 2_048;
+
+/// Blocks whose heads a read asks for at a time.
+const BLOCKS_A_ROUND: usize = 32;
+
+/// A block smaller than this is merged with its workspace's other small ones ([`merge_plan`]).
+pub const SMALL_BLOCK_ROWS: u32 = (MAX_BLOCK_ROWS / 2) as u32;
+
+/// How long a workspace's oldest small block may wait for enough logs to fill half a block
+/// before it is merged with the others anyway.
+pub const MERGE_AFTER_MS: i64 = 30_000;
+
+/// A block as rows to write: its key columns, head, index bands and granules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockRows {
+    /// Logs in it.
+    pub rows: u32,
+    /// Its earliest and latest timestamp.
+    pub timestamps: (i64, i64),
+    /// Its least and greatest id.
+    pub ids: (LogId, LogId),
+    /// The head as encoded.
+    pub head: Vec<u8>,
+    /// The index, [`BAND_BYTES`] a band (the last shorter).
+    pub bands: Vec<Vec<u8>>,
+    /// Each granule's bytes, in order.
+    pub granules: Vec<Vec<u8>>,
+}
+
+fn corrupt(error: DecodeError) -> StoreError {
+    StoreError::Backend(format!("a stored block cannot be read: {error}"))
+}
+
+impl BlockRows {
+    /// Encodes `logs` (any order, ids distinct, at least one) into as few blocks as the format
+    /// allows, each of consecutive ids.
+    pub fn encode(logs: &[Log]) -> Result<Vec<BlockRows>, StoreError> {
+        let mut sorted: Vec<&Log> = logs.iter().collect();
+        sorted.sort_unstable_by_key(|log| log.id);
+        let mut blocks = Vec::new();
+        let mut pending: Vec<&[&Log]> = sorted.chunks(MAX_BLOCK_ROWS).rev().collect();
+        while let Some(part) = pending.pop() {
+            let owned: Vec<Log> = part.iter().map(|log| (*log).clone()).collect();
+            match sluice_blocks::encode(&owned) {
+                Ok(encoded) => blocks.push(Self::of(encoded)?),
+                // Keys too many for one filter width: the logs go into two smaller blocks.
+                Err(EncodeError::TooLarge(_)) if part.len() > GRANULE_ROWS => {
+                    let (older, newer) = part.split_at(part.len() / 2);
+                    pending.push(newer);
+                    pending.push(older);
+                }
+                Err(error) => return Err(StoreError::Backend(format!("logs cannot be encoded: {error}"))),
+            }
+        }
+        Ok(blocks)
+    }
+
+    /// Cuts an encoded block into its rows.
+    pub fn of(encoded: sluice_blocks::EncodedBlock) -> Result<BlockRows, StoreError> {
+        let head = Head::decode(&encoded.head).map_err(corrupt)?;
+        let granules = head
+            .granules
+            .iter()
+            .map(|granule| encoded.body.get(granule.range.clone()).map(<[u8]>::to_vec).ok_or(DecodeError::Truncated))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(corrupt)?;
+        Ok(BlockRows {
+            rows: head.summary.rows,
+            timestamps: head.summary.timestamps,
+            ids: head.summary.ids,
+            head: encoded.head,
+            bands: encoded.index.chunks(BAND_BYTES).map(<[u8]>::to_vec).collect(),
+            granules,
+        })
+    }
+}
+
+/// A stored block as its head row's key columns give it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockRef {
+    /// Its number, unique in the store and never reused.
+    pub id: i64,
+    /// Its latest timestamp.
+    pub max_ts: i64,
+    /// Its greatest id.
+    pub max_id: LogId,
+}
+
+/// The SQL of one store, reading one workspace's blocks inside one read transaction.
+pub trait BlockSource {
+    /// The blocks whose time range meets `from..=to`, ordered by latest timestamp then number,
+    /// descending, strictly after `before` in that order when given; at most `limit`.
+    fn blocks(
+        &mut self,
+        from: Option<i64>,
+        to: Option<i64>,
+        before: Option<(i64, i64)>,
+        limit: usize,
+    ) -> Result<Vec<BlockRef>, StoreError>;
+
+    /// The numbers of the blocks whose id range holds `id`.
+    fn blocks_holding(&mut self, id: LogId) -> Result<Vec<i64>, StoreError>;
+
+    /// The blocks holding an id greater than `after`.
+    fn blocks_after(&mut self, after: LogId) -> Result<Vec<BlockRef>, StoreError>;
+
+    /// The heads of these blocks (any order; a block gone meanwhile is left out).
+    fn heads(&mut self, blocks: &[i64]) -> Result<Vec<(i64, Vec<u8>)>, StoreError>;
+
+    /// These index bands, each `(block, band)`.
+    fn bands(&mut self, wanted: &[(i64, u32)]) -> Result<Vec<(i64, u32, Vec<u8>)>, StoreError>;
+
+    /// These granules, each `(block, granule)`.
+    fn granules(&mut self, wanted: &[(i64, u32)]) -> Result<Vec<(i64, u32, Vec<u8>)>, StoreError>;
+}
+
+/// Decoded heads kept between reads, by workspace and block (a block never changes, and its
+/// number is never reused).
+pub type HeadCache = moka::sync::Cache<(WorkspaceId, i64), Arc<Head>>;
+
+/// A [`HeadCache`] of about 64 MiB of heads.
+pub fn head_cache() -> HeadCache {
+    moka::sync::Cache::builder()
+        .weigher(|_, head: &Arc<Head>| u32::try_from(256 + head.granules.len() * 256).unwrap_or(u32::MAX))
+        .max_capacity(64 << 20)
+        .build()
+}
+
+/// Where a hit is: block, granule, row.
+type Place = (i64, usize, usize);
+
+/// The reads of one workspace's blocks through a store's [`BlockSource`].
+pub struct Reader<'a, S: BlockSource> {
+    source: &'a mut S,
+    cache: &'a HeadCache,
+    workspace: WorkspaceId,
+}
+
+impl<'a, S: BlockSource> Reader<'a, S> {
+    /// Reads `workspace`'s blocks from `source`, keeping heads in `cache`.
+    pub fn new(source: &'a mut S, cache: &'a HeadCache, workspace: WorkspaceId) -> Self {
+        Reader { source, cache, workspace }
+    }
+
+    /// The heads of `blocks`, from the cache or the store; a block gone meanwhile is left out.
+    fn heads(&mut self, blocks: &[i64]) -> Result<HashMap<i64, Arc<Head>>, StoreError> {
+        let mut heads = HashMap::with_capacity(blocks.len());
+        let mut missing = Vec::new();
+        for block in blocks {
+            match self.cache.get(&(self.workspace, *block)) {
+                Some(head) => {
+                    heads.insert(*block, head);
+                }
+                None => missing.push(*block),
+            }
+        }
+        if !missing.is_empty() {
+            for (block, bytes) in self.source.heads(&missing)? {
+                let head = Arc::new(Head::decode(&bytes).map_err(corrupt)?);
+                self.cache.insert((self.workspace, block), head.clone());
+                heads.insert(block, head);
+            }
+        }
+        Ok(heads)
+    }
+
+    /// The granules of each block that may hold a match, by its index where the matcher uses one.
+    fn candidates(
+        &mut self,
+        matcher: &Matcher<'_>,
+        blocks: &[(i64, Arc<Head>)],
+    ) -> Result<Vec<(i64, usize)>, StoreError> {
+        let mut wanted: Vec<(i64, u32)> = Vec::new();
+        if matcher.uses_index() {
+            for (block, head) in blocks {
+                let count = head.granules.len();
+                for position in matcher.positions(head.index_bits) {
+                    let range = sluice_blocks::bloom::slice_range(position, count);
+                    for band in range.start / BAND_BYTES..=(range.end.max(1) - 1) / BAND_BYTES {
+                        wanted.push((*block, band as u32));
+                    }
+                }
+            }
+            wanted.sort_unstable();
+            wanted.dedup();
+        }
+        let mut bands: HashMap<i64, Vec<(u32, Vec<u8>)>> = HashMap::new();
+        if !wanted.is_empty() {
+            for (block, band, bytes) in self.source.bands(&wanted)? {
+                bands.entry(block).or_default().push((band, bytes));
+            }
+        }
+        let mut candidates = Vec::new();
+        for (block, head) in blocks {
+            // Each position's slice of the index, from the one or two bands that hold it.
+            let count = head.granules.len();
+            let mut slices: HashMap<u64, Vec<u8>> = HashMap::new();
+            if matcher.uses_index() {
+                let fetched: HashMap<u32, Vec<u8>> = bands.remove(block).unwrap_or_default().into_iter().collect();
+                for position in matcher.positions(head.index_bits) {
+                    let range = sluice_blocks::bloom::slice_range(position, count);
+                    let mut slice = Vec::with_capacity(range.len());
+                    for at in range {
+                        let byte = fetched
+                            .get(&((at / BAND_BYTES) as u32))
+                            .and_then(|band| band.get(at % BAND_BYTES))
+                            .ok_or_else(|| corrupt(DecodeError::Truncated))?;
+                        slice.push(*byte);
+                    }
+                    slices.insert(position, slice);
+                }
+            }
+            let slices = &slices;
+            let granules = matcher
+                .granules(head, |position| slices.get(&position).map(Vec::as_slice).ok_or(DecodeError::Truncated))
+                .map_err(corrupt)?;
+            candidates.extend(granules.into_iter().map(|granule| (*block, granule)));
+        }
+        Ok(candidates)
+    }
+
+    /// The bytes of these granules, by block and granule.
+    fn granules(&mut self, wanted: &[(i64, usize)]) -> Result<HashMap<(i64, usize), Vec<u8>>, StoreError> {
+        if wanted.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let keys: Vec<(i64, u32)> = wanted.iter().map(|(block, granule)| (*block, *granule as u32)).collect();
+        Ok(self
+            .source
+            .granules(&keys)?
+            .into_iter()
+            .map(|(block, granule, bytes)| ((block, granule as usize), bytes))
+            .collect())
+    }
+
+    /// One page of the logs `matcher` keeps, newest first (timestamp, then id, descending).
+    pub fn page(
+        &mut self,
+        matcher: &Matcher<'_>,
+        from: Option<i64>,
+        to: Option<i64>,
+        page: Page,
+    ) -> Result<LogPage, StoreError> {
+        let skip = usize::try_from(page.offset).unwrap_or(usize::MAX);
+        let wanted = skip.saturating_add(page.limit as usize).saturating_add(1);
+        let mut collector: PageCollector<Place> = PageCollector::new(wanted);
+        let mut kept: HashMap<(i64, usize), Vec<u8>> = HashMap::new();
+        let mut heads: HashMap<i64, Arc<Head>> = HashMap::new();
+        let mut before = None;
+        loop {
+            let blocks = self.source.blocks(from, to, before, BLOCKS_A_ROUND)?;
+            let Some(last) = blocks.last() else { break };
+            before = Some((last.max_ts, last.id));
+            // Blocks come newest first: once the page is full and a block's latest log is
+            // older than its oldest, no later block can change it.
+            if collector.floor().is_some_and(|floor| blocks[0].max_ts < floor.0) {
+                break;
+            }
+            let live: Vec<i64> =
+                blocks.iter().filter(|block| !collector.can_skip((block.max_ts, block.max_id))).map(|b| b.id).collect();
+            let round = self.heads(&live)?;
+            let mut matching: Vec<(i64, Arc<Head>)> = round
+                .iter()
+                .filter(|(_, head)| matcher.block_may_match(&head.summary))
+                .map(|(block, head)| (*block, head.clone()))
+                .collect();
+            matching.sort_unstable_by_key(|(block, _)| *block);
+            let mut candidates: Vec<(i64, usize, (i64, LogId))> = self
+                .candidates(matcher, &matching)?
+                .into_iter()
+                .filter_map(|(block, granule)| {
+                    let info = &round.get(&block)?.granules[granule];
+                    Some((block, granule, (info.timestamps.1, info.ids.1)))
+                })
+                .collect();
+            candidates.sort_unstable_by_key(|(_, _, newest)| std::cmp::Reverse(*newest));
+            // Granules are fetched a few at a time, newest first, so a page that fills early
+            // reads no more of them.
+            let mut at = 0;
+            let mut step = 4;
+            while at < candidates.len() {
+                let part: Vec<(i64, usize)> = candidates[at..(at + step).min(candidates.len())]
+                    .iter()
+                    .filter(|(_, _, newest)| !collector.can_skip(*newest))
+                    .map(|(block, granule, _)| (*block, *granule))
+                    .collect();
+                at += step;
+                step = (step * 2).min(64);
+                for ((block, number), bytes) in self.granules(&part)? {
+                    let Some(head) = round.get(&block) else { continue };
+                    let granule = Granule::open(head, number, &bytes).map_err(corrupt)?;
+                    let hits = matcher.rows(&granule, number).map_err(corrupt)?;
+                    for hit in &hits {
+                        collector.offer(hit.timestamp, hit.id, (block, number, hit.row));
+                    }
+                    if !hits.is_empty() {
+                        kept.insert((block, number), bytes);
+                    }
+                }
+            }
+            heads.extend(round);
+            if blocks.len() < BLOCKS_A_ROUND {
+                break;
+            }
+        }
+        let sorted = collector.into_sorted();
+        let has_more = sorted.len() > skip.saturating_add(page.limit as usize);
+        let places: Vec<Place> =
+            sorted.into_iter().skip(skip).take(page.limit as usize).map(|(_, _, place)| place).collect();
+        let logs = logs_at(&places, &heads, &kept)?;
+        Ok(LogPage { logs, has_more })
+    }
+
+    /// The log with this id, if the workspace holds it.
+    pub fn get(&mut self, id: LogId) -> Result<Option<Log>, StoreError> {
+        let blocks = self.source.blocks_holding(id)?;
+        let heads = self.heads(&blocks)?;
+        for block in blocks {
+            let Some(head) = heads.get(&block) else { continue };
+            let Some(number) = head.granule_of(id) else { continue };
+            for (_, bytes) in self.granules(&[(block, number)])? {
+                let granule = Granule::open(head, number, &bytes).map_err(corrupt)?;
+                if let Ok(row) = granule.ids().map_err(corrupt)?.binary_search(&id) {
+                    return Ok(granule.logs(&[row]).map_err(corrupt)?.pop());
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The latest `limit` logs with an id greater than `after`, oldest first.
+    pub fn after(&mut self, after: LogId, limit: u32) -> Result<Vec<Log>, StoreError> {
+        let blocks = self.source.blocks_after(after)?;
+        let ids: Vec<i64> = blocks.iter().map(|block| block.id).collect();
+        let heads = self.heads(&ids)?;
+        // Ordered by id alone: the collector's timestamp is the same for every hit.
+        let mut collector: PageCollector<Place> = PageCollector::new(limit as usize);
+        let mut granules: Vec<(i64, usize, LogId)> = Vec::new();
+        for (block, head) in &heads {
+            for (number, info) in head.granules.iter().enumerate() {
+                if info.ids.1 > after {
+                    granules.push((*block, number, info.ids.1));
+                }
+            }
+        }
+        granules.sort_unstable_by_key(|(_, _, newest)| std::cmp::Reverse(*newest));
+        let mut kept = HashMap::new();
+        for chunk in granules.chunks(8) {
+            let part: Vec<(i64, usize)> = chunk
+                .iter()
+                .filter(|(_, _, newest)| !collector.can_skip((0, *newest)))
+                .map(|(block, number, _)| (*block, *number))
+                .collect();
+            for ((block, number), bytes) in self.granules(&part)? {
+                let Some(head) = heads.get(&block) else { continue };
+                let granule = Granule::open(head, number, &bytes).map_err(corrupt)?;
+                let mut any = false;
+                for (row, id) in granule.ids().map_err(corrupt)?.iter().enumerate() {
+                    if *id > after {
+                        collector.offer(0, *id, (block, number, row));
+                        any = true;
+                    }
+                }
+                if any {
+                    kept.insert((block, number), bytes);
+                }
+            }
+        }
+        let places: Vec<Place> = collector.into_sorted().into_iter().rev().map(|(_, _, place)| place).collect();
+        logs_at(&places, &heads, &kept)
+    }
+
+    /// Every log `matcher` keeps in `from..=to`, at most `cap` of them (the newest blocks'
+    /// first), in no particular order.
+    pub fn matching(
+        &mut self,
+        matcher: &Matcher<'_>,
+        from: Option<i64>,
+        to: Option<i64>,
+        cap: usize,
+    ) -> Result<Vec<Log>, StoreError> {
+        let mut logs = Vec::new();
+        let mut before = None;
+        loop {
+            let blocks = self.source.blocks(from, to, before, BLOCKS_A_ROUND)?;
+            let Some(last) = blocks.last() else { break };
+            before = Some((last.max_ts, last.id));
+            let ids: Vec<i64> = blocks.iter().map(|block| block.id).collect();
+            let heads = self.heads(&ids)?;
+            let mut matching: Vec<(i64, Arc<Head>)> = heads
+                .iter()
+                .filter(|(_, head)| matcher.block_may_match(&head.summary))
+                .map(|(block, head)| (*block, head.clone()))
+                .collect();
+            matching.sort_unstable_by_key(|(block, _)| std::cmp::Reverse(*block));
+            let candidates = self.candidates(matcher, &matching)?;
+            for part in candidates.chunks(16) {
+                for ((block, number), bytes) in self.granules(part)? {
+                    let Some(head) = heads.get(&block) else { continue };
+                    let granule = Granule::open(head, number, &bytes).map_err(corrupt)?;
+                    let rows: Vec<usize> =
+                        matcher.rows(&granule, number).map_err(corrupt)?.into_iter().map(|hit| hit.row).collect();
+                    logs.extend(granule.logs(&rows).map_err(corrupt)?);
+                    if logs.len() >= cap {
+                        logs.truncate(cap);
+                        return Ok(logs);
+                    }
+                }
+            }
+            if blocks.len() < BLOCKS_A_ROUND {
+                break;
+            }
+        }
+        Ok(logs)
+    }
+}
+
+/// The logs at `places`, in that order, from the granules' bytes a read kept.
+fn logs_at(
+    places: &[Place],
+    heads: &HashMap<i64, Arc<Head>>,
+    kept: &HashMap<(i64, usize), Vec<u8>>,
+) -> Result<Vec<Log>, StoreError> {
+    let mut rows: BTreeMap<(i64, usize), Vec<(usize, usize)>> = BTreeMap::new();
+    for (at, (block, granule, row)) in places.iter().enumerate() {
+        rows.entry((*block, *granule)).or_default().push((at, *row));
+    }
+    let mut logs: Vec<Option<Log>> = vec![None; places.len()];
+    for ((block, number), wanted) in rows {
+        let missing = || StoreError::Backend("a block changed during a read".into());
+        let head = heads.get(&block).ok_or_else(missing)?;
+        let bytes = kept.get(&(block, number)).ok_or_else(missing)?;
+        let granule = Granule::open(head, number, bytes).map_err(corrupt)?;
+        let read: Vec<usize> = wanted.iter().map(|(_, row)| *row).collect();
+        for ((at, _), log) in wanted.iter().zip(granule.logs(&read).map_err(corrupt)?) {
+            logs[*at] = Some(log);
+        }
+    }
+    Ok(logs.into_iter().flatten().collect())
+}
+
+/// A workspace's block as the merge planner sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mergeable {
+    /// Its number.
+    pub id: i64,
+    /// Logs in it.
+    pub rows: u32,
+    /// When it was written, Unix ms.
+    pub created_at: i64,
+}
+
+/// Which of a workspace's small blocks (under [`SMALL_BLOCK_ROWS`], oldest first) to merge
+/// now: the oldest run of them that fits one block, once it holds half a block of logs or its
+/// oldest has waited [`MERGE_AFTER_MS`]; nothing while fewer than two would merge.
+pub fn merge_plan(small: &[Mergeable], now_ms: i64) -> Vec<i64> {
+    let mut total = 0_usize;
+    let mut run = Vec::new();
+    for block in small {
+        if total + block.rows as usize > MAX_BLOCK_ROWS {
+            break;
+        }
+        total += block.rows as usize;
+        run.push(*block);
+    }
+    let waited = run.first().is_some_and(|oldest| now_ms - oldest.created_at >= MERGE_AFTER_MS);
+    if run.len() >= 2 && (total >= SMALL_BLOCK_ROWS as usize || waited) {
+        run.iter().map(|block| block.id).collect()
+    } else {
+        Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(id: i64, rows: u32, created_at: i64) -> Mergeable {
+        Mergeable { id, rows, created_at }
+    }
+
+    #[test]
+    fn small_blocks_merge_once_they_fill_half_a_block_or_have_waited() {
+        let half = SMALL_BLOCK_ROWS / 2;
+        assert_eq!(merge_plan(&[block(1, half, 0), block(2, half - 1, 0)], 1_000), Vec::<i64>::new());
+        assert_eq!(merge_plan(&[block(1, half, 0), block(2, half, 0)], 1_000), vec![1, 2]);
+        assert_eq!(merge_plan(&[block(1, 10, 0), block(2, 10, 0)], MERGE_AFTER_MS), vec![1, 2]);
+        assert_eq!(merge_plan(&[block(1, 10, 0)], MERGE_AFTER_MS), Vec::<i64>::new());
+    }
+
+    #[test]
+    fn a_merge_never_passes_one_block() {
+        let most = MAX_BLOCK_ROWS as u32;
+        let plan = merge_plan(&[block(1, most / 2 - 1, 0), block(2, most / 2 - 1, 0), block(3, most / 2 - 1, 0)], 0);
+        assert_eq!(plan, vec![1, 2]);
+    }
+}
