@@ -59,9 +59,11 @@ impl Background {
         std::thread::Builder::new()
             .name("sluice-sqlite-checkpointer".into())
             .spawn(move || {
+                let mut previous = None;
                 while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(CHECKPOINT_EVERY) {
-                    if let Err(error) = checkpoint(&mut connection, &write_lock) {
-                        tracing::warn!(%error, "WAL checkpoint failed; the next one retries");
+                    match checkpoint(&mut connection, &write_lock, previous) {
+                        Ok(frames) => previous = frames,
+                        Err(error) => tracing::warn!(%error, "WAL checkpoint failed; the next one retries"),
                     }
                 }
                 let _ = connection.batch_execute("PRAGMA wal_checkpoint(TRUNCATE);");
@@ -94,9 +96,26 @@ struct CheckpointResult {
 /// during the first), and the next commit starts the log over. SQLite's own way, a restart
 /// checkpoint, blocks writers for as long through SQLite's busy handler, which wakes them up
 /// to 100 ms late: measured, it made the slowest commits under load.
-fn checkpoint(connection: &mut SqliteConnection, write_lock: &Mutex<()>) -> Result<(), DieselError> {
+///
+/// A log copied whole that took no frame since the round before (`previous`, the frames it
+/// held then) is truncated: an idle store keeps no log on disk. Returns the frames the log
+/// holds now.
+fn checkpoint(
+    connection: &mut SqliteConnection,
+    write_lock: &Mutex<()>,
+    previous: Option<i32>,
+) -> Result<Option<i32>, DieselError> {
     let passive = || diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)");
     let mut result: Option<CheckpointResult> = passive().load(connection)?.pop();
+    if let Some(done) = &result
+        && done.log_frames > 0
+        && done.log_frames == done.checkpointed
+        && previous == Some(done.log_frames)
+    {
+        let _lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
+        diesel::sql_query("PRAGMA wal_checkpoint(TRUNCATE)").execute(connection)?;
+        return Ok(Some(0));
+    }
     // Each pass copies what came in during the last; a few make the rest short.
     for _ in 0..3 {
         match &result {
@@ -104,9 +123,9 @@ fn checkpoint(connection: &mut SqliteConnection, write_lock: &Mutex<()>) -> Resu
             _ => break,
         }
     }
-    if result.is_some_and(|result| i64::from(result.log_frames) > WAL_RESTART_FRAMES) {
+    if result.as_ref().is_some_and(|result| i64::from(result.log_frames) > WAL_RESTART_FRAMES) {
         let _lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
         passive().execute(connection)?;
     }
-    Ok(())
+    Ok(result.map(|result| result.log_frames))
 }

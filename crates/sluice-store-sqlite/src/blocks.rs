@@ -280,47 +280,63 @@ pub(crate) fn merge_due(
         .map_err(from_diesel)?;
     let mut merged = 0;
     for workspace in workspaces {
-        let small: Vec<(i64, i32, i64)> = blocks::table
-            .filter(blocks::workspace_id.eq(&workspace))
-            .filter(blocks::rows.lt(SMALL_BLOCK_ROWS as i32))
-            .order(blocks::id)
-            .select((blocks::id, blocks::rows, blocks::created_at))
-            .load(connection)
-            .map_err(from_diesel)?;
-        let small: Vec<Mergeable> = small
-            .into_iter()
-            .map(|(id, rows, created_at)| Mergeable { id, rows: rows.max(0) as u32, created_at })
-            .collect();
-        let plan = merge_plan(&small, now_ms);
-        if plan.is_empty() {
-            continue;
+        // Merge after merge while any is due, so the merges keep up with ingest.
+        // (A merge that found its blocks changed leaves the rest to the next round.)
+        while let Some(count) = merge_one(connection, write_lock, &workspace, now_ms)?
+            && count > 0
+        {
+            merged += count;
         }
-        let mut logs = Vec::new();
-        for id in &plan {
-            logs.extend(block_logs(connection, &workspace, *id)?);
-        }
-        let encoded = BlockRows::encode(&logs)?;
-        let _lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
-        connection
-            .immediate_transaction(|connection| {
-                let present: i64 = blocks::table
-                    .filter(blocks::workspace_id.eq(&workspace))
-                    .filter(blocks::id.eq_any(&plan))
-                    .count()
-                    .get_result(connection)?;
-                if present != plan.len() as i64 {
-                    return Ok(());
-                }
-                for block in &encoded {
-                    write_block(connection, &workspace, block, now_ms)?;
-                }
-                delete_blocks(connection, &workspace, &plan)?;
-                merged += plan.len();
-                Ok::<_, DieselError>(())
-            })
-            .map_err(from_diesel)?;
     }
     Ok(merged)
+}
+
+/// The first merge due among `workspace`'s small blocks, done: how many blocks it merged away
+/// (none if a retention or another process changed them meanwhile); `None` when none is due.
+fn merge_one(
+    connection: &mut SqliteConnection,
+    write_lock: &Mutex<()>,
+    workspace: &[u8],
+    now_ms: i64,
+) -> Result<Option<usize>, StoreError> {
+    let small: Vec<(i64, i32, i64)> = blocks::table
+        .filter(blocks::workspace_id.eq(workspace))
+        .filter(blocks::rows.lt(SMALL_BLOCK_ROWS as i32))
+        .order(blocks::id)
+        .select((blocks::id, blocks::rows, blocks::created_at))
+        .load(connection)
+        .map_err(from_diesel)?;
+    let small: Vec<Mergeable> = small
+        .into_iter()
+        .map(|(id, rows, created_at)| Mergeable { id, rows: rows.max(0) as u32, created_at })
+        .collect();
+    let plan = merge_plan(&small, now_ms);
+    if plan.is_empty() {
+        return Ok(None);
+    }
+    let mut logs = Vec::new();
+    for id in &plan {
+        logs.extend(block_logs(connection, workspace, *id)?);
+    }
+    let encoded = BlockRows::encode(&logs)?;
+    let _lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
+    connection
+        .immediate_transaction(|connection| {
+            let present: i64 = blocks::table
+                .filter(blocks::workspace_id.eq(workspace))
+                .filter(blocks::id.eq_any(&plan))
+                .count()
+                .get_result(connection)?;
+            if present != plan.len() as i64 {
+                return Ok(Some(0));
+            }
+            for block in &encoded {
+                write_block(connection, workspace, block, now_ms)?;
+            }
+            delete_blocks(connection, workspace, &plan)?;
+            Ok::<_, DieselError>(Some(plan.len()))
+        })
+        .map_err(from_diesel)
 }
 
 #[cfg(test)]

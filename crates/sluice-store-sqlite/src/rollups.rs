@@ -172,18 +172,19 @@ mod tests {
             (CountBy::Source, day, day + MS_PER_HOUR, false, "log_rollups", "hour"),
         ];
         for (by, from, to, narrow, table, at) in cases {
-            let steps: Vec<String> = diesel::sql_query(format!("EXPLAIN QUERY PLAN {}", counts_sql(by, from, to, narrow)))
-                .bind::<Binary, _>(vec![0_u8; 16])
-                .bind::<BigInt, _>(from)
-                .bind::<BigInt, _>(to)
-                .bind::<Nullable<Text>, _>(Some("api"))
-                .bind::<Nullable<Text>, _>(None::<String>)
-                .bind::<Nullable<Text>, _>(None::<String>)
-                .load::<PlanStep>(&mut connection)
-                .expect("plan")
-                .into_iter()
-                .map(|step| step.detail)
-                .collect();
+            let steps: Vec<String> =
+                diesel::sql_query(format!("EXPLAIN QUERY PLAN {}", counts_sql(by, from, to, narrow)))
+                    .bind::<Binary, _>(vec![0_u8; 16])
+                    .bind::<BigInt, _>(from)
+                    .bind::<BigInt, _>(to)
+                    .bind::<Nullable<Text>, _>(Some("api"))
+                    .bind::<Nullable<Text>, _>(None::<String>)
+                    .bind::<Nullable<Text>, _>(None::<String>)
+                    .load::<PlanStep>(&mut connection)
+                    .expect("plan")
+                    .into_iter()
+                    .map(|step| step.detail)
+                    .collect();
             let range = format!("SEARCH {table} USING PRIMARY KEY (workspace_id=? AND {at}>? AND {at}<?)");
             assert!(steps.iter().any(|step| step.starts_with(&range)), "{by:?}: {steps:?}");
             assert!(!steps.iter().any(|step| step.contains("logs ")), "{steps:?}");
