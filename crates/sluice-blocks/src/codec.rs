@@ -127,6 +127,35 @@ impl<'a> Reader<'a> {
     }
 }
 
+thread_local! {
+    /// Each thread's zstd contexts, made once: making one for each section cost more than
+    /// decompressing most sections (a sixth of a search's time when each had its own).
+    static COMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+    static DECOMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+fn compress(payload: &[u8]) -> Option<Vec<u8>> {
+    COMPRESSOR.with(|cell| {
+        let mut cell = cell.try_borrow_mut().ok()?;
+        if cell.is_none() {
+            *cell = zstd::bulk::Compressor::new(ZSTD_LEVEL).ok();
+        }
+        cell.as_mut()?.compress(payload).ok()
+    })
+}
+
+fn decompress(frame: &[u8], length: usize) -> Option<Vec<u8>> {
+    DECOMPRESSOR.with(|cell| {
+        let mut cell = cell.try_borrow_mut().ok()?;
+        if cell.is_none() {
+            *cell = zstd::bulk::Decompressor::new().ok();
+        }
+        cell.as_mut()?.decompress(frame, length).ok()
+    })
+}
+
 /// How a section's payload is stored: as it is, or as one zstd frame.
 const RAW: u8 = 0;
 const ZSTD: u8 = 1;
@@ -135,7 +164,7 @@ const ZSTD: u8 = 1;
 /// decompressed length and the zstd frame, or (raw) the payload itself, preceded by the
 /// section's length. Compressed only when that makes it smaller.
 pub fn put_section(out: &mut Vec<u8>, payload: &[u8]) {
-    let compressed = if payload.len() > 32 { zstd::bulk::compress(payload, ZSTD_LEVEL).ok() } else { None };
+    let compressed = if payload.len() > 32 { compress(payload) } else { None };
     match compressed {
         Some(frame) if frame.len() + 4 < payload.len() => {
             let mut section = Vec::with_capacity(frame.len() + 6);
@@ -161,7 +190,7 @@ pub fn read_section<'a>(reader: &mut Reader<'a>) -> Result<std::borrow::Cow<'a, 
         ZSTD => {
             let length = inner.count(MAX_SECTION_BYTES)?;
             let frame = inner.take(inner.remaining())?;
-            let payload = zstd::bulk::decompress(frame, length).map_err(|_| DecodeError::Corrupt("zstd frame"))?;
+            let payload = decompress(frame, length).ok_or(DecodeError::Corrupt("zstd frame"))?;
             if payload.len() != length {
                 return Err(DecodeError::Corrupt("zstd frame of another length"));
             }
