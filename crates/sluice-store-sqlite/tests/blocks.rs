@@ -172,9 +172,9 @@ async fn a_database_of_row_logs_is_converted_into_blocks_exactly_once_across_res
             assert!(progress.borrow().finished);
         }
         let done = progress.wait_for(|progress| progress.finished).await.expect("the upgrade ends");
-        // The first start's move under way when it stopped may have committed since.
-        assert_eq!(done.done, done.total);
-        assert!(done.total <= as_rows);
+        // The first start's move under way when it stopped may commit after this start
+        // counted the rows left: then this one moves fewer than it counted.
+        assert!(done.done <= done.total && done.total <= as_rows, "{done:?}");
     } else {
         assert_eq!(stored_logs(&path).expect("counted").1, 0, "an upgrade runs while rows are left");
     }

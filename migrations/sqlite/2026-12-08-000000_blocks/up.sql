@@ -1,5 +1,5 @@
 -- Logs are kept in immutable blocks of compressed columns (`sluice_blocks`), laid out as
--- `sluice_store::blockstore` says: a block's head a row, its index a band of 2 KiB a row, its
+-- `sluice_store::blockstore` says: a block's head a row, its index a band of 1,984 bytes a row, its
 -- granules a row each. The search index of chunks of row logs goes; `logs` stays until the
 -- store has converted its rows into blocks (on the first open of this build), then stays empty.
 DROP TABLE log_chunks_fts;
