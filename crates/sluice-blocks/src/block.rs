@@ -258,7 +258,8 @@ fn named_counts(reader: &mut Reader<'_>) -> Result<(Vec<(String, u32)>, bool), D
 
 fn put_named_counts(out: &mut Vec<u8>, values: impl Iterator<Item = String>) {
     let mut counted: Vec<(String, u32)> = Vec::new();
-    let mut lookup: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut lookup: std::collections::HashMap<String, usize, xxhash_rust::xxh3::Xxh3DefaultBuilder> =
+        std::collections::HashMap::with_hasher(xxhash_rust::xxh3::Xxh3DefaultBuilder);
     for value in values {
         match lookup.get(&value) {
             Some(index) => counted[*index].1 += 1,
@@ -291,13 +292,18 @@ pub fn environment_code(environment: Environment) -> u8 {
 
 /// Encodes `logs` (any order; at most [`MAX_BLOCK_ROWS`], at least one, ids distinct) into a block.
 pub fn encode(logs: &[Log]) -> Result<EncodedBlock, EncodeError> {
+    encode_refs(logs.iter().collect())
+}
+
+/// [`encode`] of logs the caller holds elsewhere (a store's batches), without copying them.
+pub fn encode_refs(logs: Vec<&Log>) -> Result<EncodedBlock, EncodeError> {
     if logs.is_empty() {
         return Err(EncodeError::Empty);
     }
     if logs.len() > MAX_BLOCK_ROWS {
         return Err(EncodeError::TooManyLogs(logs.len()));
     }
-    let mut sorted: Vec<&Log> = logs.iter().collect();
+    let mut sorted: Vec<&Log> = logs;
     sorted.sort_unstable_by_key(|log| log.id);
     if sorted.windows(2).any(|pair| pair[0].id == pair[1].id) {
         return Err(EncodeError::DuplicateId);

@@ -132,7 +132,9 @@ pub fn encode_text<'a>(values: &[Option<&'a str>], out: &mut Vec<u8>) {
         return;
     }
     let mut distinct: Vec<&'a str> = Vec::new();
-    let mut lookup: std::collections::HashMap<&'a str, u32> = std::collections::HashMap::new();
+    // xxh3, not SipHash: a granule's messages are long, and hashing them was a tenth of ingest.
+    let mut lookup: std::collections::HashMap<&'a str, u32, xxhash_rust::xxh3::Xxh3DefaultBuilder> =
+        std::collections::HashMap::with_capacity_and_hasher(values.len(), xxhash_rust::xxh3::Xxh3DefaultBuilder);
     let mut indexes = Vec::with_capacity(values.len());
     for value in values {
         indexes.push(match value {

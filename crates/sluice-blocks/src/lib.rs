@@ -37,7 +37,7 @@ pub mod granule;
 pub mod keys;
 mod matching;
 
-pub use block::{EncodedBlock, GRANULE_ROWS, Head, MAX_BLOCK_ROWS, Summary, encode};
+pub use block::{EncodedBlock, GRANULE_ROWS, Head, MAX_BLOCK_ROWS, Summary, encode, encode_refs};
 pub use eval::{Hit, LogFilter, Matcher, PageCollector, Search};
 pub use granule::Granule;
 

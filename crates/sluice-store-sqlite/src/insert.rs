@@ -38,14 +38,14 @@ impl SqliteStore {
                 for (index, batch) in group.iter().enumerate() {
                     by_workspace.entry(batch.workspace).or_default().push(index);
                 }
-                let logs_of = |indexes: &[usize]| -> Vec<Log> {
-                    indexes.iter().flat_map(|index| group[*index].logs.iter().cloned()).collect()
+                let logs_of = |indexes: &[usize]| -> Vec<&Log> {
+                    indexes.iter().flat_map(|index| group[*index].logs.iter()).collect()
                 };
                 let mut encoded: BTreeMap<WorkspaceId, Vec<BlockRows>> = BTreeMap::new();
                 for (workspace, indexes) in &by_workspace {
                     let logs = logs_of(indexes);
                     if !logs.is_empty() {
-                        encoded.insert(*workspace, BlockRows::encode(&logs)?);
+                        encoded.insert(*workspace, BlockRows::encode_refs(logs)?);
                     }
                 }
                 let now = clock();
@@ -82,7 +82,7 @@ impl SqliteStore {
                                     if logs.is_empty() {
                                         Vec::new()
                                     } else {
-                                        BlockRows::encode(&logs).map_err(Refused)?
+                                        BlockRows::encode_refs(logs).map_err(Refused)?
                                     }
                                 };
                                 for block in &blocks {

@@ -26,6 +26,9 @@ use crate::{LogPage, Page, StoreError};
 /// half of it unused: 24 B a log at 10M logs with entropy).
 pub const BAND_BYTES: usize = 1_984;
 
+/// The most bytes of granules a page keeps while it reads (those holding its hits so far).
+const MAX_KEPT_BYTES: usize = 64 << 20;
+
 /// Blocks whose heads a read asks for at a time.
 const BLOCKS_A_ROUND: usize = 32;
 
@@ -61,13 +64,16 @@ impl BlockRows {
     /// Encodes `logs` (any order, ids distinct, at least one) into as few blocks as the format
     /// allows, each of consecutive ids.
     pub fn encode(logs: &[Log]) -> Result<Vec<BlockRows>, StoreError> {
-        let mut sorted: Vec<&Log> = logs.iter().collect();
+        Self::encode_refs(logs.iter().collect())
+    }
+
+    /// [`BlockRows::encode`] of logs held elsewhere (a group's batches), without copying them.
+    pub fn encode_refs(mut sorted: Vec<&Log>) -> Result<Vec<BlockRows>, StoreError> {
         sorted.sort_unstable_by_key(|log| log.id);
         let mut blocks = Vec::new();
         let mut pending: Vec<&[&Log]> = sorted.chunks(MAX_BLOCK_ROWS).rev().collect();
         while let Some(part) = pending.pop() {
-            let owned: Vec<Log> = part.iter().map(|log| (*log).clone()).collect();
-            match sluice_blocks::encode(&owned) {
+            match sluice_blocks::encode_refs(part.to_vec()) {
                 Ok(encoded) => blocks.push(Self::of(encoded)?),
                 // Keys too many for one filter width: the logs go into two smaller blocks.
                 Err(EncodeError::TooLarge(_)) if part.len() > GRANULE_ROWS => {
@@ -271,6 +277,7 @@ impl<'a, S: BlockSource> Reader<'a, S> {
         let wanted = skip.saturating_add(page.limit as usize).saturating_add(1);
         let mut collector: PageCollector<Place> = PageCollector::new(wanted);
         let mut kept: HashMap<(i64, usize), Vec<u8>> = HashMap::new();
+        let mut kept_bytes = 0_usize;
         let mut heads: HashMap<i64, Arc<Head>> = HashMap::new();
         let mut before = None;
         loop {
@@ -320,7 +327,14 @@ impl<'a, S: BlockSource> Reader<'a, S> {
                         collector.offer(hit.timestamp, hit.id, (block, number, hit.row));
                     }
                     if !hits.is_empty() {
+                        kept_bytes += bytes.len();
                         kept.insert((block, number), bytes);
+                    }
+                    // A deep page of a frequent needle would keep a granule for each hit:
+                    // past the bound the bytes go, and the page's own granules are read again.
+                    if kept_bytes > MAX_KEPT_BYTES {
+                        kept.clear();
+                        kept_bytes = 0;
                     }
                 }
             }
@@ -333,6 +347,14 @@ impl<'a, S: BlockSource> Reader<'a, S> {
         let has_more = sorted.len() > skip.saturating_add(page.limit as usize);
         let places: Vec<Place> =
             sorted.into_iter().skip(skip).take(page.limit as usize).map(|(_, _, place)| place).collect();
+        let mut missing: Vec<(i64, usize)> = places
+            .iter()
+            .map(|(block, granule, _)| (*block, *granule))
+            .filter(|granule| !kept.contains_key(granule))
+            .collect();
+        missing.sort_unstable();
+        missing.dedup();
+        kept.extend(self.granules(&missing)?);
         let logs = logs_at(&places, &heads, &kept)?;
         Ok(LogPage { logs, has_more })
     }
