@@ -178,7 +178,8 @@ impl Head {
             return Err(DecodeError::NotABlock);
         }
         let version = reader.byte()?;
-        if version != FORMAT_VERSION {
+        // Version 2 differs only in the keys its index holds (`keys`: number pairs).
+        if !(1..=FORMAT_VERSION).contains(&version) {
             return Err(DecodeError::UnknownVersion(version));
         }
         let rows = reader.count(MAX_BLOCK_ROWS)? as u32;

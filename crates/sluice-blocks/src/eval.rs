@@ -12,7 +12,7 @@ use crate::DecodeError;
 use crate::block::{Column, GranuleInfo, Head, Summary, environment_code, level_code};
 use crate::bloom::{positions, slice_bits};
 use crate::granule::Granule;
-use crate::keys::{FieldKey, field_key, needle_keys};
+use crate::keys::{FieldKey, field_key, needle_keys_of};
 
 /// Filters of `GET /v1/logs` (and of a search); every field set must match.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -89,8 +89,10 @@ pub struct Matcher<'a> {
     search: Option<&'a Search>,
     /// Keys every matching granule holds (the filters' exact values).
     required: Vec<u64>,
-    /// For each clause the index can use: its alternatives, each the keys of one needle.
-    groups: Vec<Vec<Vec<u64>>>,
+    /// For each clause the index can use: its alternatives, each the keys of one needle; for
+    /// each format version, whose indexes hold different keys (`[0]` version 1, `[1]` the
+    /// later ones).
+    groups: [Vec<Vec<Vec<u64>>>; 2],
 }
 
 impl<'a> Matcher<'a> {
@@ -109,14 +111,19 @@ impl<'a> Matcher<'a> {
                 required.push(field_key(field, value));
             }
         }
-        let groups = search.map_or_else(Vec::new, |search| index_groups(&search.query));
+        let groups = [1, crate::FORMAT_VERSION]
+            .map(|version| search.map_or_else(Vec::new, |search| index_groups(&search.query, version)));
         Matcher { filter, search, required, groups }
     }
 
-    /// Whether the index narrows this read (a filter of exact values, or a needle with keys):
-    /// otherwise every granule in the time range is a candidate.
-    pub fn uses_index(&self) -> bool {
-        !self.required.is_empty() || !self.groups.is_empty()
+    fn groups_of(&self, version: u8) -> &[Vec<Vec<u64>>] {
+        &self.groups[usize::from(version >= 2)]
+    }
+
+    /// Whether the index narrows this read of a block of format `version` (a filter of exact
+    /// values, or a needle with keys): otherwise every granule in the time range is a candidate.
+    pub fn uses_index(&self, version: u8) -> bool {
+        !self.required.is_empty() || !self.groups_of(version).is_empty()
     }
 
     /// Whether a block with this summary may hold a match.
@@ -135,13 +142,13 @@ impl<'a> Matcher<'a> {
             && named(&summary.datasets, summary.datasets_complete, &filter.dataset)
     }
 
-    /// Every index position this read looks up in a block whose filters are `bits` wide.
-    pub fn positions(&self, bits: u64) -> Vec<u64> {
+    /// Every index position this read looks up in the block of this head.
+    pub fn positions(&self, head: &Head) -> Vec<u64> {
         let mut all: Vec<u64> = self
             .required
             .iter()
-            .chain(self.groups.iter().flatten().flatten())
-            .flat_map(|key| positions(*key, bits))
+            .chain(self.groups_of(head.version).iter().flatten().flatten())
+            .flat_map(|key| positions(*key, head.index_bits))
             .collect();
         all.sort_unstable();
         all.dedup();
@@ -158,7 +165,7 @@ impl<'a> Matcher<'a> {
     ) -> Result<Vec<usize>, DecodeError> {
         let count = head.granules.len();
         let mut candidates: Vec<bool> = head.granules.iter().map(|granule| self.granule_may_match(granule)).collect();
-        if self.uses_index() && candidates.iter().any(|candidate| *candidate) {
+        if self.uses_index(head.version) && candidates.iter().any(|candidate| *candidate) {
             let mut holding = |key: u64| -> Result<u64, DecodeError> {
                 let mut held = u64::MAX;
                 for position in positions(key, head.index_bits) {
@@ -170,7 +177,7 @@ impl<'a> Matcher<'a> {
             for key in &self.required {
                 all &= holding(*key)?;
             }
-            for group in &self.groups {
+            for group in self.groups_of(head.version) {
                 let mut any = 0;
                 for needle in group {
                     let mut every = u64::MAX;
@@ -241,7 +248,7 @@ fn in_range((earliest, latest): (i64, i64), filter: &LogFilter) -> bool {
 
 /// The clauses of `query` the index can narrow with: for each `Contains` and `AnyOf` whose
 /// every needle has keys, the keys of each needle (exclusions narrow nothing).
-fn index_groups(query: &Query) -> Vec<Vec<Vec<u64>>> {
+fn index_groups(query: &Query, version: u8) -> Vec<Vec<Vec<u64>>> {
     query
         .clauses()
         .iter()
@@ -251,7 +258,7 @@ fn index_groups(query: &Query) -> Vec<Vec<Vec<u64>>> {
                 Clause::AnyOf(needles) => needles.as_slice(),
                 Clause::Excludes(_) => return None,
             };
-            let keys: Vec<Vec<u64>> = needles.iter().map(|needle| needle_keys(&needle.folded)).collect();
+            let keys: Vec<Vec<u64>> = needles.iter().map(|needle| needle_keys_of(&needle.folded, version)).collect();
             keys.iter().all(|keys| !keys.is_empty()).then_some(keys)
         })
         .collect()

@@ -21,6 +21,11 @@
 //!   [`MAX_PAIR_SEPARATOR`] bytes) and the first three of the next run, when none of those
 //!   characters is a digit: what makes a phrase of common words (`connection reset by`) rare.
 //!
+//! - **Number pairs** ([`NUMBER_PAIR`], format version 2 on): two runs joined by a `.` whose
+//!   facing ends are digits (the parts of an IP address, a version, a decimal), as the last two
+//!   characters of the first and the first two of the second: no other key holds a dotted
+//!   quad, whose runs are too short for grams and too common whole.
+//!
 //! Exact values of the list filters (`source`, `dataset`, `userId`, `sessionId`, `flowId`) are
 //! keys too ([`field_key`]), so a list filtered by a rare user reads only its granules.
 
@@ -32,6 +37,8 @@ pub const WHOLE: u64 = 1;
 pub const SPARSE: u64 = 2;
 /// See [`WHOLE`].
 pub const PAIR: u64 = 4;
+/// See [`WHOLE`] (format version 2 on).
+pub const NUMBER_PAIR: u64 = 6;
 /// The seed of a bigram's weight.
 const WEIGHT: u64 = 5;
 
@@ -185,6 +192,28 @@ fn edge(run: &str, last: bool) -> Option<&str> {
     (!has_digit(piece)).then_some(piece)
 }
 
+/// The last two bytes of a run (all of a shorter one), when they are digits.
+fn digits_before(run: &str) -> Option<&str> {
+    let edge = &run.as_bytes()[run.len().saturating_sub(2)..];
+    edge.iter().all(u8::is_ascii_digit).then(|| &run[run.len() - edge.len()..])
+}
+
+/// The first two bytes of a run (all of a shorter one), when they are digits.
+fn digits_after(run: &str) -> Option<&str> {
+    let edge = &run.as_bytes()[..run.len().min(2)];
+    edge.iter().all(u8::is_ascii_digit).then(|| &run[..edge.len()])
+}
+
+/// The [`NUMBER_PAIR`] key of two runs joined by a `.`: the digits facing it, two a side (or a
+/// shorter run whole), so that a needle whose first number is cut short before, or whose last
+/// is cut short after, has the key whenever it holds two digits of it.
+fn number_pair_key(left: &str, right: &str) -> u64 {
+    let mut bytes = [b'.'; 5];
+    bytes[..left.len()].copy_from_slice(left.as_bytes());
+    bytes[left.len() + 1..left.len() + 1 + right.len()].copy_from_slice(right.as_bytes());
+    xxh3_64_with_seed(&bytes[..left.len() + 1 + right.len()], NUMBER_PAIR)
+}
+
 fn pair_key(left: &str, separator: &str, right: &str) -> u64 {
     let mut bytes = [0_u8; 32];
     let mut length = 0;
@@ -226,10 +255,16 @@ impl TextIndexer {
             }
             if let Some(next) = runs.get(index + 1) {
                 let separator = &folded[run.end..next.start];
+                let right_text = &folded[next.start..next.end];
                 if separator.len() <= MAX_PAIR_SEPARATOR
-                    && let (Some(left), Some(right)) = (edge(text, true), edge(&folded[next.start..next.end], false))
+                    && let (Some(left), Some(right)) = (edge(text, true), edge(right_text, false))
                 {
                     each(pair_key(left, separator, right));
+                }
+                if separator == "."
+                    && let (Some(left), Some(right)) = (digits_before(text), digits_after(right_text))
+                {
+                    each(number_pair_key(left, right));
                 }
             }
         }
@@ -256,6 +291,12 @@ pub fn text_keys(folded: &str, each: impl FnMut(u64)) {
 /// assert!(needle_keys("12").is_empty());
 /// ```
 pub fn needle_keys(folded: &str) -> Vec<u64> {
+    needle_keys_of(folded, crate::FORMAT_VERSION)
+}
+
+/// [`needle_keys`] as the index of a block of format `version` holds them (number pairs from
+/// version 2 on).
+pub fn needle_keys_of(folded: &str, version: u8) -> Vec<u64> {
     let runs = runs(folded);
     // Each key with how telling it is: a whole run or a pair most, then grams by length.
     let mut keys: Vec<(usize, u64)> = Vec::new();
@@ -284,6 +325,15 @@ pub fn needle_keys(folded: &str) -> Vec<u64> {
                 && let (Some(left), Some(right)) = (left, right)
             {
                 add(usize::MAX - 1, pair_key(left, separator, right));
+            }
+            // Two digits a side are the text's own whatever precedes or follows them; fewer,
+            // only when the needle holds that end of the run.
+            if version >= 2
+                && separator == "."
+                && let Some(left) = digits_before(text).filter(|_| run.bounded_before || text.len() >= 2)
+                && let Some(right) = digits_after(right_text).filter(|_| next.bounded_after || right_text.len() >= 2)
+            {
+                add(usize::MAX - 1, number_pair_key(left, right));
             }
         }
     }
@@ -360,6 +410,20 @@ mod tests {
         ] {
             assert!(!needle_keys(needle).is_empty(), "{needle}");
         }
+    }
+
+    /// An IP address, cut short at either end, has number pairs (version 2) beside the whole
+    /// runs inside it, which every granule holds; version 1's needles had only those.
+    #[test]
+    fn dotted_numbers_are_looked_up_by_their_pairs() {
+        let text = held("accepted from 10.251.43.191:50010 in 0.25 s");
+        for needle in ["10.251.43.191", "0.251.43.19", "251.43", "51.43.1"] {
+            let keys = needle_keys_of(needle, 2);
+            assert!(keys.len() > needle_keys_of(needle, 1).len(), "{needle}");
+            assert!(keys.iter().all(|key| text.contains(key)), "{needle}");
+        }
+        // One digit cut short has no pair: the text's may be longer.
+        assert_eq!(needle_keys_of("1.4", 2), needle_keys_of("1.4", 1));
     }
 
     #[test]

@@ -43,8 +43,9 @@ pub use granule::Granule;
 
 use sluice_model::{Log, LogId};
 
-/// The format version this build writes.
-pub const FORMAT_VERSION: u8 = 1;
+/// The format version this build writes: 2, whose index holds number pairs (`keys`); it reads
+/// version 1 too.
+pub const FORMAT_VERSION: u8 = 2;
 
 /// Why bytes could not be read as a block.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

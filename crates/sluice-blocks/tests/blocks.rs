@@ -168,7 +168,8 @@ fn a_rare_identifier_reads_only_its_granules() {
         let granules = matcher
             .granules(&block.head, |position| Ok(&encoded.index[sluice_blocks::bloom::slice_range(position, count)]))
             .unwrap();
-        assert!(granules.len() <= 2, "{needle}: {granules:?}");
+        // Its own granule, and at most two others its keys' false positives let in.
+        assert!(granules.len() <= 3 && granules.contains(&(planted / GRANULE_ROWS)), "{needle}: {granules:?}");
         let hits = block.hits(&matcher).unwrap();
         assert_eq!(block.logs(&hits).unwrap()[0].entry.message, logs[planted].entry.message, "{needle}");
     }

@@ -69,3 +69,36 @@ fn every_golden_version_reads_back_as_its_logs() {
     }
     assert!(versions >= usize::from(FORMAT_VERSION), "a golden block for every version");
 }
+
+/// A block of an earlier version is searched by the keys its index holds: a needle with keys
+/// that version did not have (number pairs, version 2) still finds its logs there.
+#[test]
+fn every_golden_version_is_searched_by_the_keys_it_holds() {
+    for entry in std::fs::read_dir(folder()).expect("tests/golden") {
+        let path = entry.expect("an entry").path();
+        let Some(stem) = path.file_name().and_then(|name| name.to_str()).and_then(|name| name.strip_suffix(".head"))
+        else {
+            continue;
+        };
+        let read = |part: &str| std::fs::read(folder().join(format!("{stem}.{part}"))).expect("the block's parts");
+        let (head, index, body) = (read("head"), read("index"), read("body"));
+        let logs: Vec<Log> = serde_json::from_slice(&read("logs.json")).expect("the logs");
+        let block = Block::open(&head, &index, &body).expect("the golden block opens");
+        let mut searched = 0;
+        for log in &logs {
+            // The dotted numbers of an address, cut short at both ends.
+            let Some(at) = log.entry.message.find("from 10.") else { continue };
+            let address = &log.entry.message[at + 6..];
+            let needle = &address[1..address.len() - 1];
+            let search = sluice_blocks::Search {
+                query: sluice_query::Query::parse(needle).expect("a query"),
+                fields: vec![sluice_query::SearchField::Message],
+            };
+            let filter = sluice_blocks::LogFilter::default();
+            let hits = block.hits(&sluice_blocks::Matcher::new(&filter, Some(&search))).expect("a read");
+            assert!(hits.iter().any(|hit| hit.id == log.id), "{stem}: {needle} in {}", log.entry.message);
+            searched += 1;
+        }
+        assert!(searched > 10, "{stem}: {searched} addresses");
+    }
+}

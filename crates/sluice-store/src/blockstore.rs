@@ -203,10 +203,10 @@ impl<'a, S: BlockSource> Reader<'a, S> {
         blocks: &[(i64, Arc<Head>)],
     ) -> Result<Vec<(i64, usize)>, StoreError> {
         let mut wanted: Vec<(i64, u32)> = Vec::new();
-        if matcher.uses_index() {
+        if blocks.iter().any(|(_, head)| matcher.uses_index(head.version)) {
             for (block, head) in blocks {
                 let count = head.granules.len();
-                for position in matcher.positions(head.index_bits) {
+                for position in matcher.positions(head) {
                     let range = sluice_blocks::bloom::slice_range(position, count);
                     for band in range.start / BAND_BYTES..=(range.end.max(1) - 1) / BAND_BYTES {
                         wanted.push((*block, band as u32));
@@ -227,9 +227,9 @@ impl<'a, S: BlockSource> Reader<'a, S> {
             // Each position's slice of the index, from the one or two bands that hold it.
             let count = head.granules.len();
             let mut slices: HashMap<u64, Vec<u8>> = HashMap::new();
-            if matcher.uses_index() {
+            if matcher.uses_index(head.version) {
                 let fetched: HashMap<u32, Vec<u8>> = bands.remove(block).unwrap_or_default().into_iter().collect();
-                for position in matcher.positions(head.index_bits) {
+                for position in matcher.positions(head) {
                     let range = sluice_blocks::bloom::slice_range(position, count);
                     let mut slice = Vec::with_capacity(range.len());
                     for at in range {
