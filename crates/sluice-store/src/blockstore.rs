@@ -161,6 +161,15 @@ pub fn head_cache() -> HeadCache {
 /// Where a hit is: block, granule, row.
 type Place = (i64, usize, usize);
 
+/// What a page keeps of a hit: its log, or (deep pages) where it is.
+enum Kept {
+    Log(Box<Log>),
+    At(Place),
+}
+
+/// The most logs a page decodes as it finds them ([`Reader::page`]).
+const EAGER_LOGS: usize = 2_048;
+
 /// The reads of one workspace's blocks through a store's [`BlockSource`].
 pub struct Reader<'a, S: BlockSource> {
     source: &'a mut S,
@@ -275,7 +284,10 @@ impl<'a, S: BlockSource> Reader<'a, S> {
     ) -> Result<LogPage, StoreError> {
         let skip = usize::try_from(page.offset).unwrap_or(usize::MAX);
         let wanted = skip.saturating_add(page.limit as usize).saturating_add(1);
-        let mut collector: PageCollector<Place> = PageCollector::new(wanted);
+        // A page near the newest decodes its logs as it finds them, from the columns the match
+        // decoded already; a deep one keeps where they are and decodes only its own at the end.
+        let eager = wanted <= EAGER_LOGS;
+        let mut collector: PageCollector<Kept> = PageCollector::new(wanted);
         let mut kept: HashMap<(i64, usize), Vec<u8>> = HashMap::new();
         let mut kept_bytes = 0_usize;
         let mut heads: HashMap<i64, Arc<Head>> = HashMap::new();
@@ -322,14 +334,23 @@ impl<'a, S: BlockSource> Reader<'a, S> {
                 for ((block, number), bytes) in self.granules(&part)? {
                     let Some(head) = round.get(&block) else { continue };
                     let granule = Granule::open(head, number, &bytes).map_err(corrupt)?;
-                    let hits = matcher.rows(&granule, number).map_err(corrupt)?;
+                    let mut hits = matcher.rows(&granule, number).map_err(corrupt)?;
+                    hits.retain(|hit| !collector.can_skip((hit.timestamp, hit.id)));
+                    if hits.is_empty() {
+                        continue;
+                    }
+                    if eager {
+                        let rows: Vec<usize> = hits.iter().map(|hit| hit.row).collect();
+                        for (hit, log) in hits.iter().zip(granule.logs(&rows).map_err(corrupt)?) {
+                            collector.offer(hit.timestamp, hit.id, Kept::Log(Box::new(log)));
+                        }
+                        continue;
+                    }
                     for hit in &hits {
-                        collector.offer(hit.timestamp, hit.id, (block, number, hit.row));
+                        collector.offer(hit.timestamp, hit.id, Kept::At((block, number, hit.row)));
                     }
-                    if !hits.is_empty() {
-                        kept_bytes += bytes.len();
-                        kept.insert((block, number), bytes);
-                    }
+                    kept_bytes += bytes.len();
+                    kept.insert((block, number), bytes);
                     // A deep page of a frequent needle would keep a granule for each hit:
                     // past the bound the bytes go, and the page's own granules are read again.
                     if kept_bytes > MAX_KEPT_BYTES {
@@ -345,8 +366,14 @@ impl<'a, S: BlockSource> Reader<'a, S> {
         }
         let sorted = collector.into_sorted();
         let has_more = sorted.len() > skip.saturating_add(page.limit as usize);
+        let page: Vec<Kept> =
+            sorted.into_iter().skip(skip).take(page.limit as usize).map(|(_, _, kept)| kept).collect();
+        if eager {
+            let logs = page.into_iter().filter_map(|kept| if let Kept::Log(log) = kept { Some(*log) } else { None });
+            return Ok(LogPage { logs: logs.collect(), has_more });
+        }
         let places: Vec<Place> =
-            sorted.into_iter().skip(skip).take(page.limit as usize).map(|(_, _, place)| place).collect();
+            page.into_iter().filter_map(|kept| if let Kept::At(place) = kept { Some(place) } else { None }).collect();
         let mut missing: Vec<(i64, usize)> = places
             .iter()
             .map(|(block, granule, _)| (*block, *granule))
