@@ -6,13 +6,14 @@
 use std::collections::BinaryHeap;
 
 use sluice_model::{Environment, Level, LogId};
-use sluice_query::{Clause, Query, SearchField};
+use sluice_query::{Clause, Query};
 
 use crate::DecodeError;
 use crate::block::{Column, GranuleInfo, Head, Summary, environment_code, level_code};
 use crate::bloom::{positions, slice_bits};
 use crate::granule::Granule;
 use crate::keys::{FieldKey, field_key, needle_keys_of};
+use crate::search::Search;
 
 /// Filters of `GET /v1/logs` (and of a search); every field set must match.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -35,38 +36,6 @@ pub struct LogFilter {
     pub from: Option<i64>,
     /// Unix ms, inclusive.
     pub to: Option<i64>,
-}
-
-/// A search: the query and the fields it looks in.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Search {
-    /// The parsed query.
-    pub query: Query,
-    /// Fields searched, at least one.
-    pub fields: Vec<SearchField>,
-}
-
-impl Search {
-    /// The exact check: whether a log's searched fields match the query.
-    pub fn matches(
-        &self,
-        message: &str,
-        error_name: Option<&str>,
-        error_stack: Option<&str>,
-        data: Option<&str>,
-    ) -> bool {
-        let texts: Vec<&str> = self
-            .fields
-            .iter()
-            .filter_map(|field| match field {
-                SearchField::Message => Some(message),
-                SearchField::ErrorName => error_name,
-                SearchField::ErrorStack => error_stack,
-                SearchField::Data => data,
-            })
-            .collect();
-        self.query.matches(&texts)
-    }
 }
 
 /// A row a read kept: where it is and what orders it.

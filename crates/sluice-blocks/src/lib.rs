@@ -36,10 +36,12 @@ pub mod eval;
 pub mod granule;
 pub mod keys;
 mod matching;
+pub mod search;
 
 pub use block::{EncodedBlock, GRANULE_ROWS, Head, MAX_BLOCK_ROWS, Summary, encode, encode_refs};
-pub use eval::{Hit, LogFilter, Matcher, PageCollector, Search};
+pub use eval::{Hit, LogFilter, Matcher, PageCollector};
 pub use granule::Granule;
+pub use search::Search;
 
 use sluice_model::{Log, LogId};
 

@@ -10,8 +10,8 @@ use sluice_query::{Clause, Needle, SearchField};
 
 use crate::DecodeError;
 use crate::block::Column;
-use crate::eval::Search;
 use crate::granule::Granule;
+use crate::search::Search;
 
 /// Between rows in a folded buffer.
 const ROW_END: u8 = 0xFF;

@@ -10,7 +10,8 @@ use sluice_store::accounts::{
 };
 use sluice_store::rows::{corrupt, parse_column};
 
-use crate::connection::{SqliteStore, from_diesel};
+use crate::connection::SqliteStore;
+use crate::error::from_diesel;
 use crate::rows::WorkspaceRow;
 use crate::schema::{device_codes, memberships, sessions, users, workspaces};
 

@@ -10,7 +10,7 @@ use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use sluice_store::{Clock, StoreError};
 
-use crate::connection::backend;
+use crate::error::backend;
 
 /// How often the checkpointer runs.
 const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);

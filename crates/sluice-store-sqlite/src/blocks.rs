@@ -11,8 +11,8 @@ use sluice_model::{Log, LogId, WorkspaceId};
 use sluice_store::StoreError;
 use sluice_store::blockstore::{BlockRef, BlockRows, BlockSource, Mergeable, SMALL_BLOCK_ROWS, merge_plan};
 
-use crate::connection::from_diesel;
 use crate::deadline;
+use crate::error::from_diesel;
 use crate::schema::{block_bands, block_granules, blocks};
 
 /// Rows per multi-row `INSERT` of bands or granules: 4 bound values each, far under SQLite's

@@ -1,5 +1,5 @@
 //! Opening the store: the SQLite file's connections (their pragmas and pool), its migrations,
-//! the [`SqliteStore`] they make up, and diesel's errors in the store's terms.
+//! and the [`SqliteStore`] they make up.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -10,7 +10,6 @@ use async_trait::async_trait;
 use deadpool_diesel::sqlite::{Hook, HookError, Manager, Pool, Runtime};
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
-use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use sluice_store::blockstore::HeadCache;
 use sluice_store::upgrade::{Progress, not_ready};
@@ -19,8 +18,8 @@ use tokio::sync::watch;
 
 use crate::background::Background;
 use crate::config::SqliteOptions;
-use crate::deadline::DeadlineScope;
-use crate::deadline::register_functions;
+use crate::deadline::{DeadlineScope, register_functions};
+use crate::error::{backend, from_diesel};
 
 pub(crate) const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
 
@@ -52,30 +51,6 @@ pub struct SqliteStore {
 impl std::fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SqliteStore").field("pool", &self.pool.status()).finish()
-    }
-}
-
-pub(crate) fn backend(error: impl std::fmt::Display) -> StoreError {
-    StoreError::Backend(error.to_string())
-}
-
-/// Diesel's error in our terms: a busy or locked database is "unavailable", a retry may work;
-/// a statement its call's deadline stopped is a timeout ([`crate::deadline`]).
-pub(crate) fn from_diesel(error: DieselError) -> StoreError {
-    match &error {
-        DieselError::DatabaseError(_, info) if info.message().contains(crate::deadline::DEADLINE_PASSED) => {
-            StoreError::Timeout(error.to_string())
-        }
-        DieselError::DatabaseError(DatabaseErrorKind::Unknown, info)
-            if info.message().contains("locked") || info.message().contains("busy") =>
-        {
-            StoreError::Unavailable(error.to_string())
-        }
-        // SQLITE_FULL: the disk, or the file's `max_page_count`, has no room for the write.
-        DieselError::DatabaseError(_, info) if info.message().contains("database or disk is full") => {
-            StoreError::StorageFull(error.to_string())
-        }
-        _ => backend(error),
     }
 }
 

@@ -14,7 +14,7 @@ use diesel::sql_types::Bool;
 use diesel::sqlite::Sqlite;
 use sluice_store::StoreError;
 
-/// The text a statement stopped by its deadline fails with; [`crate::connection::from_diesel`]
+/// The text a statement stopped by its deadline fails with; [`crate::error::from_diesel`]
 /// knows it.
 pub(crate) const DEADLINE_PASSED: &str = "sluice: the call's deadline passed";
 
@@ -142,7 +142,7 @@ mod tests {
         {
             let _scope = DeadlineScope::enter(Instant::now());
             let error = count(&mut connection).expect_err("the deadline has passed");
-            assert!(matches!(crate::connection::from_diesel(error), StoreError::Timeout(_)));
+            assert!(matches!(crate::error::from_diesel(error), StoreError::Timeout(_)));
             assert!(matches!(check(), Err(StoreError::Timeout(_))));
         }
         // Out of the scope the same connection serves, with no transaction left open.

@@ -16,7 +16,8 @@ use sluice_store::flows::{
 use sluice_store::{LogFlows, Page, StoreError};
 
 use crate::blocks::SqliteBlocks;
-use crate::connection::{SqliteStore, from_diesel};
+use crate::connection::SqliteStore;
+use crate::error::from_diesel;
 
 /// Adds each flow's deltas to its counters: gained logs create or grow the flow; lost ones
 /// (retention) shrink it, and then its first and last times are read again from the logs left,

@@ -16,7 +16,8 @@ use sluice_store::rollups::{BatchCounts, RollupDeltas};
 use sluice_store::{LogWrites, StoreError, WriteBatch};
 
 use crate::blocks::{merge_due, write_block};
-use crate::connection::{SqliteStore, from_diesel};
+use crate::connection::SqliteStore;
+use crate::error::from_diesel;
 use crate::flows::apply_flow_deltas;
 use crate::quota::count_usage;
 use crate::rollups::apply_rollup_deltas;

@@ -23,6 +23,7 @@ mod blocks;
 mod config;
 mod connection;
 mod deadline;
+mod error;
 mod flows;
 mod insert;
 /// The ingest benchmark's naive baseline (feature `bench`, which no production build enables).

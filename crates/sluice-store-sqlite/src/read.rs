@@ -10,7 +10,8 @@ use sluice_store::blockstore::{HeadCache, Reader};
 use sluice_store::{LogFilter, LogPage, LogReads, LogSearch, Page, Search, StoreError};
 
 use crate::blocks::SqliteBlocks;
-use crate::connection::{SqliteStore, from_diesel};
+use crate::connection::SqliteStore;
+use crate::error::from_diesel;
 
 /// Runs `read` over `workspace`'s blocks in one read transaction.
 pub(crate) fn read_blocks<R>(

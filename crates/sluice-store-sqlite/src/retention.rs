@@ -15,7 +15,8 @@ use sluice_store::rollups::RollupDeltas;
 use sluice_store::{LogRetention, StoreError};
 
 use crate::blocks::{block_logs, delete_blocks, write_block};
-use crate::connection::{SqliteStore, from_diesel};
+use crate::connection::SqliteStore;
+use crate::error::from_diesel;
 use crate::flows::apply_flow_deltas;
 use crate::rollups::apply_rollup_deltas;
 use crate::schema::blocks;

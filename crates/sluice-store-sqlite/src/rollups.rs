@@ -10,7 +10,8 @@ use sluice_query::stats::{CountBy, LevelCount, RollupFilter};
 use sluice_store::rollups::{Counter, CounterTable, CountsDialect, CountsSource, RollupDeltas, level_count};
 use sluice_store::{LogCounts, StoreError};
 
-use crate::connection::{SqliteStore, from_diesel};
+use crate::connection::SqliteStore;
+use crate::error::from_diesel;
 
 /// Adds every count of `deltas` (negative on delete) to the workspace's counter of its table
 /// (hourly, daily, daily without environment and dataset), removing a counter that reaches 0.

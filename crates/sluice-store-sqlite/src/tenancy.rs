@@ -5,7 +5,8 @@ use diesel::prelude::*;
 use sluice_model::{ApiKeyRecord, KeyId, Limits, Plan, Workspace, WorkspaceId};
 use sluice_store::{NewApiKey, StoreError, TenantStore};
 
-use crate::connection::{SqliteStore, from_diesel};
+use crate::connection::SqliteStore;
+use crate::error::from_diesel;
 use crate::rows::{KeyRow, NewKeyRow, PlanChange, WorkspaceRow};
 use crate::schema::{api_keys, workspaces};
 

@@ -10,7 +10,8 @@ use sluice_model::{JsonObject, Log, WorkspaceId};
 use sluice_store::StoreError;
 use sluice_store::rows::{step_index_column, tags_column};
 
-use crate::connection::{MIGRATIONS, backend};
+use crate::connection::MIGRATIONS;
+use crate::error::backend;
 
 /// The first migration of the block layout: a database made before it keeps logs as rows.
 const BLOCKS_MIGRATION: &str = "2026-12-08-000000_blocks";

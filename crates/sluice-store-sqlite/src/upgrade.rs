@@ -18,7 +18,7 @@ use sluice_store::{Clock, StoreError};
 use tokio::sync::watch;
 
 use crate::blocks::write_block;
-use crate::connection::{backend, from_diesel};
+use crate::error::{backend, from_diesel};
 use crate::rows::LogRow;
 use crate::schema::logs;
 
