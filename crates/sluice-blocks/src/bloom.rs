@@ -5,34 +5,26 @@
 //! position's slice is a `u64` of granules.
 //!
 //! A filter has [`BITS_PER_KEY`] bits for each distinct key of the granule that holds the most,
-//! and each key sets [`HASHES`] positions (in a block of an earlier version, [`hashes_of`] it):
-//! Kirsch and Mitzenmacher's double hashing of the key's 64 bits, reduced to the width by
-//! Lemire's multiply-shift. A needle is looked up by several
+//! and each key sets [`HASHES`] positions (Kirsch and Mitzenmacher's double hashing of the key's
+//! 64 bits, reduced to the width by Lemire's multiply-shift). A needle is looked up by several
 //! keys, each of which must be held, so few bits a key keep false candidates rare.
 
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 
-/// Bits of a granule's filter for each distinct key of the fullest granule (the width is
-/// stored in each block: a block written with fewer reads as before).
-pub const BITS_PER_KEY: u64 = 8;
-/// Positions a key sets in the blocks this build writes: 3, about 3 % false positives a key
-/// at 8 bits (format version 1 set 2 at 6 bits, 8 %: [`hashes_of`]).
-pub const HASHES: u64 = 3;
-
-/// Positions a key sets in a block of format `version`.
-pub const fn hashes_of(version: u8) -> u64 {
-    if version >= 2 { 3 } else { 2 }
-}
+/// Bits of a granule's filter for each distinct key of the fullest granule.
+pub const BITS_PER_KEY: u64 = 6;
+/// Positions a key sets.
+pub const HASHES: u64 = 2;
 /// The narrowest filter, in bits.
 pub const MIN_BITS: u64 = 64;
 /// The widest filter, in bits (8 MiB a granule): a granule whose keys need more is refused
 /// ([`crate::EncodeError::TooLarge`]) and its logs go into smaller blocks.
 pub const MAX_BITS: u64 = 64 << 20;
 
-/// The positions `key` sets in a filter of `bits` bits, `hashes` of them (at most 4).
-pub fn positions(key: u64, bits: u64, hashes: u64) -> impl Iterator<Item = u64> {
+/// The positions `key` sets in a filter of `bits` bits.
+pub fn positions(key: u64, bits: u64) -> [u64; HASHES as usize] {
     // Keys are hashes already, but a filter field's or a test's may not spread over 64 bits:
     // one round of a 64-bit finalizer (SplitMix64's) spreads any key.
     let key = {
@@ -41,8 +33,8 @@ pub fn positions(key: u64, bits: u64, hashes: u64) -> impl Iterator<Item = u64> 
         key ^ (key >> 31)
     };
     let step = key.rotate_left(32) | 1;
-    (0..hashes.min(4)).map(move |index| {
-        let hash = key.wrapping_add(index.wrapping_mul(step));
+    std::array::from_fn(|index| {
+        let hash = key.wrapping_add((index as u64).wrapping_mul(step));
         ((u128::from(hash) * u128::from(bits)) >> 64) as u64
     })
 }
@@ -119,7 +111,7 @@ impl IndexBuilder {
         let mut bytes = vec![0_u8; index_len(bits, count)];
         for (granule, keys) in self.granules.iter().enumerate() {
             for key in keys {
-                for position in positions(*key, bits, HASHES) {
+                for position in positions(*key, bits) {
                     let bit = position as usize * count + granule;
                     bytes[bit / 8] |= 1 << (bit % 8);
                 }
@@ -145,23 +137,23 @@ mod tests {
         for granule in 0..11_u64 {
             for key in (0..500).map(|key| key * 7919 + granule) {
                 let mut held = u64::MAX;
-                for position in positions(key, bits, HASHES) {
+                for position in positions(key, bits) {
                     held &= slice_bits(&bytes[slice_range(position, 11)], position, 11).unwrap();
                 }
                 assert!(held & (1 << granule) != 0);
                 found += held.count_ones();
             }
         }
-        // Eight bits and three positions a key: about 3 % of the other granules hold a key falsely.
+        // Six bits and two positions a key: about 8 % of the other granules hold a key falsely.
         let false_rate = f64::from(found - 11 * 500) / (11.0 * 500.0 * 10.0);
-        assert!(false_rate < 0.05, "{false_rate}");
+        assert!(false_rate < 0.12, "{false_rate}");
     }
 
     #[test]
     fn positions_stay_inside_the_filter() {
         for bits in [64, 65, 1000, 1 << 20] {
             for key in [0, 1, u64::MAX, 0x8000_0000_0000_0000, 12_345_678_901] {
-                assert!(positions(key, bits, HASHES).all(|position| position < bits));
+                assert!(positions(key, bits).iter().all(|position| *position < bits));
             }
         }
     }

@@ -10,7 +10,7 @@ use sluice_query::{Clause, Query};
 
 use crate::DecodeError;
 use crate::block::{Column, GranuleInfo, Head, Summary, environment_code, level_code};
-use crate::bloom::{hashes_of, positions, slice_bits};
+use crate::bloom::{positions, slice_bits};
 use crate::granule::Granule;
 use crate::keys::{FieldKey, field_key, needle_keys_of};
 use crate::search::Search;
@@ -117,7 +117,7 @@ impl<'a> Matcher<'a> {
             .required
             .iter()
             .chain(self.groups_of(head.version).iter().flatten().flatten())
-            .flat_map(|key| positions(*key, head.index_bits, hashes_of(head.version)))
+            .flat_map(|key| positions(*key, head.index_bits))
             .collect();
         all.sort_unstable();
         all.dedup();
@@ -137,7 +137,7 @@ impl<'a> Matcher<'a> {
         if self.uses_index(head.version) && candidates.iter().any(|candidate| *candidate) {
             let mut holding = |key: u64| -> Result<u64, DecodeError> {
                 let mut held = u64::MAX;
-                for position in positions(key, head.index_bits, hashes_of(head.version)) {
+                for position in positions(key, head.index_bits) {
                     held &= slice_bits(slice(position)?, position, count).ok_or(DecodeError::Truncated)?;
                 }
                 Ok(held)
