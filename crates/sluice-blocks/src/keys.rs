@@ -308,8 +308,10 @@ pub fn needle_keys_of(folded: &str, version: u8) -> Vec<u64> {
     let mut scratch = Scratch::default();
     for (index, run) in runs.iter().enumerate() {
         let text = &folded[run.start..run.end];
+        // A whole run of a few characters (`by`, `10`) is in most granules: it ranks below grams.
         if run.bounded_before && run.bounded_after {
-            add(usize::MAX, xxh3_64_with_seed(text.as_bytes(), WHOLE));
+            let rank = if text.len() >= MIN_SPARSE_CHARS { usize::MAX } else { text.len() };
+            add(rank, xxh3_64_with_seed(text.as_bytes(), WHOLE));
         }
         sparse_grams(text, &mut scratch, |start, end| {
             add(end - start, xxh3_64_with_seed(&text.as_bytes()[start..end], SPARSE))
