@@ -26,6 +26,43 @@ fn logs() -> Vec<Log> {
     logs
 }
 
+/// A golden block of `tests/golden` as stored, with the logs it holds.
+struct Golden {
+    stem: String,
+    head: Vec<u8>,
+    index: Vec<u8>,
+    body: Vec<u8>,
+    logs: Vec<Log>,
+}
+
+impl Golden {
+    fn block(&self) -> Block<'_> {
+        Block::open(&self.head, &self.index, &self.body).expect("the golden block opens")
+    }
+}
+
+/// Every golden block, one a format version.
+fn golden_blocks() -> Vec<Golden> {
+    let mut blocks = Vec::new();
+    for entry in std::fs::read_dir(folder()).expect("tests/golden") {
+        let path = entry.expect("an entry").path();
+        let Some(stem) = path.file_name().and_then(|name| name.to_str()).and_then(|name| name.strip_suffix(".head"))
+        else {
+            continue;
+        };
+        let read = |part: &str| std::fs::read(folder().join(format!("{stem}.{part}"))).expect("the block's parts");
+        let logs = serde_json::from_slice(&read("logs.json")).expect("the logs");
+        blocks.push(Golden {
+            stem: stem.to_owned(),
+            head: read("head"),
+            index: read("index"),
+            body: read("body"),
+            logs,
+        });
+    }
+    blocks
+}
+
 #[test]
 fn this_build_writes_its_versions_golden_bytes() {
     let logs = logs();
@@ -51,17 +88,10 @@ fn this_build_writes_its_versions_golden_bytes() {
 #[test]
 fn every_golden_version_reads_back_as_its_logs() {
     let mut versions = 0;
-    for entry in std::fs::read_dir(folder()).expect("tests/golden") {
-        let path = entry.expect("an entry").path();
-        let Some(stem) = path.file_name().and_then(|name| name.to_str()).and_then(|name| name.strip_suffix(".head"))
-        else {
-            continue;
-        };
-        let read = |part: &str| std::fs::read(folder().join(format!("{stem}.{part}"))).expect("the block's parts");
-        let (head, index, body) = (read("head"), read("index"), read("body"));
-        let expected: Vec<Log> = serde_json::from_slice(&read("logs.json")).expect("the logs");
-        let block = Block::open(&head, &index, &body).expect("the golden block opens");
-        assert_eq!(block.all_logs().expect("its logs"), expected, "{stem}");
+    for golden in golden_blocks() {
+        let (stem, expected) = (&golden.stem, &golden.logs);
+        let block = golden.block();
+        assert_eq!(&block.all_logs().expect("its logs"), expected, "{stem}");
         for log in expected.iter().step_by(97) {
             assert_eq!(block.get(log.id).expect("a read").as_ref(), Some(log), "{stem}");
         }
@@ -74,18 +104,11 @@ fn every_golden_version_reads_back_as_its_logs() {
 /// that version did not have (number pairs, version 2) still finds its logs there.
 #[test]
 fn every_golden_version_is_searched_by_the_keys_it_holds() {
-    for entry in std::fs::read_dir(folder()).expect("tests/golden") {
-        let path = entry.expect("an entry").path();
-        let Some(stem) = path.file_name().and_then(|name| name.to_str()).and_then(|name| name.strip_suffix(".head"))
-        else {
-            continue;
-        };
-        let read = |part: &str| std::fs::read(folder().join(format!("{stem}.{part}"))).expect("the block's parts");
-        let (head, index, body) = (read("head"), read("index"), read("body"));
-        let logs: Vec<Log> = serde_json::from_slice(&read("logs.json")).expect("the logs");
-        let block = Block::open(&head, &index, &body).expect("the golden block opens");
+    for golden in golden_blocks() {
+        let (stem, logs) = (&golden.stem, &golden.logs);
+        let block = golden.block();
         let mut searched = 0;
-        for log in &logs {
+        for log in logs {
             // The dotted numbers of an address, cut short at both ends.
             let Some(at) = log.entry.message.find("from 10.") else { continue };
             let address = &log.entry.message[at + 6..];

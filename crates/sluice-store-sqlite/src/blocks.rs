@@ -12,7 +12,7 @@ use sluice_store::StoreError;
 use sluice_store::blockstore::{BlockRef, BlockRows, BlockSource, Mergeable, SMALL_BLOCK_ROWS, merge_plan};
 
 use crate::deadline;
-use crate::error::from_diesel;
+use crate::error::{Failed, from_diesel, write_transaction};
 use crate::schema::{block_bands, block_granules, blocks};
 
 /// Rows per multi-row `INSERT` of bands or granules: 4 bound values each, far under SQLite's
@@ -320,23 +320,37 @@ fn merge_one(
     }
     let encoded = BlockRows::encode(&logs)?;
     let _lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
-    connection
-        .immediate_transaction(|connection| {
-            let present: i64 = blocks::table
-                .filter(blocks::workspace_id.eq(workspace))
-                .filter(blocks::id.eq_any(&plan))
-                .count()
-                .get_result(connection)?;
-            if present != plan.len() as i64 {
-                return Ok(Some(0));
-            }
-            for block in &encoded {
-                write_block(connection, workspace, block, now_ms)?;
-            }
-            delete_blocks(connection, workspace, &plan)?;
-            Ok::<_, DieselError>(Some(plan.len()))
-        })
-        .map_err(from_diesel)
+    let swapped = swap_blocks(connection, workspace, &plan, &encoded, now_ms, |_| Ok(()))?;
+    Ok(Some(if swapped { plan.len() } else { 0 }))
+}
+
+/// Puts `new` in the place of the blocks `old` of `workspace`, and runs `also` (their counters),
+/// in one write transaction, under the caller's write lock; does nothing and answers false when
+/// any of `old` went meanwhile (a merge or retention, of this process or another, came first).
+pub(crate) fn swap_blocks(
+    connection: &mut SqliteConnection,
+    workspace: &[u8],
+    old: &[i64],
+    new: &[BlockRows],
+    now_ms: i64,
+    also: impl FnOnce(&mut SqliteConnection) -> Result<(), Failed>,
+) -> Result<bool, StoreError> {
+    write_transaction(connection, |connection| {
+        let present: i64 = blocks::table
+            .filter(blocks::workspace_id.eq(workspace))
+            .filter(blocks::id.eq_any(old))
+            .count()
+            .get_result(connection)?;
+        if present != old.len() as i64 {
+            return Ok(false);
+        }
+        for block in new {
+            write_block(connection, workspace, block, now_ms)?;
+        }
+        delete_blocks(connection, workspace, old)?;
+        also(connection)?;
+        Ok(true)
+    })
 }
 
 #[cfg(test)]

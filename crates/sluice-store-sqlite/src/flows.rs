@@ -9,6 +9,7 @@ use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Binary, Integer, Nullable, Text};
 use sluice_model::{Log, WorkspaceId};
+use sluice_store::blockstore::HeadCache;
 use sluice_store::flows::{
     FLOW_COLUMNS, FlowColumns, FlowDeltas, FlowFilter, FlowPage, FlowSummary, FlowTimeline, NewFlow,
     missing_and_duplicate_steps, summaries, timeline_logs,
@@ -17,16 +18,17 @@ use sluice_store::{LogFlows, Page, StoreError};
 
 use crate::blocks::SqliteBlocks;
 use crate::connection::SqliteStore;
-use crate::error::from_diesel;
+use crate::error::{Failed, from_diesel};
 
 /// Adds each flow's deltas to its counters: gained logs create or grow the flow; lost ones
 /// (retention) shrink it, and then its first and last times are read again from the logs left,
 /// and a flow left without logs goes, unless it was made by `POST /v1/flows`.
 pub(crate) fn apply_flow_deltas(
     connection: &mut SqliteConnection,
+    heads: &HeadCache,
     workspace: &[u8],
     deltas: &FlowDeltas,
-) -> Result<(), DieselError> {
+) -> Result<(), Failed> {
     for (flow_id, delta) in &deltas.flows {
         let removing = delta.logs() < 0;
         let [debug, info, warn, error] = delta.levels;
@@ -98,7 +100,7 @@ pub(crate) fn apply_flow_deltas(
             .execute(connection)?;
         }
         if removing {
-            settle(connection, workspace, flow_id)?;
+            settle(connection, heads, workspace, flow_id)?;
         }
     }
     Ok(())
@@ -106,7 +108,7 @@ pub(crate) fn apply_flow_deltas(
 
 /// After a flow lost logs: its times from the logs left (read from its blocks), or, with none
 /// left, the flow goes (or, made by `POST /v1/flows`, is as it was made).
-fn settle(connection: &mut SqliteConnection, workspace: &[u8], flow_id: &str) -> Result<(), DieselError> {
+fn settle(connection: &mut SqliteConnection, heads: &HeadCache, workspace: &[u8], flow_id: &str) -> Result<(), Failed> {
     for statement in [
         "DELETE FROM flows WHERE workspace_id = ?1 AND flow_id = ?2 \
          AND debug + info + warn + error <= 0 AND created_at IS NULL",
@@ -116,8 +118,7 @@ fn settle(connection: &mut SqliteConnection, workspace: &[u8], flow_id: &str) ->
     ] {
         diesel::sql_query(statement).bind::<Binary, _>(workspace).bind::<Text, _>(flow_id).execute(connection)?;
     }
-    let logs =
-        flow_logs(connection, workspace, flow_id).map_err(|error| DieselError::QueryBuilderError(error.into()))?;
+    let logs = flow_logs(connection, heads, workspace, flow_id)?;
     let first = logs.iter().map(|log| log.entry.timestamp).min();
     let last = logs.iter().map(|log| log.entry.timestamp).max();
     diesel::sql_query(
@@ -136,14 +137,18 @@ fn settle(connection: &mut SqliteConnection, workspace: &[u8], flow_id: &str) ->
 const FLOW_MAX_READ: usize = 100_000;
 
 /// The logs of a flow (at most [`FLOW_MAX_READ`]), found through its blocks' index.
-fn flow_logs(connection: &mut SqliteConnection, workspace: &[u8], flow_id: &str) -> Result<Vec<Log>, StoreError> {
+fn flow_logs(
+    connection: &mut SqliteConnection,
+    heads: &HeadCache,
+    workspace: &[u8],
+    flow_id: &str,
+) -> Result<Vec<Log>, StoreError> {
     let workspace =
         WorkspaceId::from_slice(workspace).ok_or_else(|| StoreError::Backend("not a workspace id".into()))?;
     let filter = sluice_store::LogFilter { flow_id: Some(flow_id.to_owned()), ..Default::default() };
     let matcher = sluice_blocks::Matcher::new(&filter, None);
-    let cache = sluice_store::blockstore::head_cache();
     let mut source = SqliteBlocks::new(connection, &workspace);
-    sluice_store::blockstore::Reader::new(&mut source, &cache, workspace).matching(&matcher, None, None, FLOW_MAX_READ)
+    sluice_store::blockstore::Reader::new(&mut source, heads, workspace).matching(&matcher, None, None, FLOW_MAX_READ)
 }
 
 /// One row of `flows`.
@@ -272,10 +277,10 @@ impl LogFlows for SqliteStore {
     }
 
     async fn flow_timeline(&self, workspace: WorkspaceId, flow_id: &str) -> Result<Option<FlowTimeline>, StoreError> {
-        let flow_id = flow_id.to_owned();
+        let (flow_id, heads) = (flow_id.to_owned(), self.heads.clone());
         self.with_connection(move |connection| {
             connection
-                .transaction(|connection| {
+                .transaction::<_, Failed, _>(|connection| {
                     let bytes = workspace.as_bytes().as_slice();
                     let Some(row) = diesel::sql_query(format!(
                         "SELECT {FLOW_COLUMNS} FROM flows WHERE workspace_id = ?1 AND flow_id = ?2"
@@ -297,11 +302,10 @@ impl LogFlows for SqliteStore {
                     .load(connection)?;
                     let steps: Vec<(i32, i64)> = steps.into_iter().map(|step| (step.step_index, step.logs)).collect();
                     let (missing_steps, duplicate_steps) = missing_and_duplicate_steps(&steps);
-                    let logs = flow_logs(connection, bytes, &flow_id)
-                        .map_err(|error| DieselError::QueryBuilderError(error.into()))?;
-                    Ok::<_, DieselError>(summary.map(|summary| (summary, missing_steps, duplicate_steps, logs)))
+                    let logs = flow_logs(connection, &heads, bytes, &flow_id)?;
+                    Ok(summary.map(|summary| (summary, missing_steps, duplicate_steps, logs)))
                 })
-                .map_err(from_diesel)?
+                .map_err(|Failed(error)| error)?
                 .map(|(summary, missing_steps, duplicate_steps, logs)| {
                     let (logs, truncated) = timeline_logs(logs);
                     Ok(FlowTimeline { summary, missing_steps, duplicate_steps, logs, truncated })

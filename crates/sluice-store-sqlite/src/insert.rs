@@ -8,7 +8,6 @@ use std::sync::PoisonError;
 use async_trait::async_trait;
 
 use diesel::prelude::*;
-use diesel::result::Error as DieselError;
 use sluice_model::{Log, WorkspaceId};
 use sluice_store::blockstore::BlockRows;
 use sluice_store::flows::FlowDeltas;
@@ -17,7 +16,7 @@ use sluice_store::{LogWrites, StoreError, WriteBatch};
 
 use crate::blocks::{merge_due, write_block};
 use crate::connection::SqliteStore;
-use crate::error::from_diesel;
+use crate::error::{from_diesel, write_transaction};
 use crate::flows::apply_flow_deltas;
 use crate::quota::count_usage;
 use crate::rollups::apply_rollup_deltas;
@@ -27,7 +26,8 @@ impl SqliteStore {
     /// [`LogStore::insert_group`](sluice_store::LogStore::insert_group) of a group the call owns
     /// (its work runs on a blocking thread).
     pub(crate) async fn insert_owned(&self, group: Vec<WriteBatch>) -> Result<Vec<Result<(), StoreError>>, StoreError> {
-        let (write_lock, clock, merge_now) = (self.write_lock.clone(), self.clock.clone(), self.merge_every.is_none());
+        let (write_lock, clock, heads) = (self.write_lock.clone(), self.clock.clone(), self.heads.clone());
+        let merge_now = self.merge_every.is_none();
         let written = self
             .with_connection(move |connection| {
                 // What each batch counts, and each workspace's block, worked out before the
@@ -53,54 +53,38 @@ impl SqliteStore {
                 let waited = std::time::Instant::now();
                 let lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
                 let (waited, writing) = (waited.elapsed(), std::time::Instant::now());
-                // The error that ended the transaction: on a full disk SQLite rolls it back
-                // itself, and diesel's own rollback then fails and would hide the cause.
-                let mut cause: Option<StoreError> = None;
-                let answers = connection
-                    .immediate_transaction(|connection| {
-                        let written = || -> Result<_, Refused> {
-                            let mut answers: Vec<Result<(), StoreError>> = vec![Ok(()); group.len()];
-                            let mut prepared: Vec<Option<BatchCounts>> = prepared.into_iter().map(Some).collect();
-                            for (workspace, indexes) in &by_workspace {
-                                // Counter changes of the workspace's batches, applied once for all.
-                                let (mut deltas, mut flows) = (RollupDeltas::default(), FlowDeltas::default());
-                                let mut accepted = Vec::with_capacity(indexes.len());
-                                for index in indexes {
-                                    let Some(prepared) = prepared[*index].take() else { continue };
-                                    // The quota first: a refused batch writes nothing.
-                                    if !count_usage(connection, workspace, &prepared.months)? {
-                                        answers[*index] = Err(StoreError::QuotaExceeded);
-                                        continue;
-                                    }
-                                    accepted.push(*index);
-                                    flows.absorb(&prepared.flows);
-                                    deltas.absorb(&prepared.deltas);
-                                }
-                                let blocks = if accepted.len() == indexes.len() {
-                                    encoded.remove(workspace).unwrap_or_default()
-                                } else {
-                                    let logs = logs_of(&accepted);
-                                    if logs.is_empty() {
-                                        Vec::new()
-                                    } else {
-                                        BlockRows::encode_refs(logs).map_err(Refused)?
-                                    }
-                                };
-                                for block in &blocks {
-                                    write_block(connection, workspace.as_bytes(), block, now)?;
-                                }
-                                apply_rollup_deltas(connection, workspace, &deltas)?;
-                                apply_flow_deltas(connection, workspace.as_bytes(), &flows)?;
+                let answers = write_transaction(connection, |connection| {
+                    let mut answers: Vec<Result<(), StoreError>> = vec![Ok(()); group.len()];
+                    let mut prepared: Vec<Option<BatchCounts>> = prepared.into_iter().map(Some).collect();
+                    for (workspace, indexes) in &by_workspace {
+                        // Counter changes of the workspace's batches, applied once for all.
+                        let (mut deltas, mut flows) = (RollupDeltas::default(), FlowDeltas::default());
+                        let mut accepted = Vec::with_capacity(indexes.len());
+                        for index in indexes {
+                            let Some(prepared) = prepared[*index].take() else { continue };
+                            // The quota first: a refused batch writes nothing.
+                            if !count_usage(connection, workspace, &prepared.months)? {
+                                answers[*index] = Err(StoreError::QuotaExceeded);
+                                continue;
                             }
-                            Ok(answers)
-                        };
-                        let written = written();
-                        if let Err(Refused(error)) = &written {
-                            cause = Some(error.clone());
+                            accepted.push(*index);
+                            flows.absorb(&prepared.flows);
+                            deltas.absorb(&prepared.deltas);
                         }
-                        written
-                    })
-                    .map_err(|refused| cause.take().unwrap_or(refused.0))?;
+                        let blocks = if accepted.len() == indexes.len() {
+                            encoded.remove(workspace).unwrap_or_default()
+                        } else {
+                            let logs = logs_of(&accepted);
+                            if logs.is_empty() { Vec::new() } else { BlockRows::encode_refs(logs)? }
+                        };
+                        for block in &blocks {
+                            write_block(connection, workspace.as_bytes(), block, now)?;
+                        }
+                        apply_rollup_deltas(connection, workspace, &deltas)?;
+                        apply_flow_deltas(connection, &heads, workspace.as_bytes(), &flows)?;
+                    }
+                    Ok(answers)
+                })?;
                 drop(lock);
                 let writing = writing.elapsed();
                 if waited + writing > std::time::Duration::from_millis(100) {
@@ -115,16 +99,6 @@ impl SqliteStore {
             .await;
         self.full.note(&written);
         written
-    }
-}
-
-/// Why a write transaction ended: diesel's error, or logs that could not be encoded.
-#[derive(Debug)]
-struct Refused(StoreError);
-
-impl From<DieselError> for Refused {
-    fn from(error: DieselError) -> Self {
-        Refused(from_diesel(error))
     }
 }
 

@@ -7,14 +7,13 @@ use std::sync::PoisonError;
 use async_trait::async_trait;
 
 use diesel::prelude::*;
-use diesel::result::Error as DieselError;
 use sluice_model::{Log, WorkspaceId};
 use sluice_store::blockstore::BlockRows;
 use sluice_store::flows::FlowDeltas;
 use sluice_store::rollups::RollupDeltas;
 use sluice_store::{LogRetention, StoreError};
 
-use crate::blocks::{block_logs, delete_blocks, write_block};
+use crate::blocks::{block_logs, swap_blocks};
 use crate::connection::SqliteStore;
 use crate::error::from_diesel;
 use crate::flows::apply_flow_deltas;
@@ -30,7 +29,7 @@ impl LogRetention for SqliteStore {
     async fn delete_logs_before(&self, workspace: WorkspaceId, cutoff_ms: i64) -> Result<u64, StoreError> {
         let mut deleted = 0;
         loop {
-            let (write_lock, clock) = (self.write_lock.clone(), self.clock.clone());
+            let (write_lock, clock, heads) = (self.write_lock.clone(), self.clock.clone(), self.heads.clone());
             let round = self
                 .with_connection(move |connection| {
                     let bytes = workspace.as_bytes().as_slice();
@@ -60,25 +59,12 @@ impl LogRetention for SqliteStore {
                     let flows = FlowDeltas::removed(&expired, str::to_owned);
                     let now = clock();
                     let _lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
-                    connection
-                        .immediate_transaction(|connection| {
-                            let present: i64 = blocks::table
-                                .filter(blocks::workspace_id.eq(bytes))
-                                .filter(blocks::id.eq_any(&due))
-                                .count()
-                                .get_result(connection)?;
-                            if present != due.len() as i64 {
-                                return Ok(Some(0));
-                            }
-                            for block in &rewritten {
-                                write_block(connection, bytes, block, now)?;
-                            }
-                            delete_blocks(connection, bytes, &due)?;
-                            apply_rollup_deltas(connection, &workspace, &deltas)?;
-                            apply_flow_deltas(connection, bytes, &flows)?;
-                            Ok::<_, DieselError>(Some(expired.len() as u64))
-                        })
-                        .map_err(from_diesel)
+                    let swapped = swap_blocks(connection, bytes, &due, &rewritten, now, |connection| {
+                        apply_rollup_deltas(connection, &workspace, &deltas)?;
+                        apply_flow_deltas(connection, &heads, bytes, &flows)?;
+                        Ok(())
+                    })?;
+                    Ok(Some(if swapped { expired.len() as u64 } else { 0 }))
                 })
                 .await?;
             match round {

@@ -18,7 +18,7 @@ use sluice_store::{Clock, StoreError};
 use tokio::sync::watch;
 
 use crate::blocks::write_block;
-use crate::error::{backend, from_diesel};
+use crate::error::{backend, from_diesel, write_transaction};
 use crate::rows::LogRow;
 use crate::schema::logs;
 
@@ -97,21 +97,19 @@ pub(crate) fn convert_some(
     let logs: Vec<Log> = rows.into_iter().map(|(_, row)| Log::try_from(row)).collect::<Result<_, _>>()?;
     let encoded = BlockRows::encode(&logs)?;
     let _lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
-    connection
-        .immediate_transaction(|connection| {
-            // Another process sharing the file (the admin CLI) may have moved some of these
-            // rows meanwhile: then this move is undone and the next one reads again.
-            let mut deleted = 0;
-            for part in seqs.chunks(SEQS_PER_DELETE) {
-                deleted += diesel::delete(logs::table.filter(logs::seq.eq_any(part))).execute(connection)?;
-            }
-            if deleted != seqs.len() {
-                return Err(DieselError::RollbackTransaction);
-            }
-            for block in &encoded {
-                write_block(connection, &workspace, block, now_ms)?;
-            }
-            Ok::<_, DieselError>(seqs.len() as u64)
-        })
-        .map_err(from_diesel)
+    write_transaction(connection, |connection| {
+        // Another process sharing the file (the admin CLI) may have moved some of these rows
+        // meanwhile: then this move is undone and the next one reads again.
+        let mut deleted = 0;
+        for part in seqs.chunks(SEQS_PER_DELETE) {
+            deleted += diesel::delete(logs::table.filter(logs::seq.eq_any(part))).execute(connection)?;
+        }
+        if deleted != seqs.len() {
+            return Err(DieselError::RollbackTransaction.into());
+        }
+        for block in &encoded {
+            write_block(connection, &workspace, block, now_ms)?;
+        }
+        Ok(seqs.len() as u64)
+    })
 }

@@ -211,20 +211,23 @@ impl<'a, S: BlockSource> Reader<'a, S> {
         matcher: &Matcher<'_>,
         blocks: &[(i64, Arc<Head>)],
     ) -> Result<Vec<(i64, usize)>, StoreError> {
+        // Each block's positions, worked out once: for the bands to fetch, then the slices.
+        let positions: Vec<Vec<u64>> = blocks
+            .iter()
+            .map(|(_, head)| if matcher.uses_index(head.version) { matcher.positions(head) } else { Vec::new() })
+            .collect();
         let mut wanted: Vec<(i64, u32)> = Vec::new();
-        if blocks.iter().any(|(_, head)| matcher.uses_index(head.version)) {
-            for (block, head) in blocks {
-                let count = head.granules.len();
-                for position in matcher.positions(head) {
-                    let range = sluice_blocks::bloom::slice_range(position, count);
-                    for band in range.start / BAND_BYTES..=(range.end.max(1) - 1) / BAND_BYTES {
-                        wanted.push((*block, band as u32));
-                    }
+        for ((block, head), positions) in blocks.iter().zip(&positions) {
+            let count = head.granules.len();
+            for position in positions {
+                let range = sluice_blocks::bloom::slice_range(*position, count);
+                for band in range.start / BAND_BYTES..=(range.end.max(1) - 1) / BAND_BYTES {
+                    wanted.push((*block, band as u32));
                 }
             }
-            wanted.sort_unstable();
-            wanted.dedup();
         }
+        wanted.sort_unstable();
+        wanted.dedup();
         let mut bands: HashMap<i64, Vec<(u32, Vec<u8>)>> = HashMap::new();
         if !wanted.is_empty() {
             for (block, band, bytes) in self.source.bands(&wanted)? {
@@ -232,24 +235,22 @@ impl<'a, S: BlockSource> Reader<'a, S> {
             }
         }
         let mut candidates = Vec::new();
-        for (block, head) in blocks {
+        for ((block, head), positions) in blocks.iter().zip(positions) {
             // Each position's slice of the index, from the one or two bands that hold it.
             let count = head.granules.len();
             let mut slices: HashMap<u64, Vec<u8>> = HashMap::new();
-            if matcher.uses_index(head.version) {
-                let fetched: HashMap<u32, Vec<u8>> = bands.remove(block).unwrap_or_default().into_iter().collect();
-                for position in matcher.positions(head) {
-                    let range = sluice_blocks::bloom::slice_range(position, count);
-                    let mut slice = Vec::with_capacity(range.len());
-                    for at in range {
-                        let byte = fetched
-                            .get(&((at / BAND_BYTES) as u32))
-                            .and_then(|band| band.get(at % BAND_BYTES))
-                            .ok_or_else(|| corrupt(DecodeError::Truncated))?;
-                        slice.push(*byte);
-                    }
-                    slices.insert(position, slice);
+            let fetched: HashMap<u32, Vec<u8>> = bands.remove(block).unwrap_or_default().into_iter().collect();
+            for position in positions {
+                let range = sluice_blocks::bloom::slice_range(position, count);
+                let mut slice = Vec::with_capacity(range.len());
+                for at in range {
+                    let byte = fetched
+                        .get(&((at / BAND_BYTES) as u32))
+                        .and_then(|band| band.get(at % BAND_BYTES))
+                        .ok_or_else(|| corrupt(DecodeError::Truncated))?;
+                    slice.push(*byte);
                 }
+                slices.insert(position, slice);
             }
             let slices = &slices;
             let granules = matcher
