@@ -87,7 +87,7 @@ fn pairs(wanted: &[(i64, u32)]) -> String {
 }
 
 impl BlockSource for SqliteBlocks<'_> {
-    fn blocks(
+    async fn blocks(
         &mut self,
         from: Option<i64>,
         to: Option<i64>,
@@ -108,7 +108,7 @@ impl BlockSource for SqliteBlocks<'_> {
         refs(rows)
     }
 
-    fn blocks_holding(&mut self, id: LogId) -> Result<Vec<i64>, StoreError> {
+    async fn blocks_holding(&mut self, id: LogId) -> Result<Vec<i64>, StoreError> {
         deadline::check()?;
         blocks::table
             .filter(blocks::workspace_id.eq(&self.workspace))
@@ -119,7 +119,7 @@ impl BlockSource for SqliteBlocks<'_> {
             .map_err(from_diesel)
     }
 
-    fn blocks_after(&mut self, after: LogId) -> Result<Vec<BlockRef>, StoreError> {
+    async fn blocks_after(&mut self, after: LogId) -> Result<Vec<BlockRef>, StoreError> {
         deadline::check()?;
         let rows: Vec<RefRow> = diesel::sql_query(AFTER_SQL)
             .bind::<Binary, _>(&self.workspace)
@@ -129,7 +129,7 @@ impl BlockSource for SqliteBlocks<'_> {
         refs(rows)
     }
 
-    fn heads(&mut self, ids: &[i64]) -> Result<Vec<(i64, Vec<u8>)>, StoreError> {
+    async fn heads(&mut self, ids: &[i64]) -> Result<Vec<(i64, Vec<u8>)>, StoreError> {
         deadline::check()?;
         blocks::table
             .filter(blocks::workspace_id.eq(&self.workspace))
@@ -139,7 +139,7 @@ impl BlockSource for SqliteBlocks<'_> {
             .map_err(from_diesel)
     }
 
-    fn bands(&mut self, wanted: &[(i64, u32)]) -> Result<Vec<(i64, u32, Vec<u8>)>, StoreError> {
+    async fn bands(&mut self, wanted: &[(i64, u32)]) -> Result<Vec<(i64, u32, Vec<u8>)>, StoreError> {
         deadline::check()?;
         let rows: Vec<PartRow> = diesel::sql_query(BANDS_SQL)
             .bind::<Binary, _>(&self.workspace)
@@ -149,7 +149,7 @@ impl BlockSource for SqliteBlocks<'_> {
         Ok(rows.into_iter().map(|row| (row.block, row.part as u32, row.bytes)).collect())
     }
 
-    fn granules(&mut self, wanted: &[(i64, u32)]) -> Result<Vec<(i64, u32, Vec<u8>)>, StoreError> {
+    async fn granules(&mut self, wanted: &[(i64, u32)]) -> Result<Vec<(i64, u32, Vec<u8>)>, StoreError> {
         deadline::check()?;
         let rows: Vec<PartRow> = diesel::sql_query(GRANULES_SQL)
             .bind::<Binary, _>(&self.workspace)

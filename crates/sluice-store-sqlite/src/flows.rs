@@ -148,7 +148,8 @@ fn flow_logs(
     let filter = sluice_store::LogFilter { flow_id: Some(flow_id.to_owned()), ..Default::default() };
     let matcher = sluice_blocks::Matcher::new(&filter, None);
     let mut source = SqliteBlocks::new(connection, &workspace);
-    sluice_store::blockstore::Reader::new(&mut source, heads, workspace).matching(&matcher, None, None, FLOW_MAX_READ)
+    let mut reader = sluice_store::blockstore::Reader::new(&mut source, heads, workspace);
+    sluice_store::blockstore::now(reader.matching(&matcher, None, None, FLOW_MAX_READ))
 }
 
 /// One row of `flows`.

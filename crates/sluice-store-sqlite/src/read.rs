@@ -6,7 +6,7 @@
 use async_trait::async_trait;
 use diesel::prelude::*;
 use sluice_model::{Log, LogId, WorkspaceId};
-use sluice_store::blockstore::{HeadCache, Reader};
+use sluice_store::blockstore::{HeadCache, Reader, now};
 use sluice_store::{LogFilter, LogPage, LogReads, LogSearch, Page, Search, StoreError};
 
 use crate::blocks::SqliteBlocks;
@@ -42,7 +42,9 @@ impl SqliteStore {
         let heads = self.heads.clone();
         self.with_connection(move |connection| {
             let matcher = sluice_blocks::Matcher::new(&filter, search.as_ref());
-            read_blocks(connection, &heads, &workspace, |reader| reader.page(&matcher, filter.from, filter.to, page))
+            read_blocks(connection, &heads, &workspace, |reader| {
+                now(reader.page(&matcher, filter.from, filter.to, page))
+            })
         })
         .await
     }
@@ -56,14 +58,16 @@ impl LogReads for SqliteStore {
 
     async fn get_log(&self, workspace: WorkspaceId, id: LogId) -> Result<Option<Log>, StoreError> {
         let heads = self.heads.clone();
-        self.with_connection(move |connection| read_blocks(connection, &heads, &workspace, |reader| reader.get(id)))
-            .await
+        self.with_connection(move |connection| {
+            read_blocks(connection, &heads, &workspace, |reader| now(reader.get(id)))
+        })
+        .await
     }
 
     async fn logs_after(&self, workspace: WorkspaceId, after: LogId, limit: u32) -> Result<Vec<Log>, StoreError> {
         let heads = self.heads.clone();
         self.with_connection(move |connection| {
-            read_blocks(connection, &heads, &workspace, |reader| reader.after(after, limit))
+            read_blocks(connection, &heads, &workspace, |reader| now(reader.after(after, limit)))
         })
         .await
     }

@@ -7,7 +7,8 @@
 //! blocks its time range meets, newest first ([`BlockSource::blocks`]), then only the index
 //! bands that hold its needle's positions, then only the granules those allow, and stops once
 //! no older block can change its page. A store implements [`BlockSource`] with its SQL, inside
-//! one read transaction, and calls [`Reader`]'s [`page`](Reader::page), [`get`](Reader::get),
+//! one read transaction (async, so a store of an async driver awaits its queries; a blocking
+//! one answers at once and reads through [`now`]), and calls [`Reader`]'s [`page`](Reader::page), [`get`](Reader::get),
 //! [`after`](Reader::after) and [`matching`](Reader::matching).
 //!
 //! Writes make small blocks (one a workspace for each committed group); [`merge_plan`] says
@@ -119,7 +120,7 @@ pub struct BlockRef {
 }
 
 /// The SQL of one store, reading one workspace's blocks inside one read transaction.
-pub trait BlockSource {
+pub trait BlockSource: Send {
     /// The blocks whose time range meets `from..=to`, ordered by latest timestamp then number,
     /// descending, strictly after `before` in that order when given; at most `limit`.
     fn blocks(
@@ -128,22 +129,38 @@ pub trait BlockSource {
         to: Option<i64>,
         before: Option<(i64, i64)>,
         limit: usize,
-    ) -> Result<Vec<BlockRef>, StoreError>;
+    ) -> impl Future<Output = Result<Vec<BlockRef>, StoreError>> + Send;
 
     /// The numbers of the blocks whose id range holds `id`.
-    fn blocks_holding(&mut self, id: LogId) -> Result<Vec<i64>, StoreError>;
+    fn blocks_holding(&mut self, id: LogId) -> impl Future<Output = Result<Vec<i64>, StoreError>> + Send;
 
     /// The blocks holding an id greater than `after`.
-    fn blocks_after(&mut self, after: LogId) -> Result<Vec<BlockRef>, StoreError>;
+    fn blocks_after(&mut self, after: LogId) -> impl Future<Output = Result<Vec<BlockRef>, StoreError>> + Send;
 
     /// The heads of these blocks (any order; a block gone meanwhile is left out).
-    fn heads(&mut self, blocks: &[i64]) -> Result<Vec<(i64, Vec<u8>)>, StoreError>;
+    fn heads(&mut self, blocks: &[i64]) -> impl Future<Output = Result<Vec<(i64, Vec<u8>)>, StoreError>> + Send;
 
     /// These index bands, each `(block, band)`.
-    fn bands(&mut self, wanted: &[(i64, u32)]) -> Result<Vec<(i64, u32, Vec<u8>)>, StoreError>;
+    fn bands(
+        &mut self,
+        wanted: &[(i64, u32)],
+    ) -> impl Future<Output = Result<Vec<(i64, u32, Vec<u8>)>, StoreError>> + Send;
 
     /// These granules, each `(block, granule)`.
-    fn granules(&mut self, wanted: &[(i64, u32)]) -> Result<Vec<(i64, u32, Vec<u8>)>, StoreError>;
+    fn granules(
+        &mut self,
+        wanted: &[(i64, u32)],
+    ) -> impl Future<Output = Result<Vec<(i64, u32, Vec<u8>)>, StoreError>> + Send;
+}
+
+/// The outcome of a read whose source answers at once (one that blocks its thread, as SQLite's
+/// does): its future is polled once, and one that would wait is a bug, told as an error.
+pub fn now<T>(read: impl Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
+    let mut read = std::pin::pin!(read);
+    match read.as_mut().poll(&mut std::task::Context::from_waker(std::task::Waker::noop())) {
+        std::task::Poll::Ready(outcome) => outcome,
+        std::task::Poll::Pending => Err(StoreError::Backend("a blocking read of blocks would have waited".into())),
+    }
 }
 
 /// Decoded heads kept between reads, by workspace and block (a block never changes, and its
@@ -184,7 +201,7 @@ impl<'a, S: BlockSource> Reader<'a, S> {
     }
 
     /// The heads of `blocks`, from the cache or the store; a block gone meanwhile is left out.
-    fn heads(&mut self, blocks: &[i64]) -> Result<HashMap<i64, Arc<Head>>, StoreError> {
+    async fn heads(&mut self, blocks: &[i64]) -> Result<HashMap<i64, Arc<Head>>, StoreError> {
         let mut heads = HashMap::with_capacity(blocks.len());
         let mut missing = Vec::new();
         for block in blocks {
@@ -196,7 +213,7 @@ impl<'a, S: BlockSource> Reader<'a, S> {
             }
         }
         if !missing.is_empty() {
-            for (block, bytes) in self.source.heads(&missing)? {
+            for (block, bytes) in self.source.heads(&missing).await? {
                 let head = Arc::new(Head::decode(&bytes).map_err(corrupt)?);
                 self.cache.insert((self.workspace, block), head.clone());
                 heads.insert(block, head);
@@ -206,7 +223,7 @@ impl<'a, S: BlockSource> Reader<'a, S> {
     }
 
     /// The granules of each block that may hold a match, by its index where the matcher uses one.
-    fn candidates(
+    async fn candidates(
         &mut self,
         matcher: &Matcher<'_>,
         blocks: &[(i64, Arc<Head>)],
@@ -230,7 +247,7 @@ impl<'a, S: BlockSource> Reader<'a, S> {
         wanted.dedup();
         let mut bands: HashMap<i64, Vec<(u32, Vec<u8>)>> = HashMap::new();
         if !wanted.is_empty() {
-            for (block, band, bytes) in self.source.bands(&wanted)? {
+            for (block, band, bytes) in self.source.bands(&wanted).await? {
                 bands.entry(block).or_default().push((band, bytes));
             }
         }
@@ -262,21 +279,22 @@ impl<'a, S: BlockSource> Reader<'a, S> {
     }
 
     /// The bytes of these granules, by block and granule.
-    fn granules(&mut self, wanted: &[(i64, usize)]) -> Result<HashMap<(i64, usize), Vec<u8>>, StoreError> {
+    async fn granules(&mut self, wanted: &[(i64, usize)]) -> Result<HashMap<(i64, usize), Vec<u8>>, StoreError> {
         if wanted.is_empty() {
             return Ok(HashMap::new());
         }
         let keys: Vec<(i64, u32)> = wanted.iter().map(|(block, granule)| (*block, *granule as u32)).collect();
         Ok(self
             .source
-            .granules(&keys)?
+            .granules(&keys)
+            .await?
             .into_iter()
             .map(|(block, granule, bytes)| ((block, granule as usize), bytes))
             .collect())
     }
 
     /// One page of the logs `matcher` keeps, newest first (timestamp, then id, descending).
-    pub fn page(
+    pub async fn page(
         &mut self,
         matcher: &Matcher<'_>,
         from: Option<i64>,
@@ -294,7 +312,7 @@ impl<'a, S: BlockSource> Reader<'a, S> {
         let mut heads: HashMap<i64, Arc<Head>> = HashMap::new();
         let mut before = None;
         loop {
-            let blocks = self.source.blocks(from, to, before, BLOCKS_A_ROUND)?;
+            let blocks = self.source.blocks(from, to, before, BLOCKS_A_ROUND).await?;
             let Some(last) = blocks.last() else { break };
             before = Some((last.max_ts, last.id));
             // Blocks come newest first: once the page is full and a block's latest log is
@@ -304,7 +322,7 @@ impl<'a, S: BlockSource> Reader<'a, S> {
             }
             let live: Vec<i64> =
                 blocks.iter().filter(|block| !collector.can_skip((block.max_ts, block.max_id))).map(|b| b.id).collect();
-            let round = self.heads(&live)?;
+            let round = self.heads(&live).await?;
             let mut matching: Vec<(i64, Arc<Head>)> = round
                 .iter()
                 .filter(|(_, head)| matcher.block_may_match(&head.summary))
@@ -312,7 +330,8 @@ impl<'a, S: BlockSource> Reader<'a, S> {
                 .collect();
             matching.sort_unstable_by_key(|(block, _)| *block);
             let mut candidates: Vec<(i64, usize, (i64, LogId))> = self
-                .candidates(matcher, &matching)?
+                .candidates(matcher, &matching)
+                .await?
                 .into_iter()
                 .filter_map(|(block, granule)| {
                     let info = &round.get(&block)?.granules[granule];
@@ -332,7 +351,7 @@ impl<'a, S: BlockSource> Reader<'a, S> {
                     .collect();
                 at += step;
                 step = (step * 2).min(64);
-                for ((block, number), bytes) in self.granules(&part)? {
+                for ((block, number), bytes) in self.granules(&part).await? {
                     let Some(head) = round.get(&block) else { continue };
                     let granule = Granule::open(head, number, &bytes).map_err(corrupt)?;
                     let mut hits = matcher.rows(&granule, number).map_err(corrupt)?;
@@ -382,19 +401,19 @@ impl<'a, S: BlockSource> Reader<'a, S> {
             .collect();
         missing.sort_unstable();
         missing.dedup();
-        kept.extend(self.granules(&missing)?);
+        kept.extend(self.granules(&missing).await?);
         let logs = logs_at(&places, &heads, &kept)?;
         Ok(LogPage { logs, has_more })
     }
 
     /// The log with this id, if the workspace holds it.
-    pub fn get(&mut self, id: LogId) -> Result<Option<Log>, StoreError> {
-        let blocks = self.source.blocks_holding(id)?;
-        let heads = self.heads(&blocks)?;
+    pub async fn get(&mut self, id: LogId) -> Result<Option<Log>, StoreError> {
+        let blocks = self.source.blocks_holding(id).await?;
+        let heads = self.heads(&blocks).await?;
         for block in blocks {
             let Some(head) = heads.get(&block) else { continue };
             let Some(number) = head.granule_of(id) else { continue };
-            for (_, bytes) in self.granules(&[(block, number)])? {
+            for (_, bytes) in self.granules(&[(block, number)]).await? {
                 let granule = Granule::open(head, number, &bytes).map_err(corrupt)?;
                 if let Ok(row) = granule.ids().map_err(corrupt)?.binary_search(&id) {
                     return Ok(granule.logs(&[row]).map_err(corrupt)?.pop());
@@ -405,10 +424,10 @@ impl<'a, S: BlockSource> Reader<'a, S> {
     }
 
     /// The latest `limit` logs with an id greater than `after`, oldest first.
-    pub fn after(&mut self, after: LogId, limit: u32) -> Result<Vec<Log>, StoreError> {
-        let blocks = self.source.blocks_after(after)?;
+    pub async fn after(&mut self, after: LogId, limit: u32) -> Result<Vec<Log>, StoreError> {
+        let blocks = self.source.blocks_after(after).await?;
         let ids: Vec<i64> = blocks.iter().map(|block| block.id).collect();
-        let heads = self.heads(&ids)?;
+        let heads = self.heads(&ids).await?;
         // Ordered by id alone: the collector's timestamp is the same for every hit.
         let mut collector: PageCollector<Place> = PageCollector::new(limit as usize);
         let mut granules: Vec<(i64, usize, LogId)> = Vec::new();
@@ -427,7 +446,7 @@ impl<'a, S: BlockSource> Reader<'a, S> {
                 .filter(|(_, _, newest)| !collector.can_skip((0, *newest)))
                 .map(|(block, number, _)| (*block, *number))
                 .collect();
-            for ((block, number), bytes) in self.granules(&part)? {
+            for ((block, number), bytes) in self.granules(&part).await? {
                 let Some(head) = heads.get(&block) else { continue };
                 let granule = Granule::open(head, number, &bytes).map_err(corrupt)?;
                 let mut any = false;
@@ -448,7 +467,7 @@ impl<'a, S: BlockSource> Reader<'a, S> {
 
     /// Every log `matcher` keeps in `from..=to`, at most `cap` of them (the newest blocks'
     /// first), in no particular order.
-    pub fn matching(
+    pub async fn matching(
         &mut self,
         matcher: &Matcher<'_>,
         from: Option<i64>,
@@ -458,20 +477,20 @@ impl<'a, S: BlockSource> Reader<'a, S> {
         let mut logs = Vec::new();
         let mut before = None;
         loop {
-            let blocks = self.source.blocks(from, to, before, BLOCKS_A_ROUND)?;
+            let blocks = self.source.blocks(from, to, before, BLOCKS_A_ROUND).await?;
             let Some(last) = blocks.last() else { break };
             before = Some((last.max_ts, last.id));
             let ids: Vec<i64> = blocks.iter().map(|block| block.id).collect();
-            let heads = self.heads(&ids)?;
+            let heads = self.heads(&ids).await?;
             let mut matching: Vec<(i64, Arc<Head>)> = heads
                 .iter()
                 .filter(|(_, head)| matcher.block_may_match(&head.summary))
                 .map(|(block, head)| (*block, head.clone()))
                 .collect();
             matching.sort_unstable_by_key(|(block, _)| std::cmp::Reverse(*block));
-            let candidates = self.candidates(matcher, &matching)?;
+            let candidates = self.candidates(matcher, &matching).await?;
             for part in candidates.chunks(16) {
-                for ((block, number), bytes) in self.granules(part)? {
+                for ((block, number), bytes) in self.granules(part).await? {
                     let Some(head) = heads.get(&block) else { continue };
                     let granule = Granule::open(head, number, &bytes).map_err(corrupt)?;
                     let rows: Vec<usize> =
