@@ -5,7 +5,7 @@
 //!
 //! Invariant: pure (no runtime, database or HTTP dependency; checked by `cargo xtask ci`), and
 //! the query language and stats types only: how a store indexes text is the store's
-//! (`sluice_store::grams`).
+//! (`sluice_blocks`).
 //!
 //! Matching is a case-insensitive substring match (Unicode lower case on both sides) of each
 //! term or phrase in any searched field; `%`, `_` and `\` are ordinary characters.

@@ -2,7 +2,8 @@
 //! TCP keepalives, `statement_timeout`), the migrations applied on connect, and the time
 //! limit every call of the store runs within.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -16,12 +17,13 @@ use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfi
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use sluice_model::WorkspaceId;
+use sluice_store::blockstore::{HeadCache, head_cache};
+use sluice_store::upgrade::{Progress, not_ready};
 use sluice_store::{Clock, GroupOptions, Store, StoreError, system_clock};
+use tokio::sync::watch;
 use uuid::Uuid;
 
-use crate::chunks;
 use crate::error::{backend, from_diesel, from_pool, unavailable};
-use crate::partitions::Partitions;
 use crate::slots::Slots;
 
 /// The schema, applied in order on connect.
@@ -30,97 +32,31 @@ pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/p
 /// Advisory lock held while migrating.
 const MIGRATION_LOCK: i64 = 7_355_908;
 
-/// The time one step of the store's work may take: a request's call
-/// ([`PgStore::with_deadline`]), or one transaction or statement of work that goes on for as
-/// long as there is some (sealing, housekeeping, indexing what connect finds unindexed). A
-/// deadline for the whole of such work would end it wherever it stood once there was more
-/// than one step's worth: a seal due behind another, an `ANALYZE` behind the seals (seen
-/// under PostgreSQL ingest, docs/PERFORMANCE.md, issue 24), and a store with a backlog would
-/// never get past it. Step by step, each gets the full time and what is done stays done.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Deadline(pub(crate) Duration);
-
-impl Deadline {
-    /// `call`, failed as [`StoreError::Timeout`] when it takes longer than this deadline.
-    pub(crate) async fn call<T>(self, call: impl Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
-        tokio::time::timeout(self.0, call).await.unwrap_or_else(|_| {
-            Err(StoreError::Timeout(format!("no answer from PostgreSQL within {} ms", self.0.as_millis())))
-        })
-    }
-
-    /// One step of diesel's work (a transaction, a statement) within this deadline.
-    pub(crate) async fn step<T>(
-        self,
-        step: impl Future<Output = Result<T, diesel::result::Error>>,
-    ) -> Result<T, StoreError> {
-        self.call(async { step.await.map_err(from_diesel) }).await
-    }
-}
-
 /// A pool of connections to one PostgreSQL database whose schema is current.
 #[derive(Clone)]
 pub struct PgStore {
     pub(crate) pool: Pool<AsyncPgConnection>,
-    /// The partitions of `logs` this process knows of (reloaded under the partition lock
-    /// before any change, and whenever an insert finds one missing).
-    pub(crate) partitions: Arc<Mutex<Partitions>>,
-    /// Chunks of a workspace's signatures gathered into one block.
-    pub(crate) block_chunks: usize,
-    /// [`PgOptions::search_listed_chunks`].
-    pub(crate) listed_chunks: usize,
-    /// The signatures of chunks not in a block yet that searches have read.
-    pub(crate) signatures: crate::signatures::KeptSignatures,
-    /// Sealed blocks' headers and bands that searches have read (block ids are chunk ids,
-    /// from a sequence: never reused).
-    pub(crate) blocks: sluice_store::signature::BlockCache,
-    /// Chunks written per workspace by this process since it last looked for a block to seal
-    /// ([`PgStore::seal_due`]).
-    pub(crate) unsealed: Arc<Mutex<std::collections::HashMap<Uuid, usize>>>,
-    /// Whether this process's sealing task runs ([`PgStore::after_insert`]).
-    pub(crate) sealing: Arc<std::sync::atomic::AtomicBool>,
-    /// Held by whatever seals blocks in this process, the sealing task and housekeeping, so
-    /// the two never race for the same oldest signatures: housekeeping that lost that race
-    /// eight times in a row returned with blocks still due while the task went on.
-    pub(crate) seal_lock: Arc<tokio::sync::Mutex<()>>,
-    /// Whether this process's task signing lost chunks again runs
-    /// ([`PgStore::sign_again_in_background`]).
-    pub(crate) signing_again: Arc<std::sync::atomic::AtomicBool>,
+    /// Decoded block heads, shared by the reads (`sluice_store::blockstore`).
+    pub(crate) heads: HeadCache,
+    /// Whether this process's merging task runs (`crate::blocks`).
+    pub(crate) merging: Arc<AtomicBool>,
+    /// [`PgOptions::merge_in_insert`].
+    pub(crate) merge_in_insert: bool,
     pub(crate) call_timeout: Duration,
     pub(crate) group: GroupOptions,
-    pub(crate) chunk_rows: usize,
     pub(crate) slots: Arc<Slots>,
-    /// "Now", for which days get a partition of their own.
+    /// "Now": when a block was written, and so when small ones are due to merge.
     pub(crate) clock: Clock,
     /// How this store connects (for the live tail's listening connection, `crate::feed`).
     pub(crate) config: Arc<tokio_postgres::Config>,
     /// This server among those sharing the database, in its own announcements (`crate::feed`).
     pub(crate) server: String,
-    /// What chunk walks (searches, and lists filtered on a facet) have read since the store
-    /// connected.
-    pub(crate) walk_reads: Arc<WalkReadCounts>,
     /// Whether the last write found no room (`sluice_store::full`).
     pub(crate) full: Arc<sluice_store::full::FullState>,
-}
-
-/// Counts of what chunk walks read ([`PgStore::walk_reads`]).
-#[derive(Default)]
-pub(crate) struct WalkReadCounts {
-    pub(crate) logs_by_id: std::sync::atomic::AtomicU64,
-    pub(crate) chunks_whole: std::sync::atomic::AtomicU64,
-    pub(crate) chunks_sifted: std::sync::atomic::AtomicU64,
-}
-
-/// What chunk walks have read since a store connected ([`PgStore::walk_reads`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WalkReads {
-    /// Logs read by id: those their chunk's key filters let through.
-    pub logs_by_id: u64,
-    /// Chunks read whole: without key filters, for a needle they cannot narrow or a common
-    /// one.
-    pub chunks_whole: u64,
-    /// Chunks read with the ids their key filters let through tested first: those letting
-    /// more logs through than are read by id.
-    pub chunks_sifted: u64,
+    /// The conversion of logs kept as rows, when this start found some (`crate::upgrade`).
+    pub(crate) upgrade: Option<watch::Receiver<Progress>>,
+    /// Dropped with the last clone of the store, which stops the conversion's task.
+    _upgrading: Arc<watch::Sender<()>>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -147,21 +83,11 @@ pub struct PgOptions {
     pub call_timeout: Duration,
     /// How concurrent inserts are grouped into transactions.
     pub group: GroupOptions,
-    /// The most logs one chunk of the search index covers ([`chunks`]): more make ingest
-    /// cheaper (fewer distinct trigrams per log) and a rare needle's search read more logs.
-    pub index_chunk_rows: usize,
-    /// The chunks whose signatures are gathered into one block, bit-sliced
-    /// (`sluice_store::signature`): at most `sluice_store::signature::BLOCK_CHUNKS`, the
-    /// default. A search reads a band per position and block; the chunks not in a block yet
-    /// are tested from signatures kept in memory.
-    pub index_block_chunks: usize,
-    /// The most chunks a search names to the database by id (or lists as it narrows a rare
-    /// needle's blocks newest first): more (a common needle, as estimated from the newest
-    /// blocks, or found so in older ones) are found by walking the workspace's chunks newest
-    /// first, each block narrowed only once the walk reaches it (`crate::allowed`).
-    pub search_listed_chunks: usize,
-    /// "Now", for housekeeping: which days get a partition of their own (the server passes
-    /// the clock its requests use; tests move it).
+    /// Whether each insert merges the small blocks due before it answers (tests: reads then
+    /// meet merged blocks at once), instead of a task of its own doing so after it.
+    pub merge_in_insert: bool,
+    /// "Now", for when blocks were written and are due to merge (the server passes the clock
+    /// its requests use; tests move it).
     pub clock: Clock,
 }
 
@@ -174,9 +100,7 @@ impl std::fmt::Debug for PgOptions {
             .field("recycle_timeout", &self.recycle_timeout)
             .field("call_timeout", &self.call_timeout)
             .field("group", &self.group)
-            .field("index_chunk_rows", &self.index_chunk_rows)
-            .field("index_block_chunks", &self.index_block_chunks)
-            .field("search_listed_chunks", &self.search_listed_chunks)
+            .field("merge_in_insert", &self.merge_in_insert)
             .finish_non_exhaustive()
     }
 }
@@ -189,9 +113,7 @@ impl Default for PgOptions {
             create_timeout: Duration::from_secs(5),
             recycle_timeout: Duration::from_secs(2),
             call_timeout: Duration::from_secs(10),
-            index_chunk_rows: 256,
-            index_block_chunks: sluice_store::signature::BLOCK_CHUNKS,
-            search_listed_chunks: crate::search::LISTED_CHUNKS,
+            merge_in_insert: false,
             // Three writers: one PostgreSQL backend runs one transaction on one core, so
             // concurrent groups use both (measured with `cargo xtask bench ingest`: 1 writer
             // 8.4k, 2 13.8k, 3 16.8k, 4 15.2-16.3k logs/s). They hold the rows every group
@@ -243,8 +165,8 @@ fn connection_config(url: &str, options: &PgOptions) -> Result<tokio_postgres::C
 
 impl PgStore {
     /// Applies the pending migrations to the database at `url`
-    /// (`postgres://user:password@host:port/database`), opens the pool and creates the
-    /// partitions of the days around today.
+    /// (`postgres://user:password@host:port/database`), opens the pool and, when the database
+    /// still holds logs kept as rows, starts converting them into blocks (`crate::upgrade`).
     pub async fn connect(url: &str, options: &PgOptions) -> Result<PgStore, StoreError> {
         let config = Arc::new(connection_config(url, options)?);
         migrate(url).await?;
@@ -274,58 +196,38 @@ impl PgStore {
             .runtime(Runtime::Tokio1)
             .build()
             .map_err(backend)?;
-        let store = PgStore {
+        let (upgrading, stop_upgrade) = watch::channel(());
+        let mut store = PgStore {
             pool,
-            partitions: Arc::new(Mutex::new(Partitions::default())),
-            block_chunks: options.index_block_chunks,
-            listed_chunks: options.search_listed_chunks.max(1),
-            signatures: crate::signatures::KeptSignatures::new(),
-            blocks: sluice_store::signature::BlockCache::new(),
-            unsealed: Arc::default(),
-            sealing: Arc::default(),
-            seal_lock: Arc::default(),
-            signing_again: Arc::default(),
+            heads: head_cache(),
+            merging: Arc::default(),
+            merge_in_insert: options.merge_in_insert,
             call_timeout: options.call_timeout,
             group: options.group,
-            chunk_rows: options.index_chunk_rows,
             slots: Arc::new(Slots::new()),
             clock: options.clock.clone(),
             config,
             server: Uuid::now_v7().simple().to_string(),
-            walk_reads: Arc::default(),
             full: Arc::new(sluice_store::full::FullState::new("the PostgreSQL database")),
+            upgrade: None,
+            _upgrading: Arc::new(upgrading),
         };
-        store.create_partitions_ahead().await?;
-        // Logs stored before the chunk index existed get theirs.
-        let mut connection = store.connection().await?;
-        let indexed = chunks::index_unchunked(&mut connection, store.chunk_rows, store.deadline()).await?;
-        if indexed > 0 {
-            tracing::info!(logs = indexed, "indexed logs the search index did not cover");
-        }
-        // Chunks written before signatures existed, and chunks whose waiting signatures a
-        // crash of PostgreSQL dropped, get theirs, and blocks due are sealed.
-        let signed = crate::lost::sign_again(&mut connection, store.deadline()).await?;
-        if signed > 0 {
-            tracing::info!(chunks = signed, "signed the chunks of the search index that had no signature");
-        }
-        store.seal_due(&mut connection, None).await?;
-        drop(connection);
+        store.upgrade = store.start_upgrade(stop_upgrade).await?;
         Ok(store)
     }
 
     /// `call`, failed as [`StoreError::Timeout`] when it takes longer than the call timeout.
     /// Dropping it mid-transaction leaves its connection marked broken, so the pool discards
-    /// it; the server ends the statement by `statement_timeout`, the same figure.
+    /// it; the server ends the statement by `statement_timeout`, the same figure. Work that
+    /// goes on for as long as there is some (merges, retention, the upgrade) takes it a
+    /// transaction at a time, so each step gets the full time and what is done stays done.
     pub(crate) async fn with_deadline<T>(
         &self,
         call: impl Future<Output = Result<T, StoreError>>,
     ) -> Result<T, StoreError> {
-        self.deadline().call(call).await
-    }
-
-    /// The call timeout, as a [`Deadline`] for each step of work that is not a request's.
-    pub(crate) fn deadline(&self) -> Deadline {
-        Deadline(self.call_timeout)
+        tokio::time::timeout(self.call_timeout, call).await.unwrap_or_else(|_| {
+            Err(StoreError::Timeout(format!("no answer from PostgreSQL within {} ms", self.call_timeout.as_millis())))
+        })
     }
 
     /// A connection from the pool.
@@ -333,39 +235,11 @@ impl PgStore {
         self.pool.get().await.map_err(from_pool)
     }
 
-    /// How many chunk signatures searches keep in memory now: those of chunks not in a block
-    /// yet that a search has read; a chunk's goes when its block is sealed.
-    pub fn cached_signatures(&self) -> u64 {
-        self.signatures.cache.run_pending_tasks();
-        self.signatures.cache.entry_count()
-    }
-
-    /// How many chunk signatures the blocks this store sealed read from the database: those it
-    /// did not keep in memory (written by another process, or forgotten).
-    pub fn signatures_read_to_seal(&self) -> u64 {
-        self.signatures.read_to_seal()
-    }
-
-    /// How many bands of sealed blocks searches keep in memory now: those of the blocks a
-    /// search has narrowed.
-    pub fn cached_bands(&self) -> u64 {
-        self.blocks.bands.run_pending_tasks();
-        self.blocks.bands.entry_count()
-    }
-
-    /// What chunk walks (searches, and lists filtered on a facet) have read since this store
-    /// connected: logs by id, chunks whole.
-    pub fn walk_reads(&self) -> WalkReads {
-        use std::sync::atomic::Ordering::Relaxed;
-        WalkReads {
-            logs_by_id: self.walk_reads.logs_by_id.load(Relaxed),
-            chunks_whole: self.walk_reads.chunks_whole.load(Relaxed),
-            chunks_sifted: self.walk_reads.chunks_sifted.load(Relaxed),
-        }
-    }
-
     /// Whether the database answers (readiness).
     pub async fn ping(&self) -> Result<(), StoreError> {
+        if let Some(error) = self.upgrade.as_ref().and_then(|progress| not_ready(&progress.borrow())) {
+            return Err(error);
+        }
         self.with_deadline(async {
             let mut connection = self.connection().await?;
             if !self.full.is_full() {
@@ -447,29 +321,22 @@ impl Store for PgStore {
         &self,
         watched: sluice_store::Watched,
         deliver: sluice_store::Deliver,
-        stop: tokio::sync::watch::Receiver<bool>,
+        stop: watch::Receiver<bool>,
     ) -> bool {
         self.listen(watched, deliver, stop);
         true
     }
 
-    /// Housekeeping: the partitions ahead, the chunks of logs stored without one, the live
-    /// tail's lapsed watches, the blocks due and the statistics gone stale, each transaction
-    /// or statement within the call timeout ([`Deadline`]).
+    /// Housekeeping: the live tail's lapsed watches, and the merges due (those of a
+    /// workspace that stopped sending, whose small blocks waited long enough).
     async fn maintain(&self) -> Result<(), StoreError> {
-        self.create_partitions_ahead().await?;
-        // After this process's sealing task, if one runs, so the blocks it leaves due are
-        // sealed below; taken before a connection, which the task needs too.
-        let _sealing = self.seal_lock.lock().await;
-        // Logs a process of an older release stored without a chunk since this one connected
-        // (a rolling upgrade) become searchable here; usually one probe of an empty index.
         let mut connection = self.with_deadline(self.connection()).await?;
-        chunks::index_unchunked(&mut connection, self.chunk_rows, self.deadline()).await?;
-        // PostgreSQL may have recovered from a crash since, emptying the unlogged waiting
-        // signatures: usually one probe of a one-row table.
-        crate::lost::sign_again(&mut connection, self.deadline()).await?;
         self.with_deadline(self.forget_lapsed_watches(&mut connection)).await?;
-        self.seal_due(&mut connection, None).await?;
-        crate::signatures::analyze_stale_partitions(&mut connection, self.deadline()).await
+        drop(connection);
+        self.merge_due().await.map(|_| ())
+    }
+
+    fn upgrade_progress(&self) -> Option<watch::Receiver<Progress>> {
+        self.upgrade.clone()
     }
 }

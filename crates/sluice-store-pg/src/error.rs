@@ -50,11 +50,6 @@ pub(crate) fn from_diesel(error: DieselError) -> StoreError {
     }
 }
 
-/// Whether an insert failed for want of a partition (another process dropped one we knew).
-pub(crate) fn missing_partition(error: &DieselError) -> bool {
-    matches!(error, DieselError::DatabaseError(_, info) if info.message().contains("no partition of relation"))
-}
-
 /// Whether PostgreSQL rolled a transaction back to break a deadlock, or for a serialization
 /// conflict: nothing of it was kept, and the same transaction tried again commits once the
 /// other has gone (PostgreSQL's manual, "Deadlocks"). An insert racing retention's sweep of

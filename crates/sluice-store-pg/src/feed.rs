@@ -4,8 +4,8 @@
 //! A notification carries ids, not logs (a payload holds under 8,000 bytes; a log may hold
 //! 10,000 characters of message alone): `<server> <workspace> <oldest ts> <newest ts>
 //! <id>,<id>,...`, several per batch when its ids do not fit one. A server that has a tail of
-//! that workspace reads the logs back by id, their timestamps bounding the partitions read,
-//! and hands them to its tails; the others only parse a line. Why `NOTIFY` rather than Redis
+//! that workspace reads the logs back from the blocks of their span of time, and hands them
+//! to its tails; the others only parse a line. Why `NOTIFY` rather than Redis
 //! pub/sub: every PostgreSQL deployment has it, with nothing more to run, and a notification
 //! is sent when its statement commits, after the logs' own commit, so a tail never hears of a
 //! log that is not stored (docs/PERFORMANCE.md, issue 26, measures its cost).
@@ -31,8 +31,6 @@ use uuid::Uuid;
 
 use crate::PgStore;
 use crate::error::from_diesel;
-use crate::rows::LogRow;
-use crate::schema::logs;
 
 /// The channel servers announce on.
 const CHANNEL: &str = "sluice_logs";
@@ -231,25 +229,27 @@ impl PgStore {
         }
     }
 
-    /// The logs a notice names, in its order.
+    /// The logs a notice names, in its order: those of its span in the workspace's blocks (the
+    /// newest, just written) that it names.
     async fn logs_by_id(&self, notice: &Notice) -> Result<Vec<Log>, StoreError> {
-        self.with_deadline(async move {
-            let mut connection = self.connection().await?;
-            let rows: Vec<LogRow> = logs::table
-                .filter(logs::workspace_id.eq(*notice.workspace.as_uuid()))
-                .filter(logs::ts.between(notice.span.0, notice.span.1))
-                .filter(logs::id.eq_any(&notice.ids))
-                .select(LogRow::as_select())
-                .load(&mut connection)
-                .await
-                .map_err(from_diesel)?;
-            let mut logs: Vec<Log> = rows.into_iter().map(Log::try_from).collect::<Result<_, _>>()?;
-            logs.sort_by_key(|log| notice.ids.iter().position(|id| id == log.id.as_uuid()));
-            Ok(logs)
-        })
-        .await
+        let filter =
+            sluice_store::LogFilter { from: Some(notice.span.0), to: Some(notice.span.1), ..Default::default() };
+        let matcher = sluice_blocks::Matcher::new(&filter, None);
+        let named: std::collections::HashMap<Uuid, usize> =
+            notice.ids.iter().enumerate().map(|(at, id)| (*id, at)).collect();
+        let mut logs: Vec<Log> = self
+            .matching(notice.workspace, &matcher, filter.from, filter.to, MAX_SPAN_LOGS)
+            .await?
+            .into_iter()
+            .filter(|log| named.contains_key(log.id.as_uuid()))
+            .collect();
+        logs.sort_by_key(|log| named.get(log.id.as_uuid()).copied());
+        Ok(logs)
     }
 }
+
+/// The most logs a notice's span is read for: far more than one group commits.
+const MAX_SPAN_LOGS: usize = 1_000_000;
 
 use futures_core::Stream as _;
 

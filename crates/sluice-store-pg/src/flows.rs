@@ -1,8 +1,8 @@
 //! Flows: the counters of each flow (`flows`, `flow_steps`, `flow_scopes`), kept in the
-//! transactions that insert and delete logs (and drop partitions), and the list and timeline
-//! read from them (`sluice_store::flows`). Flow ids, names and sources are stored encoded
-//! (`crate::text`), as the logs' rows hold them; ties order by their bytes (`COLLATE "C"`),
-//! as SQLite orders them.
+//! transactions that insert and delete logs, and the list and timeline read from them
+//! (`sluice_store::flows`; a timeline's logs from the blocks). Flow ids, names and sources are
+//! stored encoded (`crate::text`), as PostgreSQL's text can hold them; ties order by their
+//! bytes (`COLLATE "C"`), as SQLite orders them.
 
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -10,17 +10,17 @@ use diesel::result::Error as DieselError;
 use diesel::sql_types::{Array, BigInt, Bool, Integer, Nullable, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use sluice_model::{Log, WorkspaceId};
+use sluice_store::blockstore::{HeadCache, Reader};
 use sluice_store::flows::{
-    FLOW_COLUMNS, FlowColumns, FlowDeltas, FlowFilter, FlowPage, FlowSummary, FlowTimeline, NewFlow, TIMELINE_MAX_LOGS,
-    missing_and_duplicate_steps, summaries,
+    FLOW_COLUMNS, FlowColumns, FlowDeltas, FlowFilter, FlowPage, FlowSummary, FlowTimeline, NewFlow,
+    missing_and_duplicate_steps, summaries, timeline_logs,
 };
 use sluice_store::{LogFlows, Page, StoreError};
 use uuid::Uuid;
 
 use crate::PgStore;
+use crate::blocks::PgBlocks;
 use crate::error::from_diesel;
-use crate::rows::LogRow;
-use crate::schema::logs;
 use crate::text::{decode, decode_option, encode};
 
 /// Adds each flow's deltas to its counters, one statement a table for every flow of the
@@ -30,6 +30,7 @@ use crate::text::{decode, decode_option, encode};
 /// made by `POST /v1/flows`.
 pub(crate) async fn apply_flow_deltas(
     connection: &mut AsyncPgConnection,
+    heads: &HeadCache,
     workspace: Uuid,
     deltas: &FlowDeltas,
 ) -> Result<(), DieselError> {
@@ -129,24 +130,26 @@ pub(crate) async fn apply_flow_deltas(
         .await?;
     }
     if removing {
-        settle(connection, workspace, &ids).await?;
+        settle(connection, heads, workspace, &ids).await?;
     }
     Ok(())
 }
 
-/// After flows lost logs: their times from the logs left, or, with none left, the flow goes
-/// (or, made by `POST /v1/flows`, is as it was made).
-async fn settle(connection: &mut AsyncPgConnection, workspace: Uuid, ids: &[&str]) -> Result<(), DieselError> {
+/// After flows lost logs: their times from the logs left (read from the blocks, as this
+/// transaction left them), or, with none left, the flow goes (or, made by `POST /v1/flows`,
+/// is as it was made).
+async fn settle(
+    connection: &mut AsyncPgConnection,
+    heads: &HeadCache,
+    workspace: Uuid,
+    ids: &[&str],
+) -> Result<(), DieselError> {
     for statement in [
         "DELETE FROM flows WHERE workspace_id = $1 AND flow_id = ANY($2) \
          AND debug + info + warn + error <= 0 AND created_at IS NULL",
         "UPDATE flows SET debug = 0, info = 0, warn = 0, error = 0, steps = 0, first_ts = NULL, \
          last_ts = NULL, active_ts = created_at \
          WHERE workspace_id = $1 AND flow_id = ANY($2) AND debug + info + warn + error <= 0",
-        "UPDATE flows AS f SET first_ts = t.first_ts, last_ts = t.last_ts, active_ts = t.last_ts \
-         FROM (SELECT l.flow_id, min(l.ts) AS first_ts, max(l.ts) AS last_ts FROM logs AS l \
-               WHERE l.workspace_id = $1 AND l.flow_id = ANY($2) GROUP BY l.flow_id) AS t \
-         WHERE f.workspace_id = $1 AND f.flow_id = t.flow_id AND f.debug + f.info + f.warn + f.error > 0",
     ] {
         diesel::sql_query(statement)
             .bind::<diesel::sql_types::Uuid, _>(workspace)
@@ -154,7 +157,42 @@ async fn settle(connection: &mut AsyncPgConnection, workspace: Uuid, ids: &[&str
             .execute(connection)
             .await?;
     }
+    for id in ids {
+        let logs = flow_logs(connection, heads, workspace, &decode((*id).to_owned()))
+            .await
+            .map_err(|error| DieselError::QueryBuilderError(error.to_string().into()))?;
+        let first = logs.iter().map(|log| log.entry.timestamp).min();
+        let last = logs.iter().map(|log| log.entry.timestamp).max();
+        diesel::sql_query(
+            "UPDATE flows SET first_ts = $3, last_ts = $4, active_ts = $4 \
+             WHERE workspace_id = $1 AND flow_id = $2 AND debug + info + warn + error > 0",
+        )
+        .bind::<diesel::sql_types::Uuid, _>(workspace)
+        .bind::<Text, _>(*id)
+        .bind::<Nullable<BigInt>, _>(first)
+        .bind::<Nullable<BigInt>, _>(last)
+        .execute(connection)
+        .await?;
+    }
     Ok(())
+}
+
+/// The most logs of one flow a timeline or a retention's settling reads.
+const FLOW_MAX_READ: usize = 100_000;
+
+/// The logs of a flow (at most [`FLOW_MAX_READ`]), found through its blocks' index.
+async fn flow_logs(
+    connection: &mut AsyncPgConnection,
+    heads: &HeadCache,
+    workspace: Uuid,
+    flow_id: &str,
+) -> Result<Vec<Log>, StoreError> {
+    let filter = sluice_store::LogFilter { flow_id: Some(flow_id.to_owned()), ..Default::default() };
+    let matcher = sluice_blocks::Matcher::new(&filter, None);
+    let mut source = PgBlocks { connection, workspace };
+    Reader::new(&mut source, heads, WorkspaceId::from_uuid(workspace))
+        .matching(&matcher, None, None, FLOW_MAX_READ)
+        .await
 }
 
 /// One row of `flows`.
@@ -292,7 +330,9 @@ impl LogFlows for PgStore {
     }
 
     async fn flow_timeline(&self, workspace: WorkspaceId, flow_id: &str) -> Result<Option<FlowTimeline>, StoreError> {
-        let flow_id = encode(flow_id).into_owned();
+        let stored_id = encode(flow_id).into_owned();
+        let flow_id = flow_id.to_owned();
+        let heads = &self.heads;
         self.with_deadline(async move {
             let mut connection = self.connection().await?;
             let workspace = *workspace.as_uuid();
@@ -305,15 +345,13 @@ impl LogFlows for PgStore {
                         "SELECT {FLOW_COLUMNS} FROM flows WHERE workspace_id = $1 AND flow_id = $2"
                     ))
                     .bind::<diesel::sql_types::Uuid, _>(workspace)
-                    .bind::<Text, _>(&flow_id)
+                    .bind::<Text, _>(&stored_id)
                     .get_result::<FlowRow>(connection)
                     .await
                     .optional()?
                     else {
                         return Ok(None);
                     };
-                    // The flow's time span bounds the partitions read.
-                    let span = (row.first_ts.unwrap_or(row.active_ts), row.last_ts.unwrap_or(row.active_ts));
                     let has_logs = row.first_ts.is_some();
                     let summary = with_sources(connection, workspace, vec![row]).await?.pop();
                     let steps: Vec<StepRow> = diesel::sql_query(
@@ -321,33 +359,24 @@ impl LogFlows for PgStore {
                          ORDER BY step_index",
                     )
                     .bind::<diesel::sql_types::Uuid, _>(workspace)
-                    .bind::<Text, _>(&flow_id)
+                    .bind::<Text, _>(&stored_id)
                     .load(connection)
                     .await?;
                     let steps: Vec<(i32, i64)> = steps.into_iter().map(|step| (step.step_index, step.logs)).collect();
-                    // Steps ascending (NULL last, as the index holds them), then time, then id;
-                    // one more than shown to tell whether the flow holds more.
-                    let rows: Vec<LogRow> = if has_logs {
-                        logs::table
-                            .filter(logs::workspace_id.eq(workspace))
-                            .filter(logs::flow_id.eq(&flow_id))
-                            .filter(logs::ts.between(span.0, span.1))
-                            .order((logs::step_index.asc(), logs::ts.asc(), logs::id.asc()))
-                            .limit(TIMELINE_MAX_LOGS as i64 + 1)
-                            .select(LogRow::as_select())
-                            .load(connection)
-                            .await?
+                    let logs = if has_logs {
+                        flow_logs(connection, heads, workspace, &flow_id)
+                            .await
+                            .map_err(|error| DieselError::QueryBuilderError(error.to_string().into()))?
                     } else {
                         Vec::new()
                     };
-                    Ok(summary.map(|summary| (summary, steps, rows)))
+                    Ok(summary.map(|summary| (summary, steps, logs)))
                 })
                 .await
                 .map_err(from_diesel)?;
-            let Some((summary, steps, rows)) = read else { return Ok(None) };
+            let Some((summary, steps, logs)) = read else { return Ok(None) };
             let (missing_steps, duplicate_steps) = missing_and_duplicate_steps(&steps);
-            let truncated = rows.len() > TIMELINE_MAX_LOGS;
-            let logs = rows.into_iter().take(TIMELINE_MAX_LOGS).map(Log::try_from).collect::<Result<Vec<_>, _>>()?;
+            let (logs, truncated) = timeline_logs(logs);
             Ok(Some(FlowTimeline { summary, missing_steps, duplicate_steps, logs, truncated }))
         })
         .await

@@ -1,28 +1,28 @@
-//! Writing logs: a group of batches in one transaction, with their chunks of the search
-//! index, their counters, their flows and their workspaces' monthly usage, checked against
-//! the quota.
+//! Writing logs: a group of batches in one transaction, each workspace's logs as one block
+//! (`crate::blocks`), with their counters, their flows and their workspaces' monthly usage,
+//! checked against the quota.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel::result::Error as DieselError;
 use diesel::sql_types::BigInt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use sluice_model::{Log, WorkspaceId};
+use sluice_store::blockstore::BlockRows;
 use sluice_store::flows::FlowDeltas;
 use sluice_store::rollups::{BatchCounts, RollupDeltas};
 use sluice_store::{GroupOptions, LogWrites, StoreError, WriteBatch};
 use uuid::Uuid;
 
 use crate::PgStore;
-use crate::chunks;
-use crate::error::{conflicted, from_diesel, missing_partition};
+use crate::blocks::write_blocks;
+use crate::error::{conflicted, from_diesel};
 use crate::flows::apply_flow_deltas;
-use crate::partitions::day_of;
 use crate::rollups::apply_deltas;
-use crate::rows::{NewLogRow, Total, insert_rows};
+use crate::rows::Total;
 use crate::text::encode;
 
 /// A group commit that takes this long is told at debug level, with the time of each of its
@@ -152,15 +152,32 @@ async fn count_usages(
     Ok(refusals)
 }
 
+/// Each workspace's logs of the batches `kept` of `group`, encoded into blocks on a blocking
+/// thread (their compression is the group's heaviest work, kept off the runtime's threads).
+async fn encode_blocks(group: &[WriteBatch], kept: &[usize]) -> Result<Vec<(Uuid, Vec<BlockRows>)>, StoreError> {
+    let mut by_workspace: BTreeMap<Uuid, Vec<Log>> = BTreeMap::new();
+    for &index in kept {
+        by_workspace.entry(*group[index].workspace.as_uuid()).or_default().extend(group[index].logs.iter().cloned());
+    }
+    tokio::task::spawn_blocking(move || {
+        by_workspace
+            .into_iter()
+            .filter(|(_, logs)| !logs.is_empty())
+            .map(|(workspace, logs)| Ok((workspace, BlockRows::encode(&logs)?)))
+            .collect()
+    })
+    .await
+    .map_err(|error| StoreError::Backend(format!("encoding a group's blocks: {error}")))?
+}
+
 impl PgStore {
-    /// One insert transaction: the rows, the counters, the monthly usage.
     /// One try at writing a group, less the batches marked `refused`, in one transaction.
     /// An empty answer: committed. Otherwise the batches that would pass their workspace's
     /// quota (every one of them: each check that refuses counts nothing, so the rest are
     /// checked as they would be without it), and the transaction was rolled back, nothing
     /// stored.
     ///
-    /// The rows go in first; the rows every group of a workspace updates (its monthly usage,
+    /// The blocks go in first; the rows every group of a workspace updates (its monthly usage,
     /// its counters) are touched last, in one order for every writer (workspace id, then the
     /// counters' keys), so concurrent groups hold those locks only around their commit and
     /// never wait on each other in a cycle. Counting first would hold the usage row for the
@@ -171,40 +188,23 @@ impl PgStore {
         prepared: &[BatchCounts],
         refused: &[bool],
         slot: i16,
-    ) -> Result<Vec<usize>, DieselError> {
-        // The rows, each workspace's together, and their chunks of the search index: worked
-        // out before a connection is taken.
+    ) -> Result<Vec<usize>, Failed> {
+        // Each workspace's block, worked out before a connection is taken.
         let started = Instant::now();
         let mut kept: Vec<usize> = (0..group.len()).filter(|&index| !refused[index]).collect();
         kept.sort_by_key(|&index| group[index].workspace);
-        let mut rows: Vec<NewLogRow<'_>> = kept
-            .iter()
-            .flat_map(|&index| group[index].logs.iter().map(move |log| NewLogRow::new(&group[index].workspace, log)))
-            .collect();
-        let mut chunker = chunks::Chunker::new(self.chunk_rows);
-        for row in &rows {
-            let (workspace, ts, id, text, facets) = row.indexed();
-            chunker.add(workspace, ts, id, text, &facets);
-        }
+        let blocks = encode_blocks(group, &kept).await.map_err(Failed::Store)?;
         let prepared_at = Instant::now();
-        let mut connection = self.pool.get().await.map_err(|error| {
-            DieselError::DatabaseError(DatabaseErrorKind::UnableToSendCommand, Box::new(error.to_string()))
-        })?;
+        let mut connection = self.connection().await.map_err(Failed::Store)?;
         let connected_at = Instant::now();
         let over = Mutex::new(Vec::new());
         let over_quota = &over;
-        let signatures = &self.signatures.cache;
+        let now_ms = (self.clock)();
+        let heads = &self.heads;
         let written = (*connection)
             .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
-                // When each phase ended, for the slow-commit line below.
-                let mut chunked = connected_at;
-                if !rows.is_empty() {
-                    let ids = chunker.write(connection, Some(signatures)).await?;
-                    for (row, &chunk) in rows.iter_mut().zip(chunker.chunk_of_rows()) {
-                        row.chunk_id = ids[chunk];
-                    }
-                    chunked = Instant::now();
-                    insert_rows(connection, &rows).await?;
+                for (workspace, blocks) in &blocks {
+                    write_blocks(connection, *workspace, blocks, now_ms).await?;
                 }
                 let inserted = Instant::now();
                 let order = kept;
@@ -229,23 +229,22 @@ impl PgStore {
                     }
                 }
                 for (workspace, flows) in &flows {
-                    apply_flow_deltas(connection, *workspace, flows).await?;
+                    apply_flow_deltas(connection, heads, *workspace, flows).await?;
                 }
-                Ok([chunked, inserted, Instant::now()])
+                Ok([inserted, Instant::now()])
             })
             .await;
         let finished = Instant::now();
         if finished - started >= SLOW_GROUP {
             let ms = |from: Instant, to: Instant| to.saturating_duration_since(from).as_secs_f64() * 1e3;
             let logs = group.iter().map(|batch| batch.logs.len()).sum::<usize>();
-            let (prepare_ms, connection_ms) = (ms(started, prepared_at), ms(prepared_at, connected_at));
+            let (encode_ms, connection_ms) = (ms(started, prepared_at), ms(prepared_at, connected_at));
             match &written {
-                Ok([chunked, inserted, counted]) => tracing::debug!(
+                Ok([inserted, counted]) => tracing::debug!(
                     logs,
-                    prepare_ms,
+                    encode_ms,
                     connection_ms,
-                    chunks_ms = ms(connected_at, *chunked),
-                    rows_ms = ms(*chunked, *inserted),
+                    blocks_ms = ms(connected_at, *inserted),
                     counters_ms = ms(*inserted, *counted),
                     commit_ms = ms(*counted, finished),
                     ok = true,
@@ -253,7 +252,7 @@ impl PgStore {
                 ),
                 Err(_) => tracing::debug!(
                     logs,
-                    prepare_ms,
+                    encode_ms,
                     connection_ms,
                     transaction_ms = ms(connected_at, finished),
                     ok = false,
@@ -265,9 +264,15 @@ impl PgStore {
         match written {
             Ok(_) => Ok(Vec::new()),
             Err(DieselError::RollbackTransaction) if !over.is_empty() => Ok(over),
-            Err(error) => Err(error),
+            Err(error) => Err(Failed::Database(error)),
         }
     }
+}
+
+/// What a try at a group failed on: the database (a deadlock is tried again), or the rest.
+enum Failed {
+    Database(DieselError),
+    Store(StoreError),
 }
 
 #[async_trait]
@@ -284,39 +289,29 @@ impl LogWrites for PgStore {
     async fn insert_group(&self, group: &[WriteBatch]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
         let written = self
             .with_deadline(async move {
-                let today = self.today();
-                let days: BTreeSet<i64> =
-                    group.iter().flat_map(|batch| &batch.logs).map(|log| day_of(log.entry.timestamp)).collect();
                 // What each batch counts, worked out before the transaction starts. Counters keep
-                // source and dataset as the rows store them (`crate::text`): retention takes off what
-                // it reads back from the rows, and stats filters compare encoded text.
+                // source and dataset encoded (`crate::text`), as stats filters compare them.
                 let prepared: Vec<BatchCounts> =
                     group.iter().map(|batch| BatchCounts::of(batch, |text| encode(text).into_owned())).collect();
-                self.ensure_partitions(days.clone(), today).await?;
                 // Each try either commits or finds the batches over their quota (rarely: a
                 // workspace at the end of its quota), which the next try leaves out: two tries,
                 // unless another writer used up a quota in between.
                 let mut refused = vec![false; group.len()];
-                let mut relearned = false;
                 let mut conflicts = 0;
                 let slot = self.slots.take();
                 loop {
                     match self.insert_group_once(group, &prepared, &refused, slot.number()).await {
                         Ok(over) if over.is_empty() => break,
                         Ok(over) => over.into_iter().for_each(|index| refused[index] = true),
-                        // Another process dropped a partition this one knew: learn again, retry once.
-                        Err(error) if missing_partition(&error) && !relearned => {
-                            relearned = true;
-                            self.forget_partitions();
-                            self.ensure_partitions(days.clone(), today).await?;
-                        }
                         // Rolled back to break a deadlock (or a serialization conflict): nothing
                         // was stored, so the same try again, a few times.
-                        Err(error) if conflicted(&error) && conflicts < CONFLICT_RETRIES => conflicts += 1,
-                        Err(error) => return Err(from_diesel(error)),
+                        Err(Failed::Database(error)) if conflicted(&error) && conflicts < CONFLICT_RETRIES => {
+                            conflicts += 1
+                        }
+                        Err(Failed::Database(error)) => return Err(from_diesel(error)),
+                        Err(Failed::Store(error)) => return Err(error),
                     }
                 }
-                self.after_insert(group, &refused);
                 Ok(refused
                     .iter()
                     .map(|&refused| if refused { Err(StoreError::QuotaExceeded) } else { Ok(()) })
@@ -324,6 +319,9 @@ impl LogWrites for PgStore {
             })
             .await;
         self.full.note(&written);
+        if written.is_ok() {
+            self.after_insert().await;
+        }
         written
     }
 

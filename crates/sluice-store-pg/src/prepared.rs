@@ -1,18 +1,15 @@
 //! Fixed SQL that PostgreSQL prepares once per connection. diesel marks every `sql_query` and
 //! every `sql` fragment unsafe to cache (their text may be built at run time), so a statement
 //! holding one was parsed anew each time it ran: a round trip more (`Parse` then `Bind`), and
-//! its parse and a fresh plan on the server. A search on 10M logs ran about 14 such statements
-//! (the signatures' bands, the chunks' slots, the logs read with a needle's condition), about
-//! 3 ms of a 22 ms rare identifier (docs/PERFORMANCE.md, issue 24).
+//! its parse and a fresh plan on the server, on every read of blocks.
 //!
-//! [`prepared`] and [`Fixed`] hold only `&'static str`, so the statements they make are as many
-//! as the program's texts: diesel's statement cache keys them by their SQL, safely.
+//! [`prepared`] holds only `&'static str`, so the statements it makes are as many as the
+//! program's texts: diesel's statement cache keys them by their SQL, safely.
 //!
 //! Invariant: the SQL they push is a compile-time constant; values go in binds.
 
 use std::marker::PhantomData;
 
-use diesel::expression::{AppearsOnTable, Expression, SelectableExpression, ValidGrouping};
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::result::QueryResult;
@@ -92,55 +89,12 @@ impl Query for Prepared<'_> {
     type SqlType = Untyped;
 }
 
-/// An expression of fixed SQL of type `T`, usable on any table: a row's search text
-/// ([`crate::rows::SEARCH_TEXT_SQL`]) in a needle's condition.
-#[derive(Debug)]
-pub(crate) struct Fixed<T>(&'static str, PhantomData<T>);
-
-/// The expression `sql`, of type `T`.
-pub(crate) fn fixed<T>(sql: &'static str) -> Fixed<T> {
-    Fixed(sql, PhantomData)
-}
-
-impl<T> Clone for Fixed<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<T> Copy for Fixed<T> {}
-
-impl<T: diesel::sql_types::SqlType + diesel::expression::TypedExpressionType> Expression for Fixed<T> {
-    type SqlType = T;
-}
-
-impl<T> QueryFragment<Pg> for Fixed<T> {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        out.push_sql(self.0);
-        Ok(())
-    }
-}
-
-impl<T: 'static> QueryId for Fixed<T> {
-    type QueryId = ();
-    const HAS_STATIC_QUERY_ID: bool = false;
-}
-
-impl<T, QS> AppearsOnTable<QS> for Fixed<T> where Self: Expression {}
-
-impl<T, QS> SelectableExpression<QS> for Fixed<T> where Self: Expression {}
-
-impl<T, GB> ValidGrouping<GB> for Fixed<T> {
-    type IsAggregate = diesel::expression::is_aggregate::Never;
-}
-
 #[cfg(test)]
 mod tests {
     use diesel::pg::Pg;
     use diesel::query_builder::QueryFragment;
-    use diesel::sql_types::Text;
 
-    use super::{fixed, prepared};
+    use super::prepared;
 
     /// Unlike `sql_query` and `sql`, both may be cached: diesel keys them by their text.
     #[test]
@@ -148,9 +102,6 @@ mod tests {
         let statement = prepared("SELECT 1 WHERE $1").bind::<diesel::sql_types::Bool, _>(true);
         assert_eq!(diesel::debug_query::<Pg, _>(&statement).to_string(), "SELECT 1 WHERE $1 -- binds: [true]");
         assert!(QueryFragment::<Pg>::is_safe_to_cache_prepared(&statement, &Pg).expect("a statement"));
-        assert!(
-            QueryFragment::<Pg>::is_safe_to_cache_prepared(&fixed::<Text>("logs.message"), &Pg).expect("a fragment")
-        );
         let literal = diesel::sql_query("SELECT 1");
         assert!(!QueryFragment::<Pg>::is_safe_to_cache_prepared(&literal, &Pg).expect("a statement"));
     }

@@ -15,6 +15,38 @@ diesel::table! {
 }
 
 diesel::table! {
+    block_bands (workspace_id, block_id, band) {
+        workspace_id -> Uuid,
+        block_id -> Int8,
+        band -> Int4,
+        bytes -> Bytea,
+    }
+}
+
+diesel::table! {
+    block_granules (workspace_id, block_id, granule) {
+        workspace_id -> Uuid,
+        block_id -> Int8,
+        granule -> Int4,
+        bytes -> Bytea,
+    }
+}
+
+diesel::table! {
+    blocks (workspace_id, id) {
+        workspace_id -> Uuid,
+        id -> Int8,
+        rows -> Int4,
+        min_ts -> Int8,
+        max_ts -> Int8,
+        min_id -> Uuid,
+        max_id -> Uuid,
+        created_at -> Int8,
+        head -> Bytea,
+    }
+}
+
+diesel::table! {
     device_codes (hash) {
         hash -> Bytea,
         user_code -> Text,
@@ -62,54 +94,6 @@ diesel::table! {
         first_ts -> Nullable<Int8>,
         last_ts -> Nullable<Int8>,
         active_ts -> Int8,
-    }
-}
-
-diesel::table! {
-    log_block_bands (workspace_id, block_id, band) {
-        workspace_id -> Uuid,
-        block_id -> Int8,
-        band -> Int4,
-        slices -> Bytea,
-    }
-}
-
-diesel::table! {
-    log_blocks (workspace_id, id) {
-        workspace_id -> Uuid,
-        id -> Int8,
-        bits -> Int4,
-        chunks -> Array<Nullable<Int8>>,
-        max_ts -> Nullable<Int8>,
-    }
-}
-
-diesel::table! {
-    log_chunk_signatures (workspace_id, chunk_id) {
-        workspace_id -> Uuid,
-        chunk_id -> Int8,
-        digest -> Int8,
-        signature -> Bytea,
-    }
-}
-
-diesel::table! {
-    log_chunk_signatures_intact (intact) {
-        intact -> Bool,
-    }
-}
-
-diesel::table! {
-    log_chunks (id) {
-        id -> Int8,
-        workspace_id -> Uuid,
-        min_ts -> Int8,
-        max_ts -> Int8,
-        logs -> Int4,
-        bloom -> Bytea,
-        facets -> Bytea,
-        signed -> Bool,
-        slots -> Nullable<Bytea>,
     }
 }
 
@@ -247,15 +231,13 @@ diesel::joinable!(sessions -> users (user_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     api_keys,
+    block_bands,
+    block_granules,
+    blocks,
     device_codes,
     flow_scopes,
     flow_steps,
     flows,
-    log_block_bands,
-    log_blocks,
-    log_chunk_signatures,
-    log_chunk_signatures_intact,
-    log_chunks,
     log_rollups,
     log_rollups_daily,
     log_rollups_daily_sources,

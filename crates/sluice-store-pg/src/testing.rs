@@ -120,7 +120,7 @@ impl WriteStall {
     pub async fn take(url: &str) -> WriteStall {
         let mut connection = AsyncPgConnection::establish(url).await.expect("connect for the stall");
         // SHARE conflicts with the ROW EXCLUSIVE every insert takes, and with nothing a read takes.
-        connection.batch_execute("BEGIN; LOCK TABLE logs IN SHARE MODE").await.expect("lock the logs");
+        connection.batch_execute("BEGIN; LOCK TABLE blocks IN SHARE MODE").await.expect("lock the blocks");
         WriteStall { connection }
     }
 
@@ -212,4 +212,94 @@ pub fn mark_storage_full(store: &crate::PgStore) {
 /// Whether `store` holds its storage for full.
 pub fn storage_full(store: &crate::PgStore) -> bool {
     store.full.is_full()
+}
+
+/// Fills the database at `url` (migrated, no store connected yet) with `logs` kept as rows, as
+/// the builds before blocks kept them: the database a first start of this build upgrades.
+///
+/// # Panics
+/// When the server cannot be reached or refuses the rows.
+pub async fn rows_database(url: &str, logs: &[(sluice_model::WorkspaceId, sluice_model::Log)]) {
+    use crate::text::encode;
+    use sluice_store::rows::{step_index_column, tags_column};
+
+    let mut connection = AsyncPgConnection::establish(url).await.expect("connect");
+    let low = logs.iter().map(|(_, log)| log.entry.timestamp).min().unwrap_or(0);
+    let high = logs.iter().map(|(_, log)| log.entry.timestamp).max().unwrap_or(0);
+    connection
+        .batch_execute(&format!("CREATE TABLE logs_before PARTITION OF logs FOR VALUES FROM ({low}) TO ({})", high + 1))
+        .await
+        .expect("a partition of the rows' days");
+    let text = |value: Option<&str>| value.map(|value| encode(value).into_owned());
+    for part in logs.chunks(2_000) {
+        let rows: Vec<serde_json::Value> = part
+            .iter()
+            .map(|(workspace, log)| {
+                let entry = &log.entry;
+                serde_json::json!({
+                    "workspace_id": workspace.as_uuid(),
+                    "ts": entry.timestamp,
+                    "id": log.id.as_uuid(),
+                    "level": entry.level.as_str(),
+                    "environment": entry.environment.as_str(),
+                    "source": encode(&entry.source),
+                    "dataset": encode(&entry.dataset),
+                    "message": encode(&entry.message),
+                    "version": text(entry.version.as_deref()),
+                    "user_id": text(entry.user_id.as_deref()),
+                    "session_id": text(entry.session_id.as_deref()),
+                    "request_id": text(entry.request_id.as_deref()),
+                    "data": entry.data.as_ref().map(sluice_model::JsonObject::as_str),
+                    "error_name": text(entry.error_name.as_deref()),
+                    "error_stack": text(entry.error_stack.as_deref()),
+                    "tags": tags_column(entry),
+                    "flow_id": text(entry.flow_id.as_deref()),
+                    "step_index": step_index_column(entry),
+                    "country": text(log.country.as_deref()),
+                    "ip_address": text(log.ip_address.as_deref()),
+                })
+            })
+            .collect();
+        diesel::sql_query(
+            "INSERT INTO logs (workspace_id, ts, id, level, environment, source, dataset, message, version, \
+             user_id, session_id, request_id, data, error_name, error_stack, tags, flow_id, step_index, country, \
+             ip_address) \
+             SELECT * FROM json_to_recordset($1::json) AS r(workspace_id uuid, ts int8, id uuid, level text, \
+             environment text, source text, dataset text, message text, version text, user_id text, \
+             session_id text, request_id text, data text, error_name text, error_stack text, tags text, \
+             flow_id text, step_index int4, country text, ip_address text)",
+        )
+        .bind::<Text, _>(serde_json::Value::Array(rows).to_string())
+        .execute(&mut connection)
+        .await
+        .expect("rows");
+    }
+}
+
+/// Logs the database at `url` keeps in blocks, and as rows.
+///
+/// # Panics
+/// When the server cannot be reached.
+pub async fn stored_logs(url: &str) -> (u64, u64) {
+    let mut connection = AsyncPgConnection::establish(url).await.expect("connect");
+    let count = async |connection: &mut AsyncPgConnection, sql: &str| -> u64 {
+        let rows: Vec<Count> = diesel::sql_query(sql).load(connection).await.expect("count");
+        <[Count]>::first(&rows).map_or(0, |row| u64::try_from(row.count).unwrap_or(0))
+    };
+    let in_blocks = count(&mut connection, "SELECT coalesce(sum(rows), 0)::int8 AS count FROM blocks").await;
+    let as_rows = count(&mut connection, "SELECT count(*)::int8 AS count FROM logs").await;
+    (in_blocks, as_rows)
+}
+
+/// The sizes of the database's blocks, in logs, oldest block first.
+///
+/// # Panics
+/// When the server cannot be reached.
+pub async fn block_sizes(url: &str) -> Vec<u32> {
+    let mut connection = AsyncPgConnection::establish(url).await.expect("connect");
+    let rows: Vec<Count> = diesel::sql_query("SELECT rows::int8 AS count FROM blocks ORDER BY id")
+        .load(&mut connection)
+        .await
+        .expect("blocks");
+    rows.into_iter().map(|row| u32::try_from(row.count).unwrap_or(0)).collect()
 }

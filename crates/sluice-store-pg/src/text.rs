@@ -1,11 +1,12 @@
 //! Text as PostgreSQL can hold it. `TEXT` cannot contain U+0000, which JSON (`"\u0000"`) and
-//! so a client may send; SQLite keeps it. So that a client cannot tell the stores apart,
-//! every text this store writes is encoded reversibly: U+0000 becomes U+10FFFF followed by
+//! so a client may send; blocks keep it. So that a client cannot tell the stores apart, every
+//! text this store writes in a `TEXT` column (flows, counters' sources and datasets, and the
+//! logs kept as rows by earlier builds) is encoded reversibly: U+0000 becomes U+10FFFF followed by
 //! `0`, and U+10FFFF (a noncharacter, the escape) becomes U+10FFFF followed by `E`. Text
 //! with neither, nearly all of it, is written and read as it is.
 //!
 //! The encoding maps each character to a fixed string, so a needle inside a text stays
-//! inside it once both are encoded: searches and exact filters compare encoded forms.
+//! inside it once both are encoded: exact filters of flows and stats compare encoded forms.
 
 use std::borrow::Cow;
 
@@ -37,24 +38,6 @@ pub(crate) fn encode(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(encoded)
-}
-
-/// An optional text as stored.
-pub(crate) fn encode_option(text: Option<&str>) -> Option<Cow<'_, str>> {
-    text.map(encode)
-}
-
-/// An owned text as stored, without a copy when nothing changes.
-pub(crate) fn encode_owned(text: String) -> String {
-    match encode(&text) {
-        Cow::Borrowed(_) => text,
-        Cow::Owned(encoded) => encoded,
-    }
-}
-
-/// Stored text as it was sent, borrowed when nothing changes.
-pub(crate) fn decoded(text: &str) -> Cow<'_, str> {
-    if text.contains(ESCAPE) { Cow::Owned(decode(text.to_owned())) } else { Cow::Borrowed(text) }
 }
 
 /// Stored text as it was sent.

@@ -33,34 +33,20 @@ async fn fresh() -> Fixture {
 
 sluice_store::conformance_suite!(fresh);
 
-/// The same contract with the index's chunks of two logs, so a batch spans several, and their
-/// signatures gathered into blocks of three as soon as there are three, so searches read
-/// blocks and the signatures outside one.
-mod small_blocks {
+/// The same contract with every insert merging its workspace's small blocks before it answers
+/// (a clock that moves on by the merge's wait at each reading makes every block due), so reads
+/// find logs in merged blocks and in the new small ones beside them.
+mod merged {
     use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicI64, Ordering};
+
+    use sluice_store::blockstore::MERGE_AFTER_MS;
 
     async fn fresh() -> Fixture {
-        open(PgOptions { pool_size: 4, index_chunk_rows: 2, index_block_chunks: 3, ..PgOptions::default() }).await
-    }
-
-    sluice_store::conformance_suite!(fresh);
-}
-
-/// The same contract with blocks of three and searches that name at most one chunk to the
-/// database, so a needle found in more is walked newest first, each block narrowed when the
-/// walk reaches it (`crate::allowed`).
-mod walked_blocks {
-    use super::*;
-
-    async fn fresh() -> Fixture {
-        open(PgOptions {
-            pool_size: 4,
-            index_chunk_rows: 2,
-            index_block_chunks: 3,
-            search_listed_chunks: 1,
-            ..PgOptions::default()
-        })
-        .await
+        let now = Arc::new(AtomicI64::new(1_700_000_000_000));
+        let clock: sluice_store::Clock = Arc::new(move || now.fetch_add(MERGE_AFTER_MS, Ordering::Relaxed));
+        open(PgOptions { pool_size: 4, merge_in_insert: true, clock, ..PgOptions::default() }).await
     }
 
     sluice_store::conformance_suite!(fresh);

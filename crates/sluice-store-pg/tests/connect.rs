@@ -51,15 +51,13 @@ async fn connect_applies_the_migrations_once() {
         [
             "__diesel_schema_migrations",
             "api_keys",
+            "block_bands",
+            "block_granules",
+            "blocks",
             "device_codes",
             "flow_scopes",
             "flow_steps",
             "flows",
-            "log_block_bands",
-            "log_blocks",
-            "log_chunk_signatures",
-            "log_chunk_signatures_intact",
-            "log_chunks",
             "log_rollups",
             "log_rollups_daily",
             "log_rollups_daily_sources",
@@ -72,12 +70,9 @@ async fn connect_applies_the_migrations_once() {
             "workspaces"
         ]
     );
-    // The partitions of the days around today exist from the start.
-    let partitions = store.partitions().await.expect("partitions");
-    assert_eq!(partitions.len() as i64, sluice_store_pg::DAILY_AHEAD + 2, "{partitions:?}");
-    // The hourly housekeeping makes what is missing and nothing twice.
+    // A new database holds no logs kept as rows: nothing to convert.
+    assert!(sluice_store::Store::upgrade_progress(&store).is_none());
     sluice_store::Store::maintain(&again).await.expect("maintain");
-    assert_eq!(store.partitions().await.expect("partitions"), partitions);
     let applied: Vec<Count> = diesel::sql_query("SELECT count(*) AS count FROM __diesel_schema_migrations")
         .load(&mut connection)
         .await
@@ -275,16 +270,6 @@ async fn a_network_that_stops_answering_costs_a_call_its_deadline_and_no_more() 
 
     // The path comes back: the store serves again by itself (stale connections are dropped
     // as they fail their check).
-    proxy.set_dropping(false);
-    until_back(&store).await;
-
-    // Now a read is cut off mid-call (a session filter is sent as text; a source filter would
-    // first test the chunks' facet filters, by bit numbers).
-    let filter = LogFilter { session_id: Some("blackhole-now".into()), ..LogFilter::default() };
-    let (outcome, took) = ends(store.list_logs(workspace.id, &filter, everything)).await;
-    assert!(proxy.is_dropping(), "the trigger did not reach the proxy");
-    assert!(matches!(outcome, Err(StoreError::Unavailable(_) | StoreError::Timeout(_))), "{outcome:?}");
-    assert!(took < bound, "the cut-off read took {took:?}");
     proxy.set_dropping(false);
     until_back(&store).await;
 

@@ -29,11 +29,10 @@ async fn an_insert_chosen_as_a_deadlocks_victim_is_tried_again_and_stored_once()
             .expect("connect");
     let workspace = Workspace::new("w", Plan::Enterprise, NOW);
     store.create_workspace(&workspace).await.expect("workspace");
-    // The day's partition exists before the race.
     store.insert_logs(workspace.id, &[log("first", NOW + 1_000)]).await.expect("insert");
 
     // This session takes the table an insert writes last (its usage), lets the insert take the
-    // one it writes first (its chunks) and wait, then asks for that one: a deadlock. With a
+    // one it writes first (its blocks) and wait, then asks for that one: a deadlock. With a
     // long `deadlock_timeout` of its own, this session is never the one PostgreSQL gives up.
     let other = client(database.url()).await;
     other
@@ -62,11 +61,11 @@ async fn an_insert_chosen_as_a_deadlocks_victim_is_tried_again_and_stored_once()
     };
     tokio::time::timeout(std::time::Duration::from_secs(10), waits).await.expect("the insert waits for the usage");
     // Granted once PostgreSQL has rolled the insert back (a second later, its deadlock_timeout).
-    other.batch_execute("LOCK TABLE log_chunks IN SHARE MODE").await.expect("the insert gave way");
+    other.batch_execute("LOCK TABLE blocks IN SHARE MODE").await.expect("the insert gave way");
     other.batch_execute("COMMIT").await.expect("commit");
 
     inserting.await.expect("the insert's task").expect("the insert was tried again and committed");
-    let stored: i64 = other.query_one("SELECT count(*) FROM logs", &[]).await.expect("count").get(0);
+    let stored: i64 = other.query_one("SELECT sum(rows)::int8 FROM blocks", &[]).await.expect("count").get(0);
     assert_eq!(stored, 2, "each log once");
     let counted: i64 = other.query_one("SELECT sum(logs)::int8 FROM usage_monthly", &[]).await.expect("usage").get(0);
     assert_eq!(counted, 2, "each log counted once");

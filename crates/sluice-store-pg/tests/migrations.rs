@@ -13,9 +13,8 @@ use sluice_store_pg::testing::TestDatabase;
 
 /// Unique indexes of identifiers that are unique across workspaces, used only for point
 /// lookups: authentication finds a key by its hash before any workspace is known, revocation
-/// by its id; a chunk's id comes from one sequence (its walks use `log_chunks_workspace`); a
-/// signed-in user's workspaces are found by the user, before any workspace is known.
-const GLOBAL_LOOKUPS: [&str; 4] = ["api_keys_pkey", "api_keys_hash", "log_chunks_pkey", "memberships_user"];
+/// by its id; a signed-in user's workspaces are found by the user, before any workspace is known.
+const GLOBAL_LOOKUPS: [&str; 3] = ["api_keys_pkey", "api_keys_hash", "memberships_user"];
 
 #[derive(QueryableByName, Debug, PartialEq)]
 struct Line {

@@ -1,196 +1,48 @@
-//! The block layout on a real SQLite file: each group's small block merged with its
-//! workspace's others into large ones, retention writing a block of old and new logs again
-//! without the old, and the upgrade of a database that kept its logs as rows.
+//! The block layout on a real SQLite file (`sluice_store::conformance::blocks`): merges,
+//! retention's rewrites, and the upgrade of a database that kept its logs as rows.
 
-use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::path::PathBuf;
 
-use sluice_model::{Environment, Level, Log, LogEntry, LogId, WorkspaceId};
-use sluice_query::{Query, SearchField};
-use sluice_store::blockstore::MERGE_AFTER_MS;
-use sluice_store::prelude::*;
-use sluice_store::{LogFilter, Page, Search};
+use async_trait::async_trait;
+use sluice_model::{Log, WorkspaceId};
+use sluice_store::Clock;
+use sluice_store::conformance::blocks::BlockFixture;
 use sluice_store_sqlite::testing::{block_sizes, rows_database, stored_logs};
 use sluice_store_sqlite::{SqliteOptions, SqliteStore};
+use tempfile::TempDir;
 
-const BASE_MS: i64 = 1_750_000_000_000;
-
-fn workspace(n: u8) -> WorkspaceId {
-    WorkspaceId::from_slice(&[n; 16]).expect("16 bytes")
+/// A database file in a directory of its own, removed when the test ends.
+struct File {
+    path: PathBuf,
+    _dir: TempDir,
 }
 
-/// Log `n`: its id counts up (as ingest's do), its timestamp a second apart.
-fn log(n: u64, message: String) -> Log {
-    let id = 0x0190_0000_0000_7000_8000_0000_0000_0000_u128 + u128::from(n);
-    Log {
-        id: LogId::from_slice(&id.to_be_bytes()).expect("16 bytes"),
-        entry: LogEntry {
-            timestamp: BASE_MS + 1_000 * n as i64,
-            level: [Level::Info, Level::Warn, Level::Error][(n % 3) as usize],
-            message,
-            source: format!("host-{}", n % 7).into(),
-            environment: Environment::Production,
-            dataset: "default".into(),
-            version: None,
-            user_id: n.is_multiple_of(5).then(|| format!("user-{}", n % 11)),
-            session_id: None,
-            request_id: Some(format!("req-{n:08x}")),
-            data: None,
-            error_name: None,
-            error_stack: None,
-            tags: None,
-            flow_id: None,
-            step_index: None,
-        },
-        country: None,
-        ip_address: None,
+#[async_trait]
+impl BlockFixture for File {
+    type Store = SqliteStore;
+
+    async fn open(&self, merge_now: bool, clock: Clock) -> SqliteStore {
+        let defaults = SqliteOptions::default();
+        let merge_every = if merge_now { None } else { defaults.merge_every };
+        SqliteStore::open_with(&self.path, &SqliteOptions { merge_every, clock, ..defaults }).expect("open")
+    }
+
+    async fn block_sizes(&self) -> Vec<u32> {
+        block_sizes(&self.path).expect("blocks")
+    }
+
+    async fn rows_database(&self, logs: &[(WorkspaceId, Log)]) {
+        rows_database(&self.path, logs).expect("a database of rows");
+    }
+
+    async fn stored_logs(&self) -> (u64, u64) {
+        stored_logs(&self.path).expect("counted")
     }
 }
 
-fn logs(range: std::ops::Range<u64>) -> Vec<Log> {
-    range.map(|n| log(n, format!("order {n} shipped to warehouse-{}", n % 13))).collect()
-}
-
-/// Every log of the workspace, newest first, page by page.
-async fn all(store: &SqliteStore, workspace: WorkspaceId) -> Vec<Log> {
-    let mut listed = Vec::new();
-    loop {
-        let page = Page { limit: 1_000, offset: listed.len() as u64 };
-        let got = store.list_logs(workspace, &LogFilter::default(), page).await.expect("list");
-        listed.extend(got.logs);
-        if !got.has_more {
-            return listed;
-        }
-    }
-}
-
-fn newest_first(mut logs: Vec<Log>) -> Vec<Log> {
-    logs.sort_by_key(|log| std::cmp::Reverse((log.entry.timestamp, log.id)));
-    logs
-}
-
-fn open(path: &Path, options: &SqliteOptions) -> SqliteStore {
-    SqliteStore::open_with(path, options).expect("open")
-}
-
-#[tokio::test]
-async fn small_blocks_merge_into_large_ones_and_every_log_stays_readable() {
+async fn file() -> File {
     let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("sluice.db");
-    let store = open(&path, &SqliteOptions { merge_every: None, ..SqliteOptions::default() });
-    let ws = workspace(1);
-    let sent = logs(0..40_000);
-    for batch in sent.chunks(10_000) {
-        store.insert_logs(ws, batch).await.expect("insert");
-    }
-    // Two groups of 10,000 make half a block: merged; then the next two.
-    assert_eq!(block_sizes(&path).expect("blocks"), vec![20_000, 20_000]);
-    assert_eq!(all(&store, ws).await, newest_first(sent.clone()));
-    for n in [0_usize, 9_999, 10_000, 23_456, 39_999] {
-        assert_eq!(store.get_log(ws, sent[n].id).await.expect("get"), Some(sent[n].clone()));
-    }
-    let search =
-        Search { query: Query::parse("\"order 23456 shipped\"").expect("query"), fields: vec![SearchField::Message] };
-    let found =
-        store.search_logs(ws, &search, &LogFilter::default(), Page { limit: 10, offset: 0 }).await.expect("search");
-    assert_eq!(found.logs, vec![sent[23_456].clone()]);
+    File { path: dir.path().join("sluice.db"), _dir: dir }
 }
 
-#[tokio::test]
-async fn a_workspace_s_small_blocks_merge_once_they_have_waited() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("sluice.db");
-    let now = Arc::new(AtomicI64::new(BASE_MS));
-    let clock: sluice_store::Clock = {
-        let now = now.clone();
-        Arc::new(move || now.load(Ordering::Relaxed))
-    };
-    let store = open(&path, &SqliteOptions { merge_every: None, clock, ..SqliteOptions::default() });
-    let (ws, other) = (workspace(1), workspace(2));
-    let sent = logs(0..30);
-    store.insert_logs(ws, &sent[..10]).await.expect("insert");
-    store.insert_logs(other, &sent[10..20]).await.expect("insert");
-    store.insert_logs(ws, &sent[20..25]).await.expect("insert");
-    assert_eq!(block_sizes(&path).expect("blocks"), vec![10, 10, 5], "none has waited yet");
-    now.fetch_add(MERGE_AFTER_MS, Ordering::Relaxed);
-    store.insert_logs(ws, &sent[25..30]).await.expect("insert");
-    // The workspace's three small blocks merge (the oldest has waited, the newest not);
-    // the other workspace's one block stays.
-    let sizes = block_sizes(&path).expect("blocks");
-    assert_eq!(sizes, vec![10, 20]);
-    let mut mine: Vec<Log> = sent[..10].to_vec();
-    mine.extend_from_slice(&sent[20..30]);
-    assert_eq!(all(&store, ws).await, newest_first(mine));
-    assert_eq!(all(&store, other).await, newest_first(sent[10..20].to_vec()));
-}
-
-#[tokio::test]
-async fn retention_drops_old_blocks_and_writes_a_mixed_one_again_without_its_old_logs() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("sluice.db");
-    let store = open(&path, &SqliteOptions { merge_every: None, ..SqliteOptions::default() });
-    let ws = workspace(3);
-    let sent = logs(0..3_000);
-    for batch in sent.chunks(1_000) {
-        store.insert_logs(ws, batch).await.expect("insert");
-    }
-    assert_eq!(block_sizes(&path).expect("blocks"), vec![1_000, 1_000, 1_000]);
-    // Log 1,500's timestamp: the first block all old, the second half old, the third new.
-    let cutoff = sent[1_500].entry.timestamp;
-    assert_eq!(store.delete_logs_before(ws, cutoff).await.expect("retention"), 1_500);
-    let mut sizes = block_sizes(&path).expect("blocks");
-    sizes.sort_unstable();
-    assert_eq!(sizes, vec![500, 1_000]);
-    assert_eq!(all(&store, ws).await, newest_first(sent[1_500..].to_vec()));
-    assert_eq!(store.get_log(ws, sent[1_499].id).await.expect("get"), None);
-    assert_eq!(store.delete_logs_before(ws, cutoff).await.expect("again"), 0, "nothing left to delete");
-}
-
-#[tokio::test]
-async fn a_database_of_row_logs_is_converted_into_blocks_exactly_once_across_restarts() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("sluice.db");
-    let (ws, other) = (workspace(4), workspace(5));
-    let mut mine = logs(0..70_000);
-    mine[12_345].entry.message = "payment declined: card 4000-0000-0000-0002 (needle)".into();
-    let theirs = logs(70_000..70_010);
-    let rows: Vec<(WorkspaceId, Log)> =
-        mine.iter().map(|log| (ws, log.clone())).chain(theirs.iter().map(|log| (other, log.clone()))).collect();
-    rows_database(&path, &rows).expect("a database of rows");
-    let total = rows.len() as u64;
-
-    // A first start stopped at once, wherever its conversion was: nothing lost or doubled.
-    drop(open(&path, &SqliteOptions::default()));
-    let (in_blocks, as_rows) = stored_logs(&path).expect("counted");
-    assert_eq!(in_blocks + as_rows, total, "every log is in a block or a row, never both");
-
-    let store = open(&path, &SqliteOptions::default());
-    if let Some(mut progress) = store.upgrade_progress() {
-        // Ready only once converted: a ping that passes comes after the end.
-        if store.ping().await.is_ok() {
-            assert!(progress.borrow().finished);
-        }
-        let done = progress.wait_for(|progress| progress.finished).await.expect("the upgrade ends");
-        // The first start's move under way when it stopped may commit after this start
-        // counted the rows left: then this one moves fewer than it counted.
-        assert!(done.done <= done.total && done.total <= as_rows, "{done:?}");
-    } else {
-        assert_eq!(stored_logs(&path).expect("counted").1, 0, "an upgrade runs while rows are left");
-    }
-    store.ping().await.expect("ready once converted");
-    assert_eq!(stored_logs(&path).expect("counted"), (total, 0));
-    assert_eq!(all(&store, ws).await, newest_first(mine.clone()));
-    assert_eq!(all(&store, other).await, newest_first(theirs.clone()));
-    assert_eq!(store.get_log(ws, mine[40_000].id).await.expect("get"), Some(mine[40_000].clone()));
-    assert_eq!(store.get_log(other, mine[40_000].id).await.expect("get"), None, "never another workspace's");
-    let search = Search { query: Query::parse("0000-0002").expect("query"), fields: vec![SearchField::Message] };
-    let found =
-        store.search_logs(ws, &search, &LogFilter::default(), Page { limit: 10, offset: 0 }).await.expect("search");
-    assert_eq!(found.logs, vec![mine[12_345].clone()]);
-
-    // A start on a converted database has nothing to do.
-    drop(store);
-    let again = open(&path, &SqliteOptions::default());
-    assert!(again.upgrade_progress().is_none());
-}
+sluice_store::block_suite!(file);

@@ -22,14 +22,10 @@ pub mod conformance;
 pub use clock::{Clock, system_clock, unix_now_ms};
 pub mod flows;
 pub mod full;
-pub mod grams;
 pub mod group;
-pub mod log_keys;
-pub mod page;
 pub mod retention;
 pub mod rollups;
 pub mod rows;
-pub mod signature;
 pub mod upgrade;
 
 /// Why a store call failed.

@@ -5,6 +5,7 @@
 //! becomes one `#[tokio::test]`. Nothing here knows which backend it runs against.
 
 mod accounts;
+pub mod blocks;
 pub mod committer;
 mod counts;
 mod flows;

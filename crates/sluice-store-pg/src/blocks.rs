@@ -1,0 +1,416 @@
+//! Blocks of logs as PostgreSQL keeps them (`sluice_store::blockstore`): the reads' SQL
+//! ([`PgBlocks`]), a block's rows written and deleted, a block's logs read whole, the swap of
+//! blocks for others (merges, retention) and the merges of each workspace's small blocks
+//! ([`PgStore::merge_due`]).
+//!
+//! Every statement names one workspace, and every key it reads by leads with `workspace_id`.
+
+use std::sync::atomic::Ordering;
+
+use diesel::prelude::*;
+use diesel::result::Error as DieselError;
+use diesel::sql_types::{Array, BigInt, Bytea, Integer, Uuid as SqlUuid};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use sluice_model::{Log, LogId};
+use sluice_store::StoreError;
+use sluice_store::blockstore::{BlockRef, BlockRows, BlockSource, Mergeable, merge_plan};
+use sluice_store::flows::FlowDeltas;
+use sluice_store::rollups::RollupDeltas;
+use uuid::Uuid;
+
+use crate::PgStore;
+use crate::error::from_diesel;
+use crate::prepared::prepared;
+
+/// A workspace's blocks whose time range meets `$2..=$3`, newest first after `($4, $5)`: a
+/// backwards walk of `blocks_recent`, which holds every column it reads.
+pub(crate) const BLOCKS_SQL: &str = "SELECT id, max_ts, max_id FROM blocks \
+     WHERE workspace_id = $1 AND max_ts >= $2 AND min_ts <= $3 AND (max_ts, id) < ($4, $5) \
+     ORDER BY max_ts DESC, id DESC LIMIT $6";
+
+/// A workspace's blocks holding an id past `$2`: a range of `blocks_ids`.
+const AFTER_SQL: &str = "SELECT id, max_ts, max_id FROM blocks WHERE workspace_id = $1 AND max_id > $2";
+
+/// The blocks whose id range holds `$2`.
+const HOLDING_SQL: &str = "SELECT id FROM blocks WHERE workspace_id = $1 AND max_id >= $2 AND min_id <= $2";
+
+const HEADS_SQL: &str = "SELECT id, head FROM blocks WHERE workspace_id = $1 AND id = ANY($2)";
+
+/// Index bands by `(block, band)` pairs, each a lookup of the primary key.
+pub(crate) const BANDS_SQL: &str = "SELECT b.block_id AS block, b.band AS part, b.bytes AS bytes \
+     FROM unnest($2::int8[], $3::int4[]) AS w(block_id, part) JOIN block_bands AS b \
+     ON b.workspace_id = $1 AND b.block_id = w.block_id AND b.band = w.part";
+
+/// Granules by `(block, granule)` pairs, the same way.
+pub(crate) const GRANULES_SQL: &str = "SELECT g.block_id AS block, g.granule AS part, g.bytes AS bytes \
+     FROM unnest($2::int8[], $3::int4[]) AS w(block_id, part) JOIN block_granules AS g \
+     ON g.workspace_id = $1 AND g.block_id = w.block_id AND g.granule = w.part";
+
+/// One workspace's blocks, read through one connection (one snapshot when the caller holds a
+/// repeatable-read transaction).
+pub(crate) struct PgBlocks<'c> {
+    pub(crate) connection: &'c mut AsyncPgConnection,
+    pub(crate) workspace: Uuid,
+}
+
+#[derive(QueryableByName)]
+struct RefRow {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+    #[diesel(sql_type = BigInt)]
+    max_ts: i64,
+    #[diesel(sql_type = SqlUuid)]
+    max_id: Uuid,
+}
+
+#[derive(QueryableByName)]
+struct IdRow {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+}
+
+#[derive(QueryableByName)]
+struct HeadRow {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+    #[diesel(sql_type = Bytea)]
+    head: Vec<u8>,
+}
+
+#[derive(QueryableByName)]
+struct PartRow {
+    #[diesel(sql_type = BigInt)]
+    block: i64,
+    #[diesel(sql_type = Integer)]
+    part: i32,
+    #[diesel(sql_type = Bytea)]
+    bytes: Vec<u8>,
+}
+
+fn refs(rows: Vec<RefRow>) -> Vec<BlockRef> {
+    rows.into_iter()
+        .map(|row| BlockRef { id: row.id, max_ts: row.max_ts, max_id: LogId::from_uuid(row.max_id) })
+        .collect()
+}
+
+fn parts(rows: Vec<PartRow>) -> Vec<(i64, u32, Vec<u8>)> {
+    rows.into_iter().map(|row| (row.block, u32::try_from(row.part).unwrap_or(u32::MAX), row.bytes)).collect()
+}
+
+fn split(wanted: &[(i64, u32)]) -> (Vec<i64>, Vec<i32>) {
+    wanted.iter().map(|(block, part)| (*block, i32::try_from(*part).unwrap_or(i32::MAX))).unzip()
+}
+
+impl BlockSource for PgBlocks<'_> {
+    async fn blocks(
+        &mut self,
+        from: Option<i64>,
+        to: Option<i64>,
+        before: Option<(i64, i64)>,
+        limit: usize,
+    ) -> Result<Vec<BlockRef>, StoreError> {
+        let (before_ts, before_id) = before.unwrap_or((i64::MAX, i64::MAX));
+        let rows: Vec<RefRow> = prepared(BLOCKS_SQL)
+            .bind::<SqlUuid, _>(self.workspace)
+            .bind::<BigInt, _>(from.unwrap_or(i64::MIN))
+            .bind::<BigInt, _>(to.unwrap_or(i64::MAX))
+            .bind::<BigInt, _>(before_ts)
+            .bind::<BigInt, _>(before_id)
+            .bind::<BigInt, _>(i64::try_from(limit).unwrap_or(i64::MAX))
+            .load(self.connection)
+            .await
+            .map_err(from_diesel)?;
+        Ok(refs(rows))
+    }
+
+    async fn blocks_holding(&mut self, id: LogId) -> Result<Vec<i64>, StoreError> {
+        let rows: Vec<IdRow> = prepared(HOLDING_SQL)
+            .bind::<SqlUuid, _>(self.workspace)
+            .bind::<SqlUuid, _>(*id.as_uuid())
+            .load(self.connection)
+            .await
+            .map_err(from_diesel)?;
+        Ok(rows.into_iter().map(|row| row.id).collect())
+    }
+
+    async fn blocks_after(&mut self, after: LogId) -> Result<Vec<BlockRef>, StoreError> {
+        let rows: Vec<RefRow> = prepared(AFTER_SQL)
+            .bind::<SqlUuid, _>(self.workspace)
+            .bind::<SqlUuid, _>(*after.as_uuid())
+            .load(self.connection)
+            .await
+            .map_err(from_diesel)?;
+        Ok(refs(rows))
+    }
+
+    async fn heads(&mut self, ids: &[i64]) -> Result<Vec<(i64, Vec<u8>)>, StoreError> {
+        let rows: Vec<HeadRow> = prepared(HEADS_SQL)
+            .bind::<SqlUuid, _>(self.workspace)
+            .bind::<Array<BigInt>, _>(ids.to_vec())
+            .load(self.connection)
+            .await
+            .map_err(from_diesel)?;
+        Ok(rows.into_iter().map(|row| (row.id, row.head)).collect())
+    }
+
+    async fn bands(&mut self, wanted: &[(i64, u32)]) -> Result<Vec<(i64, u32, Vec<u8>)>, StoreError> {
+        let (blocks, bands) = split(wanted);
+        let rows: Vec<PartRow> = prepared(BANDS_SQL)
+            .bind::<SqlUuid, _>(self.workspace)
+            .bind::<Array<BigInt>, _>(blocks)
+            .bind::<Array<Integer>, _>(bands)
+            .load(self.connection)
+            .await
+            .map_err(from_diesel)?;
+        Ok(parts(rows))
+    }
+
+    async fn granules(&mut self, wanted: &[(i64, u32)]) -> Result<Vec<(i64, u32, Vec<u8>)>, StoreError> {
+        let (blocks, granules) = split(wanted);
+        let rows: Vec<PartRow> = prepared(GRANULES_SQL)
+            .bind::<SqlUuid, _>(self.workspace)
+            .bind::<Array<BigInt>, _>(blocks)
+            .bind::<Array<Integer>, _>(granules)
+            .load(self.connection)
+            .await
+            .map_err(from_diesel)?;
+        Ok(parts(rows))
+    }
+}
+
+/// Writes the blocks of `workspace` (inside the caller's transaction): three statements a
+/// block, its head, its bands and its granules.
+pub(crate) async fn write_blocks(
+    connection: &mut AsyncPgConnection,
+    workspace: Uuid,
+    blocks: &[BlockRows],
+    now_ms: i64,
+) -> Result<(), DieselError> {
+    for block in blocks {
+        let id: IdRow = prepared(
+            "INSERT INTO blocks (workspace_id, rows, min_ts, max_ts, min_id, max_id, created_at, head) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+        )
+        .bind::<SqlUuid, _>(workspace)
+        .bind::<Integer, _>(i32::try_from(block.rows).unwrap_or(i32::MAX))
+        .bind::<BigInt, _>(block.timestamps.0)
+        .bind::<BigInt, _>(block.timestamps.1)
+        .bind::<SqlUuid, _>(*block.ids.0.as_uuid())
+        .bind::<SqlUuid, _>(*block.ids.1.as_uuid())
+        .bind::<BigInt, _>(now_ms)
+        .bind::<Bytea, _>(block.head.as_slice())
+        .get_result(connection)
+        .await?;
+        for (sql, parts) in [
+            (
+                "INSERT INTO block_bands (workspace_id, block_id, band, bytes) \
+                 SELECT $1, $2, p.n - 1, p.bytes FROM unnest($3::bytea[]) WITH ORDINALITY AS p(bytes, n)",
+                &block.bands,
+            ),
+            (
+                "INSERT INTO block_granules (workspace_id, block_id, granule, bytes) \
+                 SELECT $1, $2, p.n - 1, p.bytes FROM unnest($3::bytea[]) WITH ORDINALITY AS p(bytes, n)",
+                &block.granules,
+            ),
+        ] {
+            if parts.is_empty() {
+                continue;
+            }
+            prepared(sql)
+                .bind::<SqlUuid, _>(workspace)
+                .bind::<BigInt, _>(id.id)
+                .bind::<Array<Bytea>, _>(parts)
+                .execute(connection)
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+/// Deletes blocks of `workspace` with their bands and granules.
+pub(crate) async fn delete_blocks(
+    connection: &mut AsyncPgConnection,
+    workspace: Uuid,
+    ids: &[i64],
+) -> Result<(), DieselError> {
+    for sql in [
+        "DELETE FROM block_bands WHERE workspace_id = $1 AND block_id = ANY($2)",
+        "DELETE FROM block_granules WHERE workspace_id = $1 AND block_id = ANY($2)",
+        "DELETE FROM blocks WHERE workspace_id = $1 AND id = ANY($2)",
+    ] {
+        prepared(sql).bind::<SqlUuid, _>(workspace).bind::<Array<BigInt>, _>(ids).execute(connection).await?;
+    }
+    Ok(())
+}
+
+/// Every log of one block, in id order.
+pub(crate) async fn block_logs(
+    connection: &mut AsyncPgConnection,
+    workspace: Uuid,
+    id: i64,
+) -> Result<Vec<Log>, StoreError> {
+    let corrupt =
+        |error: sluice_blocks::DecodeError| StoreError::Backend(format!("block {id} cannot be read: {error}"));
+    let mut source = PgBlocks { connection, workspace };
+    let Some((_, head)) = source.heads(&[id]).await?.pop() else {
+        return Err(StoreError::Backend(format!("block {id} is gone")));
+    };
+    let head = sluice_blocks::Head::decode(&head).map_err(corrupt)?;
+    let wanted: Vec<(i64, u32)> = (0..head.granules.len()).map(|granule| (id, granule as u32)).collect();
+    let mut granules = source.granules(&wanted).await?;
+    if granules.len() != head.granules.len() {
+        return Err(StoreError::Backend(format!("block {id} lacks granules")));
+    }
+    granules.sort_unstable_by_key(|(_, number, _)| *number);
+    let mut logs = Vec::with_capacity(head.summary.rows as usize);
+    for (_, number, bytes) in granules {
+        let granule = sluice_blocks::Granule::open(&head, number as usize, &bytes).map_err(corrupt)?;
+        logs.extend(granule.all_logs().map_err(corrupt)?);
+    }
+    Ok(logs)
+}
+
+/// The counters of the logs a swap removes, taken off in its transaction.
+#[derive(Default)]
+pub(crate) struct Removed {
+    pub(crate) rollups: RollupDeltas,
+    pub(crate) flows: FlowDeltas,
+}
+
+/// Puts `new` in the place of the blocks `old` of `workspace` and takes `removed` off the
+/// counters, in one transaction; does nothing and answers false when any of `old` went
+/// meanwhile (a merge or retention of this process or another came first: the rows are
+/// locked, so of two swaps of the same block one waits and then finds it gone).
+pub(crate) async fn swap_blocks(
+    store: &PgStore,
+    connection: &mut AsyncPgConnection,
+    workspace: Uuid,
+    old: &[i64],
+    new: &[BlockRows],
+    removed: &Removed,
+) -> Result<bool, StoreError> {
+    let now_ms = (store.clock)();
+    let heads = &store.heads;
+    let swapped = connection
+        .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+            let present: Vec<IdRow> =
+                prepared("SELECT id FROM blocks WHERE workspace_id = $1 AND id = ANY($2) ORDER BY id FOR UPDATE")
+                    .bind::<SqlUuid, _>(workspace)
+                    .bind::<Array<BigInt>, _>(old)
+                    .load(connection)
+                    .await?;
+            if present.len() != old.len() {
+                return Ok(false);
+            }
+            write_blocks(connection, workspace, new, now_ms).await?;
+            delete_blocks(connection, workspace, old).await?;
+            crate::rollups::apply_deltas(connection, workspace, &removed.rollups, true, 0).await?;
+            crate::flows::apply_flow_deltas(connection, heads, workspace, &removed.flows).await?;
+            Ok(true)
+        })
+        .await;
+    swapped.map_err(from_diesel)
+}
+
+#[derive(QueryableByName)]
+struct SmallRow {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+    #[diesel(sql_type = Integer)]
+    rows: i32,
+    #[diesel(sql_type = BigInt)]
+    created_at: i64,
+}
+
+#[derive(QueryableByName)]
+struct WorkspaceRow {
+    #[diesel(sql_type = SqlUuid)]
+    workspace_id: Uuid,
+}
+
+impl PgStore {
+    /// Merges, for each workspace whose small blocks are due ([`merge_plan`]), as long as any
+    /// merge is due; each merge one transaction, each within the call timeout. Returns the
+    /// blocks merged away.
+    pub(crate) async fn merge_due(&self) -> Result<usize, StoreError> {
+        let workspaces: Vec<WorkspaceRow> = self
+            .with_deadline(async {
+                let mut connection = self.connection().await?;
+                prepared("SELECT DISTINCT workspace_id FROM blocks WHERE rows < 16384")
+                    .load(&mut *connection)
+                    .await
+                    .map_err(from_diesel)
+            })
+            .await?;
+        let mut merged = 0;
+        for workspace in workspaces {
+            while let Some(count) = self.with_deadline(self.merge_one(workspace.workspace_id)).await?
+                && count > 0
+            {
+                merged += count;
+            }
+        }
+        Ok(merged)
+    }
+
+    /// The first merge due among `workspace`'s small blocks, done: how many blocks it merged
+    /// away (none if another merge or a retention changed them meanwhile); `None` when none is
+    /// due.
+    async fn merge_one(&self, workspace: Uuid) -> Result<Option<usize>, StoreError> {
+        let mut connection = self.connection().await?;
+        let small: Vec<SmallRow> =
+            prepared("SELECT id, rows, created_at FROM blocks WHERE workspace_id = $1 AND rows < 16384 ORDER BY id")
+                .bind::<SqlUuid, _>(workspace)
+                .load(&mut *connection)
+                .await
+                .map_err(from_diesel)?;
+        let small: Vec<Mergeable> = small
+            .into_iter()
+            .map(|row| Mergeable { id: row.id, rows: row.rows.max(0) as u32, created_at: row.created_at })
+            .collect();
+        let plan = merge_plan(&small, (self.clock)());
+        if plan.is_empty() {
+            return Ok(None);
+        }
+        let mut logs = Vec::new();
+        for id in &plan {
+            logs.extend(block_logs(&mut connection, workspace, *id).await?);
+        }
+        let encoded = tokio::task::spawn_blocking(move || BlockRows::encode(&logs))
+            .await
+            .map_err(|error| StoreError::Backend(format!("encoding a merged block: {error}")))??;
+        let swapped = swap_blocks(self, &mut connection, workspace, &plan, &encoded, &Removed::default()).await?;
+        Ok(Some(if swapped { plan.len() } else { 0 }))
+    }
+
+    /// After an insert: merges due in a task of their own, unless one runs already (or, with
+    /// [`crate::PgOptions::merge_in_insert`], here, before the insert answers).
+    pub(crate) async fn after_insert(&self) {
+        if self.merge_in_insert {
+            if let Err(error) = self.merge_due().await {
+                tracing::warn!(%error, "merging small blocks failed; the next insert retries");
+            }
+            return;
+        }
+        if self.merging.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let store = self.clone();
+        tokio::spawn(async move {
+            if let Err(error) = store.merge_due().await {
+                tracing::warn!(%error, "merging small blocks failed; the next insert or housekeeping retries");
+            }
+            store.merging.store(false, Ordering::Release);
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The statements (and the migration's partial index `blocks_small`) name the planner's
+    /// bound of a small block as a number.
+    #[test]
+    fn the_small_block_bound_in_sql_is_the_planners() {
+        assert_eq!(sluice_store::blockstore::SMALL_BLOCK_ROWS, 16_384);
+    }
+}
