@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{Array, BigInt, Bytea, Integer, Uuid as SqlUuid};
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use sluice_model::{Log, LogId};
 use sluice_store::StoreError;
 use sluice_store::blockstore::{BlockRef, BlockRows, BlockSource, Mergeable, merge_plan};
@@ -312,6 +312,9 @@ pub(crate) async fn swap_blocks(
     swapped.map_err(from_diesel)
 }
 
+/// How often merges vacuum the blocks' tables ([`PgStore::vacuum_if_due`]).
+const VACUUM_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
 #[derive(QueryableByName)]
 struct SmallRow {
     #[diesel(sql_type = BigInt)]
@@ -348,9 +351,38 @@ impl PgStore {
                 && count > 0
             {
                 merged += count;
+                self.vacuum_if_due().await;
             }
         }
         Ok(merged)
+    }
+
+    /// Vacuums the blocks' tables when [`VACUUM_EVERY`] has passed since this process last
+    /// did. A merge leaves the small blocks it replaced as dead rows, as large as the logs they
+    /// held; PostgreSQL reuses their space only once a vacuum has marked it free, and
+    /// autovacuum comes at most once a minute, so under ingest the tables grew by up to a
+    /// minute of merged logs at a time (SQLite reuses freed pages at once). A vacuum that fails
+    /// or is cut short by the statement timeout is left for the next one.
+    async fn vacuum_if_due(&self) {
+        {
+            let mut last = self.vacuumed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if last.is_some_and(|at| at.elapsed() < VACUUM_EVERY) {
+                return;
+            }
+            *last = Some(std::time::Instant::now());
+        }
+        let vacuumed = self
+            .with_deadline(async {
+                let mut connection = self.connection().await?;
+                connection
+                    .batch_execute("VACUUM (SKIP_LOCKED) blocks, block_bands, block_granules")
+                    .await
+                    .map_err(from_diesel)
+            })
+            .await;
+        if let Err(error) = vacuumed {
+            tracing::debug!(%error, "vacuuming the blocks' tables failed; the next merge retries");
+        }
     }
 
     /// The first merge due among `workspace`'s small blocks, done: how many blocks it merged

@@ -42,6 +42,8 @@ pub struct PgStore {
     pub(crate) merging: Arc<AtomicBool>,
     /// [`PgOptions::merge_in_insert`].
     pub(crate) merge_in_insert: bool,
+    /// When merges last vacuumed the blocks' tables (`crate::blocks`).
+    pub(crate) vacuumed: Arc<std::sync::Mutex<Option<std::time::Instant>>>,
     pub(crate) call_timeout: Duration,
     pub(crate) group: GroupOptions,
     pub(crate) slots: Arc<Slots>,
@@ -202,6 +204,7 @@ impl PgStore {
             heads: head_cache(),
             merging: Arc::default(),
             merge_in_insert: options.merge_in_insert,
+            vacuumed: Arc::default(),
             call_timeout: options.call_timeout,
             group: options.group,
             slots: Arc::new(Slots::new()),
