@@ -106,7 +106,7 @@ pub async fn drop_database(name: &str) {
     admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await.expect("drop");
 }
 
-/// A stalled store for overload tests: a connection of its own holds a lock on `logs` that
+/// A stalled store for overload tests: a connection of its own holds a lock on `blocks` that
 /// every insert waits for (reads go on), until [`WriteStall::release`].
 pub struct WriteStall {
     connection: AsyncPgConnection,

@@ -1,6 +1,6 @@
 //! The PostgreSQL migrations as a whole: they run up, down and up again to the same schema
 //! (so every `down.sql` undoes its `up.sql`), and every index of a workspace-scoped table
-//! (partitions included) leads with `workspace_id`, so no query of one workspace walks
+//! (the partitions of the rows earlier builds kept included) leads with `workspace_id`, so no query of one workspace walks
 //! another's rows.
 
 use diesel::QueryableByName;
@@ -104,7 +104,7 @@ struct Index {
 #[tokio::test]
 async fn every_index_of_a_workspace_scoped_table_leads_with_workspace_id() {
     let database = TestDatabase::new("index_leads").await;
-    // A store that has connected has made today's partitions: their indexes count too.
+    // A store that has connected: whatever it makes counts too.
     let store = sluice_store_pg::PgStore::connect(database.url(), &sluice_store_pg::PgOptions::default())
         .await
         .expect("connect");

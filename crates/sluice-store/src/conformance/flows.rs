@@ -165,8 +165,8 @@ pub async fn flows_equal_the_rows_after_random_ingests_and_sweeps(store: &dyn St
         let workspace = new_workspace(store, "random flows").await;
         let mut random = Random(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
         let mut alive: Vec<Log> = Vec::new();
-        // The thirty days before today, so a sweep may drop whole days (a store's daily
-        // partitions, which follow the real clock) as well as delete rows.
+        // The thirty days before today, so a sweep may drop whole blocks as well as rewrite
+        // blocks that hold logs on both sides of a cutoff.
         let start = day_start_ms(crate::unix_now_ms()) - 30 * MS_PER_DAY;
         let span = 30 * MS_PER_DAY as u64;
         let mut cutoff = start;

@@ -60,7 +60,7 @@ macro_rules! conformance_suite {
             search_filters_orders_and_pages,
             search_is_scoped_to_the_workspace,
             search_finds_long_needles_anywhere_and_pages_them_newest_first,
-            search_pages_far_from_the_newest_when_chunks_overlap_in_time,
+            search_pages_far_from_the_newest_when_blocks_overlap_in_time,
             search_finds_each_log_of_a_large_write_by_its_identifier,
             search_finds_identifiers_in_every_field_whatever_their_case,
             level_counts_group_by_hour_and_source_with_filters,

@@ -245,12 +245,12 @@ async fn assert_pages(
     }
 }
 
-/// A page far from the newest, when the chunks a search reads overlap in time: every batch
+/// A page far from the newest, when the blocks a search reads overlap in time: every batch
 /// holds logs from all over the span, so a later step of a walk brings logs newer than some it
 /// already skipped. The skipped ones are held by key only (a store holds the page, not the
 /// rows before it), and those pushed onto the page are read again: every page equals the
 /// matches sorted in memory.
-pub async fn search_pages_far_from_the_newest_when_chunks_overlap_in_time(store: &dyn Store) {
+pub async fn search_pages_far_from_the_newest_when_blocks_overlap_in_time(store: &dyn Store) {
     let workspace = new_workspace(store, "overlap").await;
     let mut expected = Vec::new();
     for batch in 0..30_i64 {
@@ -275,8 +275,8 @@ pub async fn search_pages_far_from_the_newest_when_chunks_overlap_in_time(store:
     assert_pages(store, workspace, &query, &expected, &[(0, 3), (10, 7), (40, 20), (60, 50), (90, 5), (95, 10)]).await;
 }
 
-/// A rare identifier among many logs of one write (on a store that reads only the logs of a
-/// chunk whose own filters may hold the needle: every slot of a chunk, and past its cap):
+/// A rare identifier among many logs of one write (more than a granule of a block, read only
+/// where the granule's filter may hold the needle):
 /// exactly its logs are found, alone, in an OR chain, in a phrase, with an exclusion and with
 /// a level filter; a needle without keys (a word) still finds every log that holds it.
 pub async fn search_finds_each_log_of_a_large_write_by_its_identifier(store: &dyn Store) {

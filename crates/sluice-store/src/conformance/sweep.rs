@@ -26,8 +26,8 @@ pub async fn delete_before_removes_logs_everywhere(store: &dyn Store) {
     assert_eq!(store.delete_logs_before(workspace, T0).await.expect("delete"), 0);
 }
 
-/// Retention over every workspace at once, with logs spread over months so a partitioned
-/// store drops whole stretches: each workspace keeps exactly its logs at or after its cutoff,
+/// Retention over every workspace at once, with logs spread over months so a store drops
+/// whole blocks and rewrites mixed ones: each workspace keeps exactly its logs at or after its cutoff,
 /// search and counters included; a workspace left out keeps everything.
 pub async fn sweep_applies_each_workspace_cutoff(store: &dyn Store) {
     let short = new_workspace(store, "short").await;
