@@ -30,8 +30,13 @@ pub const BAND_BYTES: usize = 1_984;
 /// The most bytes of granules a page keeps while it reads (those holding its hits so far).
 const MAX_KEPT_BYTES: usize = 64 << 20;
 
-/// Blocks whose heads a read asks for at a time.
-const BLOCKS_A_ROUND: usize = 32;
+/// Blocks a read walks in its first round; each round after walks twice as many, up to
+/// [`MOST_BLOCKS_A_ROUND`]: a page of the newest logs reads few blocks, and a search through a
+/// whole workspace makes few rounds of statements (on PostgreSQL a round trip each).
+const FIRST_ROUND_BLOCKS: usize = 32;
+
+/// The most blocks a round of a read walks.
+const MOST_BLOCKS_A_ROUND: usize = 512;
 
 /// A block smaller than this is merged with its workspace's other small ones ([`merge_plan`]).
 pub const SMALL_BLOCK_ROWS: u32 = (MAX_BLOCK_ROWS / 2) as u32;
@@ -311,8 +316,12 @@ impl<'a, S: BlockSource> Reader<'a, S> {
         let mut kept_bytes = 0_usize;
         let mut heads: HashMap<i64, Arc<Head>> = HashMap::new();
         let mut before = None;
+        let mut round_blocks = FIRST_ROUND_BLOCKS;
+        // Granules are fetched a few at a time, newest first, more each time, so a page that
+        // fills early reads no more of them.
+        let mut step = 4;
         loop {
-            let blocks = self.source.blocks(from, to, before, BLOCKS_A_ROUND).await?;
+            let blocks = self.source.blocks(from, to, before, round_blocks).await?;
             let Some(last) = blocks.last() else { break };
             before = Some((last.max_ts, last.id));
             // Blocks come newest first: once the page is full and a block's latest log is
@@ -339,10 +348,7 @@ impl<'a, S: BlockSource> Reader<'a, S> {
                 })
                 .collect();
             candidates.sort_unstable_by_key(|(_, _, newest)| std::cmp::Reverse(*newest));
-            // Granules are fetched a few at a time, newest first, so a page that fills early
-            // reads no more of them.
             let mut at = 0;
-            let mut step = 4;
             while at < candidates.len() {
                 let part: Vec<(i64, usize)> = candidates[at..(at + step).min(candidates.len())]
                     .iter()
@@ -380,9 +386,10 @@ impl<'a, S: BlockSource> Reader<'a, S> {
                 }
             }
             heads.extend(round);
-            if blocks.len() < BLOCKS_A_ROUND {
+            if blocks.len() < round_blocks {
                 break;
             }
+            round_blocks = (round_blocks * 2).min(MOST_BLOCKS_A_ROUND);
         }
         let sorted = collector.into_sorted();
         let has_more = sorted.len() > skip.saturating_add(page.limit as usize);
@@ -476,8 +483,9 @@ impl<'a, S: BlockSource> Reader<'a, S> {
     ) -> Result<Vec<Log>, StoreError> {
         let mut logs = Vec::new();
         let mut before = None;
+        let mut round_blocks = FIRST_ROUND_BLOCKS;
         loop {
-            let blocks = self.source.blocks(from, to, before, BLOCKS_A_ROUND).await?;
+            let blocks = self.source.blocks(from, to, before, round_blocks).await?;
             let Some(last) = blocks.last() else { break };
             before = Some((last.max_ts, last.id));
             let ids: Vec<i64> = blocks.iter().map(|block| block.id).collect();
@@ -502,9 +510,10 @@ impl<'a, S: BlockSource> Reader<'a, S> {
                     }
                 }
             }
-            if blocks.len() < BLOCKS_A_ROUND {
+            if blocks.len() < round_blocks {
                 break;
             }
+            round_blocks = (round_blocks * 2).min(MOST_BLOCKS_A_ROUND);
         }
         Ok(logs)
     }
