@@ -124,6 +124,19 @@ pub struct BlockRef {
     pub max_id: LogId,
 }
 
+/// Bytes of one index band of a block ([`BlockSource::slices`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BandSlice {
+    /// The block.
+    pub block: i64,
+    /// The band.
+    pub band: u32,
+    /// The first byte, from the band's start.
+    pub start: u32,
+    /// How many bytes.
+    pub len: u32,
+}
+
 /// The SQL of one store, reading one workspace's blocks inside one read transaction.
 pub trait BlockSource: Send {
     /// The blocks whose time range meets `from..=to`, ordered by latest timestamp then number,
@@ -145,11 +158,14 @@ pub trait BlockSource: Send {
     /// The heads of these blocks (any order; a block gone meanwhile is left out).
     fn heads(&mut self, blocks: &[i64]) -> impl Future<Output = Result<Vec<(i64, Vec<u8>)>, StoreError>> + Send;
 
-    /// These index bands, each `(block, band)`.
-    fn bands(
+    /// These pieces of index bands, each the bytes `start..start + len` of band `band` of a
+    /// block, answered with the piece's place in `wanted` (any order; a piece of a band that is
+    /// not there is left out). A needle's position is a few bytes of a band of 1,984: a read
+    /// takes only those.
+    fn slices(
         &mut self,
-        wanted: &[(i64, u32)],
-    ) -> impl Future<Output = Result<Vec<(i64, u32, Vec<u8>)>, StoreError>> + Send;
+        wanted: &[BandSlice],
+    ) -> impl Future<Output = Result<Vec<(usize, Vec<u8>)>, StoreError>> + Send;
 
     /// These granules, each `(block, granule)`.
     fn granules(
@@ -233,44 +249,57 @@ impl<'a, S: BlockSource> Reader<'a, S> {
         matcher: &Matcher<'_>,
         blocks: &[(i64, Arc<Head>)],
     ) -> Result<Vec<(i64, usize)>, StoreError> {
-        // Each block's positions, worked out once: for the bands to fetch, then the slices.
+        // Each block's positions, worked out once: for the slices to fetch, then the granules.
         let positions: Vec<Vec<u64>> = blocks
             .iter()
             .map(|(_, head)| if matcher.uses_index(head.version) { matcher.positions(head) } else { Vec::new() })
             .collect();
-        let mut wanted: Vec<(i64, u32)> = Vec::new();
+        // A position's bytes lie in one band, or at its end in two: a piece of each.
+        let mut wanted: Vec<BandSlice> = Vec::new();
+        let mut pieces: HashMap<(i64, u64), Vec<usize>> = HashMap::new();
         for ((block, head), positions) in blocks.iter().zip(&positions) {
             let count = head.granules.len();
             for position in positions {
+                let std::collections::hash_map::Entry::Vacant(entry) = pieces.entry((*block, *position)) else {
+                    continue;
+                };
                 let range = sluice_blocks::bloom::slice_range(*position, count);
-                for band in range.start / BAND_BYTES..=(range.end.max(1) - 1) / BAND_BYTES {
-                    wanted.push((*block, band as u32));
+                let mut at = range.start;
+                let mut parts = Vec::new();
+                while at < range.end {
+                    let band = at / BAND_BYTES;
+                    let end = range.end.min((band + 1) * BAND_BYTES);
+                    parts.push(wanted.len());
+                    wanted.push(BandSlice {
+                        block: *block,
+                        band: band as u32,
+                        start: (at - band * BAND_BYTES) as u32,
+                        len: (end - at) as u32,
+                    });
+                    at = end;
                 }
+                entry.insert(parts);
             }
         }
-        wanted.sort_unstable();
-        wanted.dedup();
-        let mut bands: HashMap<i64, Vec<(u32, Vec<u8>)>> = HashMap::new();
+        let mut fetched: Vec<Option<Vec<u8>>> = vec![None; wanted.len()];
         if !wanted.is_empty() {
-            for (block, band, bytes) in self.source.bands(&wanted).await? {
-                bands.entry(block).or_default().push((band, bytes));
+            for (at, bytes) in self.source.slices(&wanted).await? {
+                if let Some(piece) = fetched.get_mut(at) {
+                    *piece = Some(bytes);
+                }
             }
         }
         let mut candidates = Vec::new();
         for ((block, head), positions) in blocks.iter().zip(positions) {
-            // Each position's slice of the index, from the one or two bands that hold it.
-            let count = head.granules.len();
             let mut slices: HashMap<u64, Vec<u8>> = HashMap::new();
-            let fetched: HashMap<u32, Vec<u8>> = bands.remove(block).unwrap_or_default().into_iter().collect();
             for position in positions {
-                let range = sluice_blocks::bloom::slice_range(position, count);
-                let mut slice = Vec::with_capacity(range.len());
-                for at in range {
-                    let byte = fetched
-                        .get(&((at / BAND_BYTES) as u32))
-                        .and_then(|band| band.get(at % BAND_BYTES))
+                let mut slice = Vec::new();
+                for part in pieces.get(&(*block, position)).map(Vec::as_slice).unwrap_or_default() {
+                    let piece = fetched[*part]
+                        .as_deref()
+                        .filter(|piece| piece.len() == wanted[*part].len as usize)
                         .ok_or_else(|| corrupt(DecodeError::Truncated))?;
-                    slice.push(*byte);
+                    slice.extend_from_slice(piece);
                 }
                 slices.insert(position, slice);
             }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use async_trait::async_trait;
-use sluice_model::{Environment, Level, Log, LogEntry, LogId, WorkspaceId};
+use sluice_model::{Level, Log, LogId, WorkspaceId};
 use sluice_query::{Query, SearchField};
 
 use crate::blockstore::MERGE_AFTER_MS;
@@ -67,29 +67,13 @@ fn workspace(n: u8) -> WorkspaceId {
 /// Log `n`: its id counts up (as ingest's do), its timestamp a second apart.
 fn numbered(n: u64, message: String) -> Log {
     let id = 0x0190_0000_0000_7000_8000_0000_0000_0000_u128 + u128::from(n);
-    Log {
-        id: LogId::from_slice(&id.to_be_bytes()).expect("16 bytes"),
-        entry: LogEntry {
-            timestamp: BASE_MS + 1_000 * n as i64,
-            level: [Level::Info, Level::Warn, Level::Error][(n % 3) as usize],
-            message,
-            source: format!("host-{}", n % 7).into(),
-            environment: Environment::Production,
-            dataset: "default".into(),
-            version: None,
-            user_id: n.is_multiple_of(5).then(|| format!("user-{}", n % 11)),
-            session_id: None,
-            request_id: Some(format!("req-{n:08x}")),
-            data: None,
-            error_name: None,
-            error_stack: None,
-            tags: None,
-            flow_id: None,
-            step_index: None,
-        },
-        country: None,
-        ip_address: None,
-    }
+    let mut log = super::log(&message, BASE_MS + 1_000 * n as i64);
+    log.id = LogId::from_slice(&id.to_be_bytes()).expect("16 bytes");
+    log.entry.level = [Level::Info, Level::Warn, Level::Error][(n % 3) as usize];
+    log.entry.source = format!("host-{}", n % 7).into();
+    log.entry.user_id = n.is_multiple_of(5).then(|| format!("user-{}", n % 11));
+    log.entry.request_id = Some(format!("req-{n:08x}"));
+    log
 }
 
 fn logs(range: std::ops::Range<u64>) -> Vec<Log> {
