@@ -13,7 +13,7 @@ use diesel::sql_types::{Array, BigInt, Bytea, Integer, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use sluice_model::{Log, LogId};
 use sluice_store::StoreError;
-use sluice_store::blockstore::{BandSlice, BlockRef, BlockRows, BlockSource, Mergeable, merge_plan};
+use sluice_store::blockstore::{BlockRef, BlockRows, BlockSource, Mergeable, merge_plan};
 use sluice_store::flows::FlowDeltas;
 use sluice_store::rollups::RollupDeltas;
 use uuid::Uuid;
@@ -36,11 +36,10 @@ const HOLDING_SQL: &str = "SELECT id FROM blocks WHERE workspace_id = $1 AND max
 
 const HEADS_SQL: &str = "SELECT id, head FROM blocks WHERE workspace_id = $1 AND id = ANY($2)";
 
-/// Pieces of index bands by `(block, band, start, len)`, each a lookup of the primary key,
-/// answered with its place in the list (from 1) and only the piece's bytes.
-pub(crate) const SLICES_SQL: &str = "SELECT w.n AS part, substring(b.bytes FROM w.start + 1 FOR w.len) AS bytes \
-     FROM unnest($2::int8[], $3::int4[], $4::int4[], $5::int4[]) WITH ORDINALITY AS w(block_id, band, start, len, n) \
-     JOIN block_bands AS b ON b.workspace_id = $1 AND b.block_id = w.block_id AND b.band = w.band";
+/// Index bands by `(block, band)` pairs, each a lookup of the primary key.
+pub(crate) const BANDS_SQL: &str = "SELECT b.block_id AS block, b.band AS part, b.bytes AS bytes \
+     FROM unnest($2::int8[], $3::int4[]) AS w(block_id, part) JOIN block_bands AS b \
+     ON b.workspace_id = $1 AND b.block_id = w.block_id AND b.band = w.part";
 
 /// Granules by `(block, granule)` pairs, the same way.
 pub(crate) const GRANULES_SQL: &str = "SELECT g.block_id AS block, g.granule AS part, g.bytes AS bytes \
@@ -76,14 +75,6 @@ struct HeadRow {
     id: i64,
     #[diesel(sql_type = Bytea)]
     head: Vec<u8>,
-}
-
-#[derive(QueryableByName)]
-struct SliceRow {
-    #[diesel(sql_type = BigInt)]
-    part: i64,
-    #[diesel(sql_type = Bytea)]
-    bytes: Vec<u8>,
 }
 
 #[derive(QueryableByName)]
@@ -162,18 +153,16 @@ impl BlockSource for PgBlocks<'_> {
         Ok(rows.into_iter().map(|row| (row.id, row.head)).collect())
     }
 
-    async fn slices(&mut self, wanted: &[BandSlice]) -> Result<Vec<(usize, Vec<u8>)>, StoreError> {
-        let number = |value: u32| i32::try_from(value).unwrap_or(i32::MAX);
-        let rows: Vec<SliceRow> = prepared(SLICES_SQL)
+    async fn bands(&mut self, wanted: &[(i64, u32)]) -> Result<Vec<(i64, u32, Vec<u8>)>, StoreError> {
+        let (blocks, bands) = split(wanted);
+        let rows: Vec<PartRow> = prepared(BANDS_SQL)
             .bind::<SqlUuid, _>(self.workspace)
-            .bind::<Array<BigInt>, _>(wanted.iter().map(|slice| slice.block).collect::<Vec<_>>())
-            .bind::<Array<Integer>, _>(wanted.iter().map(|slice| number(slice.band)).collect::<Vec<_>>())
-            .bind::<Array<Integer>, _>(wanted.iter().map(|slice| number(slice.start)).collect::<Vec<_>>())
-            .bind::<Array<Integer>, _>(wanted.iter().map(|slice| number(slice.len)).collect::<Vec<_>>())
+            .bind::<Array<BigInt>, _>(blocks)
+            .bind::<Array<Integer>, _>(bands)
             .load(self.connection)
             .await
             .map_err(from_diesel)?;
-        Ok(rows.into_iter().map(|row| (usize::try_from(row.part - 1).unwrap_or(usize::MAX), row.bytes)).collect())
+        Ok(parts(rows))
     }
 
     async fn granules(&mut self, wanted: &[(i64, u32)]) -> Result<Vec<(i64, u32, Vec<u8>)>, StoreError> {

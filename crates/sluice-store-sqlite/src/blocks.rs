@@ -9,7 +9,7 @@ use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Binary, Integer, Text};
 use sluice_model::{Log, LogId, WorkspaceId};
 use sluice_store::StoreError;
-use sluice_store::blockstore::{BandSlice, BlockRef, BlockRows, BlockSource, Mergeable, SMALL_BLOCK_ROWS, merge_plan};
+use sluice_store::blockstore::{BlockRef, BlockRows, BlockSource, Mergeable, SMALL_BLOCK_ROWS, merge_plan};
 
 use crate::deadline;
 use crate::error::{Failed, from_diesel, write_transaction};
@@ -28,11 +28,9 @@ pub(crate) const BLOCKS_SQL: &str = "SELECT id, max_ts, max_id FROM blocks \
 /// A workspace's blocks holding an id past `?2`: a range of `blocks_ids`.
 pub(crate) const AFTER_SQL: &str = "SELECT id, max_ts, max_id FROM blocks WHERE workspace_id = ?1 AND max_id > ?2";
 
-/// Pieces of index bands by `[block, band, start, len]` (each answered with its place in the
-/// list): `CROSS JOIN` keeps the list the outer loop, each a lookup of the primary key (a plain
-/// join let SQLite walk the workspace's every band), and `substr` hands over only the piece.
-pub(crate) const SLICES_SQL: &str = "SELECT wanted.key AS part, \
-     substr(b.bytes, (wanted.value ->> 2) + 1, wanted.value ->> 3) AS bytes \
+/// Index bands by `[block, band]` pairs: `CROSS JOIN` keeps the pairs the outer loop, each a
+/// lookup of the primary key (a plain join let SQLite walk the workspace's every band).
+pub(crate) const BANDS_SQL: &str = "SELECT b.block_id AS block, b.band AS part, b.bytes AS bytes \
      FROM json_each(?2) AS wanted CROSS JOIN block_bands AS b \
      ON b.workspace_id = ?1 AND b.block_id = wanted.value ->> 0 AND b.band = wanted.value ->> 1";
 
@@ -62,14 +60,6 @@ struct RefRow {
     max_ts: i64,
     #[diesel(sql_type = Binary)]
     max_id: Vec<u8>,
-}
-
-#[derive(QueryableByName)]
-struct SliceRow {
-    #[diesel(sql_type = BigInt)]
-    part: i64,
-    #[diesel(sql_type = Binary)]
-    bytes: Vec<u8>,
 }
 
 #[derive(QueryableByName)]
@@ -149,18 +139,14 @@ impl BlockSource for SqliteBlocks<'_> {
             .map_err(from_diesel)
     }
 
-    async fn slices(&mut self, wanted: &[BandSlice]) -> Result<Vec<(usize, Vec<u8>)>, StoreError> {
+    async fn bands(&mut self, wanted: &[(i64, u32)]) -> Result<Vec<(i64, u32, Vec<u8>)>, StoreError> {
         deadline::check()?;
-        let list: Vec<[i64; 4]> = wanted
-            .iter()
-            .map(|slice| [slice.block, i64::from(slice.band), i64::from(slice.start), i64::from(slice.len)])
-            .collect();
-        let rows: Vec<SliceRow> = diesel::sql_query(SLICES_SQL)
+        let rows: Vec<PartRow> = diesel::sql_query(BANDS_SQL)
             .bind::<Binary, _>(&self.workspace)
-            .bind::<Text, _>(serde_json::to_string(&list).unwrap_or_else(|_| "[]".to_owned()))
+            .bind::<Text, _>(pairs(wanted))
             .load(self.connection)
             .map_err(from_diesel)?;
-        Ok(rows.into_iter().map(|row| (usize::try_from(row.part).unwrap_or(usize::MAX), row.bytes)).collect())
+        Ok(rows.into_iter().map(|row| (row.block, row.part as u32, row.bytes)).collect())
     }
 
     async fn granules(&mut self, wanted: &[(i64, u32)]) -> Result<Vec<(i64, u32, Vec<u8>)>, StoreError> {
@@ -407,7 +393,7 @@ mod tests {
             plan(&mut connection, AFTER_SQL),
             ["SEARCH blocks USING INDEX blocks_ids (workspace_id=? AND max_id>?)"]
         );
-        for (sql, table) in [(SLICES_SQL, "block_bands AS b"), (GRANULES_SQL, "block_granules AS g")] {
+        for (sql, table) in [(BANDS_SQL, "block_bands AS b"), (GRANULES_SQL, "block_granules AS g")] {
             let steps = plan(&mut connection, sql);
             assert_eq!(steps.len(), 2, "{steps:?}");
             assert!(steps[0].starts_with("SCAN wanted VIRTUAL TABLE"), "{steps:?}");

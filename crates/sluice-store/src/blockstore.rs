@@ -30,13 +30,8 @@ pub const BAND_BYTES: usize = 1_984;
 /// The most bytes of granules a page keeps while it reads (those holding its hits so far).
 const MAX_KEPT_BYTES: usize = 64 << 20;
 
-/// Blocks a read walks in its first round; each round after walks twice as many, up to
-/// [`MOST_BLOCKS_A_ROUND`]: a page of the newest logs reads few blocks, and a search through a
-/// whole workspace makes few rounds of statements (on PostgreSQL a round trip each).
-const FIRST_ROUND_BLOCKS: usize = 32;
-
-/// The most blocks a round of a read walks.
-const MOST_BLOCKS_A_ROUND: usize = 512;
+/// Blocks whose heads a read asks for at a time.
+const BLOCKS_A_ROUND: usize = 32;
 
 /// A block smaller than this is merged with its workspace's other small ones ([`merge_plan`]).
 pub const SMALL_BLOCK_ROWS: u32 = (MAX_BLOCK_ROWS / 2) as u32;
@@ -124,19 +119,6 @@ pub struct BlockRef {
     pub max_id: LogId,
 }
 
-/// Bytes of one index band of a block ([`BlockSource::slices`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BandSlice {
-    /// The block.
-    pub block: i64,
-    /// The band.
-    pub band: u32,
-    /// The first byte, from the band's start.
-    pub start: u32,
-    /// How many bytes.
-    pub len: u32,
-}
-
 /// The SQL of one store, reading one workspace's blocks inside one read transaction.
 pub trait BlockSource: Send {
     /// The blocks whose time range meets `from..=to`, ordered by latest timestamp then number,
@@ -158,14 +140,11 @@ pub trait BlockSource: Send {
     /// The heads of these blocks (any order; a block gone meanwhile is left out).
     fn heads(&mut self, blocks: &[i64]) -> impl Future<Output = Result<Vec<(i64, Vec<u8>)>, StoreError>> + Send;
 
-    /// These pieces of index bands, each the bytes `start..start + len` of band `band` of a
-    /// block, answered with the piece's place in `wanted` (any order; a piece of a band that is
-    /// not there is left out). A needle's position is a few bytes of a band of 1,984: a read
-    /// takes only those.
-    fn slices(
+    /// These index bands, each `(block, band)`.
+    fn bands(
         &mut self,
-        wanted: &[BandSlice],
-    ) -> impl Future<Output = Result<Vec<(usize, Vec<u8>)>, StoreError>> + Send;
+        wanted: &[(i64, u32)],
+    ) -> impl Future<Output = Result<Vec<(i64, u32, Vec<u8>)>, StoreError>> + Send;
 
     /// These granules, each `(block, granule)`.
     fn granules(
@@ -249,57 +228,44 @@ impl<'a, S: BlockSource> Reader<'a, S> {
         matcher: &Matcher<'_>,
         blocks: &[(i64, Arc<Head>)],
     ) -> Result<Vec<(i64, usize)>, StoreError> {
-        // Each block's positions, worked out once: for the slices to fetch, then the granules.
+        // Each block's positions, worked out once: for the bands to fetch, then the slices.
         let positions: Vec<Vec<u64>> = blocks
             .iter()
             .map(|(_, head)| if matcher.uses_index(head.version) { matcher.positions(head) } else { Vec::new() })
             .collect();
-        // A position's bytes lie in one band, or at its end in two: a piece of each.
-        let mut wanted: Vec<BandSlice> = Vec::new();
-        let mut pieces: HashMap<(i64, u64), Vec<usize>> = HashMap::new();
+        let mut wanted: Vec<(i64, u32)> = Vec::new();
         for ((block, head), positions) in blocks.iter().zip(&positions) {
             let count = head.granules.len();
             for position in positions {
-                let std::collections::hash_map::Entry::Vacant(entry) = pieces.entry((*block, *position)) else {
-                    continue;
-                };
                 let range = sluice_blocks::bloom::slice_range(*position, count);
-                let mut at = range.start;
-                let mut parts = Vec::new();
-                while at < range.end {
-                    let band = at / BAND_BYTES;
-                    let end = range.end.min((band + 1) * BAND_BYTES);
-                    parts.push(wanted.len());
-                    wanted.push(BandSlice {
-                        block: *block,
-                        band: band as u32,
-                        start: (at - band * BAND_BYTES) as u32,
-                        len: (end - at) as u32,
-                    });
-                    at = end;
+                for band in range.start / BAND_BYTES..=(range.end.max(1) - 1) / BAND_BYTES {
+                    wanted.push((*block, band as u32));
                 }
-                entry.insert(parts);
             }
         }
-        let mut fetched: Vec<Option<Vec<u8>>> = vec![None; wanted.len()];
+        wanted.sort_unstable();
+        wanted.dedup();
+        let mut bands: HashMap<i64, Vec<(u32, Vec<u8>)>> = HashMap::new();
         if !wanted.is_empty() {
-            for (at, bytes) in self.source.slices(&wanted).await? {
-                if let Some(piece) = fetched.get_mut(at) {
-                    *piece = Some(bytes);
-                }
+            for (block, band, bytes) in self.source.bands(&wanted).await? {
+                bands.entry(block).or_default().push((band, bytes));
             }
         }
         let mut candidates = Vec::new();
         for ((block, head), positions) in blocks.iter().zip(positions) {
+            // Each position's slice of the index, from the one or two bands that hold it.
+            let count = head.granules.len();
             let mut slices: HashMap<u64, Vec<u8>> = HashMap::new();
+            let fetched: HashMap<u32, Vec<u8>> = bands.remove(block).unwrap_or_default().into_iter().collect();
             for position in positions {
-                let mut slice = Vec::new();
-                for part in pieces.get(&(*block, position)).map(Vec::as_slice).unwrap_or_default() {
-                    let piece = fetched[*part]
-                        .as_deref()
-                        .filter(|piece| piece.len() == wanted[*part].len as usize)
+                let range = sluice_blocks::bloom::slice_range(position, count);
+                let mut slice = Vec::with_capacity(range.len());
+                for at in range {
+                    let byte = fetched
+                        .get(&((at / BAND_BYTES) as u32))
+                        .and_then(|band| band.get(at % BAND_BYTES))
                         .ok_or_else(|| corrupt(DecodeError::Truncated))?;
-                    slice.extend_from_slice(piece);
+                    slice.push(*byte);
                 }
                 slices.insert(position, slice);
             }
@@ -345,12 +311,8 @@ impl<'a, S: BlockSource> Reader<'a, S> {
         let mut kept_bytes = 0_usize;
         let mut heads: HashMap<i64, Arc<Head>> = HashMap::new();
         let mut before = None;
-        let mut round_blocks = FIRST_ROUND_BLOCKS;
-        // Granules are fetched a few at a time, newest first, more each time, so a page that
-        // fills early reads no more of them.
-        let mut step = 4;
         loop {
-            let blocks = self.source.blocks(from, to, before, round_blocks).await?;
+            let blocks = self.source.blocks(from, to, before, BLOCKS_A_ROUND).await?;
             let Some(last) = blocks.last() else { break };
             before = Some((last.max_ts, last.id));
             // Blocks come newest first: once the page is full and a block's latest log is
@@ -377,7 +339,10 @@ impl<'a, S: BlockSource> Reader<'a, S> {
                 })
                 .collect();
             candidates.sort_unstable_by_key(|(_, _, newest)| std::cmp::Reverse(*newest));
+            // Granules are fetched a few at a time, newest first, so a page that fills early
+            // reads no more of them.
             let mut at = 0;
+            let mut step = 4;
             while at < candidates.len() {
                 let part: Vec<(i64, usize)> = candidates[at..(at + step).min(candidates.len())]
                     .iter()
@@ -415,10 +380,9 @@ impl<'a, S: BlockSource> Reader<'a, S> {
                 }
             }
             heads.extend(round);
-            if blocks.len() < round_blocks {
+            if blocks.len() < BLOCKS_A_ROUND {
                 break;
             }
-            round_blocks = (round_blocks * 2).min(MOST_BLOCKS_A_ROUND);
         }
         let sorted = collector.into_sorted();
         let has_more = sorted.len() > skip.saturating_add(page.limit as usize);
@@ -512,9 +476,8 @@ impl<'a, S: BlockSource> Reader<'a, S> {
     ) -> Result<Vec<Log>, StoreError> {
         let mut logs = Vec::new();
         let mut before = None;
-        let mut round_blocks = FIRST_ROUND_BLOCKS;
         loop {
-            let blocks = self.source.blocks(from, to, before, round_blocks).await?;
+            let blocks = self.source.blocks(from, to, before, BLOCKS_A_ROUND).await?;
             let Some(last) = blocks.last() else { break };
             before = Some((last.max_ts, last.id));
             let ids: Vec<i64> = blocks.iter().map(|block| block.id).collect();
@@ -539,10 +502,9 @@ impl<'a, S: BlockSource> Reader<'a, S> {
                     }
                 }
             }
-            if blocks.len() < round_blocks {
+            if blocks.len() < BLOCKS_A_ROUND {
                 break;
             }
-            round_blocks = (round_blocks * 2).min(MOST_BLOCKS_A_ROUND);
         }
         Ok(logs)
     }
