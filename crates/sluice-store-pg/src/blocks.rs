@@ -243,31 +243,22 @@ pub(crate) async fn delete_blocks(
     Ok(())
 }
 
-/// Every log of one block, in id order.
+/// Every log of one block, in id order ([`sluice_store::blockstore::block_logs`]).
 pub(crate) async fn block_logs(
     connection: &mut AsyncPgConnection,
     workspace: Uuid,
     id: i64,
 ) -> Result<Vec<Log>, StoreError> {
-    let corrupt =
-        |error: sluice_blocks::DecodeError| StoreError::Backend(format!("block {id} cannot be read: {error}"));
-    let mut source = PgBlocks { connection, workspace };
-    let Some((_, head)) = source.heads(&[id]).await?.pop() else {
-        return Err(StoreError::Backend(format!("block {id} is gone")));
-    };
-    let head = sluice_blocks::Head::decode(&head).map_err(corrupt)?;
-    let wanted: Vec<(i64, u32)> = (0..head.granules.len()).map(|granule| (id, granule as u32)).collect();
-    let mut granules = source.granules(&wanted).await?;
-    if granules.len() != head.granules.len() {
-        return Err(StoreError::Backend(format!("block {id} lacks granules")));
-    }
-    granules.sort_unstable_by_key(|(_, number, _)| *number);
-    let mut logs = Vec::with_capacity(head.summary.rows as usize);
-    for (_, number, bytes) in granules {
-        let granule = sluice_blocks::Granule::open(&head, number as usize, &bytes).map_err(corrupt)?;
-        logs.extend(granule.all_logs().map_err(corrupt)?);
-    }
-    Ok(logs)
+    sluice_store::blockstore::block_logs(&mut PgBlocks { connection, workspace }, id).await
+}
+
+/// Encodes logs into blocks on a blocking thread (their compression is the heaviest work of a
+/// write, kept off the runtime's threads); `what` names the work in an error.
+pub(crate) async fn encode_off_runtime<T: Send + 'static>(
+    what: &'static str,
+    encode: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, StoreError> {
+    tokio::task::spawn_blocking(encode).await.map_err(|error| StoreError::Backend(format!("{what}: {error}")))?
 }
 
 /// The counters of the logs a swap removes, taken off in its transaction.
@@ -408,9 +399,7 @@ impl PgStore {
         for id in &plan {
             logs.extend(block_logs(&mut connection, workspace, *id).await?);
         }
-        let encoded = tokio::task::spawn_blocking(move || BlockRows::encode(&logs))
-            .await
-            .map_err(|error| StoreError::Backend(format!("encoding a merged block: {error}")))??;
+        let encoded = encode_off_runtime("encoding a merged block", move || BlockRows::encode(&logs)).await?;
         let swapped = swap_blocks(self, &mut connection, workspace, &plan, &encoded, &Removed::default()).await?;
         Ok(Some(if swapped { plan.len() } else { 0 }))
     }

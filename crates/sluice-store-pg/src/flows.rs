@@ -177,22 +177,15 @@ async fn settle(
     Ok(())
 }
 
-/// The most logs of one flow a timeline or a retention's settling reads.
-const FLOW_MAX_READ: usize = 100_000;
-
-/// The logs of a flow (at most [`FLOW_MAX_READ`]), found through its blocks' index.
+/// The logs of a flow, found through its blocks' index ([`Reader::flow_logs`]).
 async fn flow_logs(
     connection: &mut AsyncPgConnection,
     heads: &HeadCache,
     workspace: Uuid,
     flow_id: &str,
 ) -> Result<Vec<Log>, StoreError> {
-    let filter = sluice_store::LogFilter { flow_id: Some(flow_id.to_owned()), ..Default::default() };
-    let matcher = sluice_blocks::Matcher::new(&filter, None);
     let mut source = PgBlocks { connection, workspace };
-    Reader::new(&mut source, heads, WorkspaceId::from_uuid(workspace))
-        .matching(&matcher, None, None, FLOW_MAX_READ)
-        .await
+    Reader::new(&mut source, heads, WorkspaceId::from_uuid(workspace)).flow_logs(flow_id).await
 }
 
 /// One row of `flows`.

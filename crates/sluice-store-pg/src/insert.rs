@@ -18,7 +18,7 @@ use sluice_store::{GroupOptions, LogWrites, StoreError, WriteBatch};
 use uuid::Uuid;
 
 use crate::PgStore;
-use crate::blocks::write_blocks;
+use crate::blocks::{encode_off_runtime, write_blocks};
 use crate::error::{conflicted, from_diesel};
 use crate::flows::apply_flow_deltas;
 use crate::rollups::apply_deltas;
@@ -152,14 +152,14 @@ async fn count_usages(
     Ok(refusals)
 }
 
-/// Each workspace's logs of the batches `kept` of `group`, encoded into blocks on a blocking
-/// thread (their compression is the group's heaviest work, kept off the runtime's threads).
+/// Each workspace's logs of the batches `kept` of `group`, encoded into blocks off the
+/// runtime's threads.
 async fn encode_blocks(group: &[WriteBatch], kept: &[usize]) -> Result<Vec<(Uuid, Vec<BlockRows>)>, StoreError> {
     let mut by_workspace: BTreeMap<Uuid, Vec<Log>> = BTreeMap::new();
     for &index in kept {
         by_workspace.entry(*group[index].workspace.as_uuid()).or_default().extend(group[index].logs.iter().cloned());
     }
-    tokio::task::spawn_blocking(move || {
+    encode_off_runtime("encoding a group's blocks", move || {
         by_workspace
             .into_iter()
             .filter(|(_, logs)| !logs.is_empty())
@@ -167,7 +167,6 @@ async fn encode_blocks(group: &[WriteBatch], kept: &[usize]) -> Result<Vec<(Uuid
             .collect()
     })
     .await
-    .map_err(|error| StoreError::Backend(format!("encoding a group's blocks: {error}")))?
 }
 
 impl PgStore {

@@ -12,7 +12,7 @@ use sluice_store::rollups::RollupDeltas;
 use sluice_store::{LogRetention, StoreError};
 
 use crate::PgStore;
-use crate::blocks::{Removed, block_logs, swap_blocks};
+use crate::blocks::{Removed, block_logs, encode_off_runtime, swap_blocks};
 use crate::error::from_diesel;
 use crate::prepared::prepared;
 use crate::text::encode;
@@ -58,14 +58,10 @@ impl PgStore {
         let stored = |text: &str| encode(text).into_owned();
         let removed =
             Removed { rollups: RollupDeltas::removed(&expired, stored), flows: FlowDeltas::removed(&expired, stored) };
-        let rewritten =
-            tokio::task::spawn_blocking(
-                move || {
-                    if kept.is_empty() { Ok(Vec::new()) } else { BlockRows::encode(&kept) }
-                },
-            )
-            .await
-            .map_err(|error| StoreError::Backend(format!("encoding a block retention rewrote: {error}")))??;
+        let rewritten = encode_off_runtime("encoding a block retention rewrote", move || {
+            if kept.is_empty() { Ok(Vec::new()) } else { BlockRows::encode(&kept) }
+        })
+        .await?;
         // Nothing when a merge replaced one of the blocks meanwhile: the next round reads again.
         let swapped = swap_blocks(self, &mut connection, uuid, &due, &rewritten, &removed).await?;
         Ok(Some(if swapped { expired.len() as u64 } else { 0 }))

@@ -20,7 +20,7 @@ use tokio::sync::watch;
 use uuid::Uuid;
 
 use crate::PgStore;
-use crate::blocks::write_blocks;
+use crate::blocks::{encode_off_runtime, write_blocks};
 use crate::error::from_diesel;
 use crate::prepared::prepared;
 use crate::rows::{LogRow, Total};
@@ -102,9 +102,7 @@ impl PgStore {
         let keys: (Vec<i64>, Vec<Uuid>) = rows.iter().map(|row| (row.ts, row.id)).unzip();
         let logs: Vec<Log> = rows.into_iter().map(Log::try_from).collect::<Result<_, _>>()?;
         let count = logs.len() as u64;
-        let encoded = tokio::task::spawn_blocking(move || BlockRows::encode(&logs))
-            .await
-            .map_err(|error| StoreError::Backend(format!("encoding converted logs: {error}")))??;
+        let encoded = encode_off_runtime("encoding converted logs", move || BlockRows::encode(&logs)).await?;
         let now_ms = (self.clock)();
         let moved = (*connection)
             .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {

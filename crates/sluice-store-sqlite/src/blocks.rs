@@ -9,7 +9,7 @@ use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Binary, Integer, Text};
 use sluice_model::{Log, LogId, WorkspaceId};
 use sluice_store::StoreError;
-use sluice_store::blockstore::{BlockRef, BlockRows, BlockSource, Mergeable, SMALL_BLOCK_ROWS, merge_plan};
+use sluice_store::blockstore::{BlockRef, BlockRows, BlockSource, Mergeable, SMALL_BLOCK_ROWS, merge_plan, now};
 
 use crate::deadline;
 use crate::error::{Failed, from_diesel, write_transaction};
@@ -235,33 +235,11 @@ pub(crate) fn delete_blocks(
         .execute(connection)
 }
 
-/// Every log of one block, in id order.
+/// Every log of one block, in id order ([`sluice_store::blockstore::block_logs`]).
 pub(crate) fn block_logs(connection: &mut SqliteConnection, workspace: &[u8], id: i64) -> Result<Vec<Log>, StoreError> {
-    let head: Vec<u8> = blocks::table
-        .filter(blocks::workspace_id.eq(workspace))
-        .filter(blocks::id.eq(id))
-        .select(blocks::head)
-        .first(connection)
-        .map_err(from_diesel)?;
-    let granules: Vec<(i32, Vec<u8>)> = block_granules::table
-        .filter(block_granules::workspace_id.eq(workspace))
-        .filter(block_granules::block_id.eq(id))
-        .order(block_granules::granule)
-        .select((block_granules::granule, block_granules::bytes))
-        .load(connection)
-        .map_err(from_diesel)?;
-    let corrupt =
-        |error: sluice_blocks::DecodeError| StoreError::Backend(format!("block {id} cannot be read: {error}"));
-    let head = sluice_blocks::Head::decode(&head).map_err(corrupt)?;
-    if granules.len() != head.granules.len() {
-        return Err(StoreError::Backend(format!("block {id} lacks granules")));
-    }
-    let mut logs = Vec::with_capacity(head.summary.rows as usize);
-    for (number, bytes) in granules {
-        let granule = sluice_blocks::Granule::open(&head, number as usize, &bytes).map_err(corrupt)?;
-        logs.extend(granule.all_logs().map_err(corrupt)?);
-    }
-    Ok(logs)
+    let workspace =
+        WorkspaceId::from_slice(workspace).ok_or_else(|| StoreError::Backend("not a workspace id".into()))?;
+    now(sluice_store::blockstore::block_logs(&mut SqliteBlocks::new(connection, &workspace), id))
 }
 
 /// One round of merges: for each workspace whose small blocks are due ([`merge_plan`]), reads

@@ -9,7 +9,7 @@ use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Binary, Integer, Nullable, Text};
 use sluice_model::{Log, WorkspaceId};
-use sluice_store::blockstore::HeadCache;
+use sluice_store::blockstore::{HeadCache, Reader, now};
 use sluice_store::flows::{
     FLOW_COLUMNS, FlowColumns, FlowDeltas, FlowFilter, FlowPage, FlowSummary, FlowTimeline, NewFlow,
     missing_and_duplicate_steps, summaries, timeline_logs,
@@ -133,10 +133,7 @@ fn settle(connection: &mut SqliteConnection, heads: &HeadCache, workspace: &[u8]
     Ok(())
 }
 
-/// The most logs of one flow a timeline or a retention's settling reads.
-const FLOW_MAX_READ: usize = 100_000;
-
-/// The logs of a flow (at most [`FLOW_MAX_READ`]), found through its blocks' index.
+/// The logs of a flow, found through its blocks' index ([`Reader::flow_logs`]).
 fn flow_logs(
     connection: &mut SqliteConnection,
     heads: &HeadCache,
@@ -145,11 +142,8 @@ fn flow_logs(
 ) -> Result<Vec<Log>, StoreError> {
     let workspace =
         WorkspaceId::from_slice(workspace).ok_or_else(|| StoreError::Backend("not a workspace id".into()))?;
-    let filter = sluice_store::LogFilter { flow_id: Some(flow_id.to_owned()), ..Default::default() };
-    let matcher = sluice_blocks::Matcher::new(&filter, None);
     let mut source = SqliteBlocks::new(connection, &workspace);
-    let mut reader = sluice_store::blockstore::Reader::new(&mut source, heads, workspace);
-    sluice_store::blockstore::now(reader.matching(&matcher, None, None, FLOW_MAX_READ))
+    now(Reader::new(&mut source, heads, workspace).flow_logs(flow_id))
 }
 
 /// One row of `flows`.

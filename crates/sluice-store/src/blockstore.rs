@@ -465,6 +465,13 @@ impl<'a, S: BlockSource> Reader<'a, S> {
         logs_at(&places, &heads, &kept)
     }
 
+    /// The logs of flow `flow_id` (at most [`FLOW_MAX_READ`]), found through the blocks'
+    /// index, in no particular order.
+    pub async fn flow_logs(&mut self, flow_id: &str) -> Result<Vec<Log>, StoreError> {
+        let filter = crate::LogFilter { flow_id: Some(flow_id.to_owned()), ..Default::default() };
+        self.matching(&Matcher::new(&filter, None), None, None, FLOW_MAX_READ).await
+    }
+
     /// Every log `matcher` keeps in `from..=to`, at most `cap` of them (the newest blocks'
     /// first), in no particular order.
     pub async fn matching(
@@ -509,6 +516,31 @@ impl<'a, S: BlockSource> Reader<'a, S> {
         Ok(logs)
     }
 }
+
+/// Every log of block `id`, in id order, read whole through `source` (a merge or a retention
+/// rewriting it; no head is cached: the block is about to go).
+pub async fn block_logs<S: BlockSource>(source: &mut S, id: i64) -> Result<Vec<Log>, StoreError> {
+    let corrupt = |error: DecodeError| StoreError::Backend(format!("block {id} cannot be read: {error}"));
+    let Some((_, head)) = source.heads(&[id]).await?.pop() else {
+        return Err(StoreError::Backend(format!("block {id} is gone")));
+    };
+    let head = Head::decode(&head).map_err(corrupt)?;
+    let wanted: Vec<(i64, u32)> = (0..head.granules.len()).map(|granule| (id, granule as u32)).collect();
+    let mut granules = source.granules(&wanted).await?;
+    if granules.len() != head.granules.len() {
+        return Err(StoreError::Backend(format!("block {id} lacks granules")));
+    }
+    granules.sort_unstable_by_key(|(_, number, _)| *number);
+    let mut logs = Vec::with_capacity(head.summary.rows as usize);
+    for (_, number, bytes) in granules {
+        let granule = Granule::open(&head, number as usize, &bytes).map_err(corrupt)?;
+        logs.extend(granule.all_logs().map_err(corrupt)?);
+    }
+    Ok(logs)
+}
+
+/// The most logs of one flow a timeline or a retention's settling reads ([`Reader::flow_logs`]).
+pub const FLOW_MAX_READ: usize = 100_000;
 
 /// The logs at `places`, in that order, from the granules' bytes a read kept.
 fn logs_at(
