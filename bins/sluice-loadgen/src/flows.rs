@@ -9,17 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 
 use crate::quantile_ms;
-use crate::search::Workload;
-
-/// Logs in the long flow, one a step.
-const LONG_FLOW: u64 = 1_000;
-
-/// The flow and step of log `i` of `logs`: ten logs a flow, steps 0 to 9, but the newest
-/// [`LONG_FLOW`] logs, which are `flow-long`'s steps 0 to 999.
-pub(crate) fn flow_of(i: u64, logs: u64) -> (String, u64) {
-    let long_from = logs.saturating_sub(LONG_FLOW);
-    if i >= long_from { ("flow-long".to_owned(), i - long_from) } else { (format!("flow-{}", i / 10), i % 10) }
-}
+use crate::workload::{LONG_FLOW, Workload};
 
 /// A kind of read: its name, the URL of its `n`-th request, and the answer's array it counts.
 type Read<'a> = (&'a str, Box<dyn Fn(u64) -> String + 'a>, &'a str);
@@ -181,18 +171,4 @@ pub(crate) async fn explorer(url: &str, password: &str, repeat: u64) -> anyhow::
         println!("query | {name} | {p50:.1} | {p95:.1} | {max:.1} | {errors} | {items}");
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn flows_have_ten_steps_and_the_newest_thousand_logs_make_the_long_one() {
-        assert_eq!(flow_of(0, 1_000_000), ("flow-0".to_owned(), 0));
-        assert_eq!(flow_of(19, 1_000_000), ("flow-1".to_owned(), 9));
-        assert_eq!(flow_of(998_999, 1_000_000), ("flow-99899".to_owned(), 9));
-        assert_eq!(flow_of(999_000, 1_000_000), ("flow-long".to_owned(), 0));
-        assert_eq!(flow_of(999_999, 1_000_000), ("flow-long".to_owned(), 999));
-    }
 }

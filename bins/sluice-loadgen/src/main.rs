@@ -35,6 +35,7 @@ mod reads;
 mod search;
 mod send;
 mod tail;
+mod workload;
 
 /// Entries per request, as a shipper's batch.
 const ENTRIES: usize = 100;

@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use serde_json::json;
 
-use crate::search::{mix, print_query_row};
+use crate::search::print_query_row;
+use crate::workload::mix;
 use crate::{ENTRIES, Line, level_of, quantile_ms};
 
 /// The shapes of the rare values, each a query kind of its own.

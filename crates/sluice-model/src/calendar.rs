@@ -1,8 +1,9 @@
-//! UTC calendar arithmetic on Unix milliseconds, the one copy every layer uses: hours and days
-//! for stats, rollups and partitions, months for quotas. Every function takes the instant as a
-//! parameter (this crate never reads the clock) and is defined before 1970 too.
+//! UTC calendar arithmetic on Unix milliseconds, and ISO 8601 date-times read as them: the one
+//! copy every layer uses (hours and days for stats and rollups, months for quotas). Every function
+//! takes the instant as a parameter (this crate never reads the clock) and is defined before 1970.
 
-use time::OffsetDateTime;
+use time::format_description::well_known::{Iso8601, Rfc3339};
+use time::{OffsetDateTime, PrimitiveDateTime};
 
 /// Milliseconds in an hour.
 pub const MS_PER_HOUR: i64 = 3_600_000;
@@ -52,4 +53,13 @@ pub fn next_month_start_ms(ms: i64) -> i64 {
     let start = month_start_ms(ms);
     // 32 days after a month's first day is always in the next month.
     month_start_ms(start + 32 * MS_PER_DAY)
+}
+
+/// Reads an RFC 3339 / ISO 8601 date-time as Unix ms; one without a zone is UTC.
+pub(crate) fn parse_timestamp_text(text: &str) -> Option<i64> {
+    let moment = OffsetDateTime::parse(text, &Rfc3339)
+        .or_else(|_| OffsetDateTime::parse(text, &Iso8601::DEFAULT))
+        .or_else(|_| PrimitiveDateTime::parse(text, &Iso8601::DEFAULT).map(PrimitiveDateTime::assume_utc))
+        .ok()?;
+    i64::try_from(moment.unix_timestamp_nanos() / 1_000_000).ok()
 }

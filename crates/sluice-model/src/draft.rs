@@ -12,7 +12,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smol_str::SmolStr;
 
-use crate::rules::{json_type_name, parse_timestamp_text};
+use crate::calendar::parse_timestamp_text;
+use crate::json_object::json_type_name;
 use crate::{Environment, JsonObject, Level};
 
 /// One field as a client sent it.

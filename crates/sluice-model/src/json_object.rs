@@ -182,11 +182,22 @@ impl<'de> Deserialize<'de> for JsonObject {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         match Value::deserialize(deserializer)? {
             Value::Object(map) => Ok(JsonObject::from_map(&map)),
-            other => Err(serde::de::Error::custom(format!(
-                "expected a JSON object, received {}",
-                crate::json_type_name(&other)
-            ))),
+            other => {
+                Err(serde::de::Error::custom(format!("expected a JSON object, received {}", json_type_name(&other))))
+            }
         }
+    }
+}
+
+/// The zod name of a JSON value's type, for `Expected string, received number`.
+pub fn json_type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
     }
 }
 

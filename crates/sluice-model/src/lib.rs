@@ -22,9 +22,9 @@ pub use draft::{Draft, DraftVisitor, Field, Key, Sent, timestamp_text};
 pub use entry::{Defaults, ENTRY_FIELDS, Log, LogEntry, ResolvedDefaults};
 pub use ids::{FlowId, IdParseError, KeyId, LogId, SessionId, UserId, WorkspaceId};
 pub use issue::{Issue, PathSegment};
-pub use json_object::{JsonObject, NotAnObject, nesting_depth};
+pub use json_object::{JsonObject, NotAnObject, json_type_name, nesting_depth};
 pub use json_writer::{EscapeFree, JsonKey, Member, ObjectWriter};
-pub use rules::{entry_from_json, json_type_name};
+pub use rules::entry_from_json;
 /// The inline-when-short string of an entry's `source` and `dataset` (re-exported so users of
 /// these types need no dependency of their own).
 pub use smol_str::SmolStr;

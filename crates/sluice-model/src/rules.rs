@@ -9,8 +9,6 @@ use std::collections::BTreeMap;
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-use time::format_description::well_known::{Iso8601, Rfc3339};
-use time::{OffsetDateTime, PrimitiveDateTime};
 use validator::{Validate, ValidationErrorsKind};
 
 use crate::draft::{Draft, Sent};
@@ -41,27 +39,6 @@ fn wire_name(field: &str) -> &str {
         "step_index" => "stepIndex",
         other => other,
     }
-}
-
-/// The zod name of a JSON value's type, for `Expected string, received number`.
-pub fn json_type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
-/// Reads an RFC 3339 / ISO 8601 date-time as Unix ms; one without a zone is UTC.
-pub(crate) fn parse_timestamp_text(text: &str) -> Option<i64> {
-    let moment = OffsetDateTime::parse(text, &Rfc3339)
-        .or_else(|_| OffsetDateTime::parse(text, &Iso8601::DEFAULT))
-        .or_else(|_| PrimitiveDateTime::parse(text, &Iso8601::DEFAULT).map(PrimitiveDateTime::assume_utc))
-        .ok()?;
-    i64::try_from(moment.unix_timestamp_nanos() / 1_000_000).ok()
 }
 
 /// Checks one entry sent as a JSON object and turns it into a [`LogEntry`].

@@ -19,8 +19,8 @@ use sluice_store::{LogFlows, Page, StoreError};
 use uuid::Uuid;
 
 use crate::PgStore;
-use crate::blocks::PgBlocks;
 use crate::error::from_diesel;
+use crate::source::PgBlocks;
 use crate::text::{decode, decode_option, encode};
 
 /// Adds each flow's deltas to its counters, one statement a table for every flow of the

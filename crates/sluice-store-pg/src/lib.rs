@@ -42,6 +42,7 @@ mod rollups;
 mod rows;
 mod schema;
 mod slots;
+mod source;
 mod tenancy;
 mod text;
 mod upgrade;

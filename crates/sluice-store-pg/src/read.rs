@@ -12,8 +12,8 @@ use sluice_store::blockstore::{HeadCache, Reader};
 use sluice_store::{LogFilter, LogPage, LogReads, LogSearch, Page, Search, StoreError};
 
 use crate::PgStore;
-use crate::blocks::PgBlocks;
 use crate::error::from_diesel;
+use crate::source::PgBlocks;
 
 /// What a read of blocks failed on: the database, or what it read.
 enum Failed {

@@ -12,9 +12,10 @@ use sluice_store::rollups::RollupDeltas;
 use sluice_store::{LogRetention, StoreError};
 
 use crate::PgStore;
-use crate::blocks::{Removed, block_logs, encode_off_runtime, swap_blocks};
+use crate::blocks::{Removed, encode_off_runtime, swap_blocks};
 use crate::error::from_diesel;
 use crate::prepared::prepared;
+use crate::source::block_logs;
 use crate::text::encode;
 
 /// Blocks a retention transaction rewrites or drops: bounded, so each stays well within the
