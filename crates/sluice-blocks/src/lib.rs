@@ -1,8 +1,8 @@
 //! sluice's storage format and query execution: logs encoded into immutable blocks of
 //! compressed columns ([`block`]), each with a summary and a Bloom filter index a granule
 //! ([`bloom`], [`keys`]), and every list filter and search evaluated against them ([`eval`]):
-//! the format both stores are to write and read their logs in, so that what differs between
-//! them is only where the bytes are kept (neither does yet).
+//! the format both stores write and read their logs in, so that what differs between them is
+//! only where the bytes are kept.
 //!
 //! Invariant: pure (no database driver, no async runtime, no HTTP; checked by `cargo xtask
 //! ci`), and the format is versioned ([`FORMAT_VERSION`], pinned by the golden files of

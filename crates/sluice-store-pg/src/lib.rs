@@ -16,7 +16,8 @@
 //! connection handling.
 //!
 //! The store's concerns have a module each: `connection` (options, pool, migrations, the call
-//! time limit), `blocks` (the blocks' SQL, swaps and merges), `insert` (group transactions,
+//! time limit), `source` (the blocks' reads), `blocks` (their writes, swaps and
+//! merges), `insert` (group transactions,
 //! quota), `read` (lists, gets, searches, tail replay), `rollups` (the counters stats read),
 //! `retention`, `upgrade` (logs kept as rows moved into blocks), `tenancy` (workspaces and
 //! keys), `accounts`, `flows` (the flow counters, list and timeline), `feed` (live tail across

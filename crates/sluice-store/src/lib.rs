@@ -4,8 +4,8 @@
 //! Architecture invariant: this crate knows no SQL and no driver (`cargo xtask ci` checks its
 //! dependencies). Backends live in their own crates (`sluice-store-sqlite`, `sluice-store-pg`)
 //! and the HTTP layer only sees `dyn Store`. What both backends need that does not depend on
-//! the database is here, once: the clock, row <-> model mapping, rollup deltas and counts
-//! statements, page collection, the search index's trigram encoding.
+//! the database is here, once: the clock, row <-> model mapping, rollup and flow deltas,
+//! group commit, and the block store's layout and reads (`blockstore`).
 
 use async_trait::async_trait;
 use sluice_model::calendar::month_start_ms;
