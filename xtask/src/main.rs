@@ -252,8 +252,9 @@ fn ci(root: &Path) -> anyhow::Result<()> {
 }
 
 /// What each layer may not depend on (normal and build dependencies, transitively), and why.
-const LAYER_RULES: [(&str, &[&str], &str); 10] = [
+const LAYER_RULES: [(&str, &[&str], &str); 11] = [
     ("sluice-model", PURE_FORBIDDEN, "other services embed the domain model"),
+    ("sluice-api", PURE_FORBIDDEN, "the wire types are plain data: the client and the server both build on them"),
     ("sluice-ingest", PURE_FORBIDDEN, "other services embed the parsers"),
     ("sluice-query", PURE_FORBIDDEN, "the query language is pure"),
     ("sluice-blocks", PURE_FORBIDDEN, "the storage format and query execution are pure: both stores call them"),

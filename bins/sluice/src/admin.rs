@@ -11,9 +11,9 @@ use sluice_store::{Store, StoreError};
 use crate::cli::{AdminCommand, KeyCommand, MemberCommand, RetentionCommand, UserCommand, WorkspaceCommand};
 
 /// Prints `value` as one line of JSON, or `human` for people.
-fn print(json_output: bool, value: Value, human: impl FnOnce() -> String) {
+fn print(json_output: bool, value: impl serde::Serialize, human: impl FnOnce() -> String) {
     if json_output {
-        println!("{value}");
+        println!("{}", serde_json::to_string(&value).unwrap_or_default());
     } else {
         println!("{}", human());
     }
@@ -182,7 +182,7 @@ pub(crate) async fn run(store: &dyn Store, command: AdminCommand) -> anyhow::Res
         AdminCommand::User(UserCommand::Create { email, name, admin, password_stdin, json }) => {
             let password = if password_stdin { Some(crate::accounts::password_from_stdin()?) } else { None };
             let (user, generated) = crate::accounts::create_user(store, &email, name, admin, password, now).await?;
-            let mut value = sluice_http::views::user(&user);
+            let mut value = json!(sluice_http::views::user(&user));
             if let (Some(password), Some(object)) = (&generated, value.as_object_mut()) {
                 object.insert("password".into(), json!(password));
             }

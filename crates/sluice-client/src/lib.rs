@@ -217,7 +217,12 @@ impl Client {
         decode(response).await
     }
 
-    async fn send_json<T: DeserializeOwned>(&self, method: Method, path: &str, body: &Value) -> Result<T, Error> {
+    async fn send_json<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: &impl serde::Serialize,
+    ) -> Result<T, Error> {
         let response = self.call(false, || self.request(method.clone(), path).json(body)).await?;
         decode(response).await
     }
@@ -280,17 +285,13 @@ impl Client {
     }
 
     /// `GET /v1/logs/search` (`q` among the parameters).
-    pub async fn search(&self, query: &Query<'_>) -> Result<LogPage, Error> {
+    pub async fn search(&self, query: &Query<'_>) -> Result<SearchPage, Error> {
         self.get("/v1/logs/search", query).await
     }
 
     /// `GET /v1/logs/{id}`.
-    pub async fn log(&self, id: &str) -> Result<sluice_model::Log, Error> {
-        #[derive(serde::Deserialize)]
-        struct One {
-            log: sluice_model::Log,
-        }
-        let one: One = self.get(&format!("/v1/logs/{}", path_part(id)), &[]).await?;
+    pub async fn log(&self, id: &str) -> Result<Log, Error> {
+        let one: OneLog = self.get(&format!("/v1/logs/{}", path_part(id)), &[]).await?;
         Ok(one.log)
     }
 
@@ -321,17 +322,12 @@ impl Client {
 
     /// `GET /v1/keys`.
     pub async fn keys(&self) -> Result<Vec<Key>, Error> {
-        #[derive(serde::Deserialize)]
-        struct Keys {
-            keys: Vec<Key>,
-        }
         Ok(self.get::<Keys>("/v1/keys", &[]).await?.keys)
     }
 
     /// `POST /v1/keys`: the key's text, shown this once.
-    pub async fn create_key(&self, key: &KeyRequest) -> Result<NewKey, Error> {
-        let body = serde_json::to_value(key).map_err(|error| Error::Decode(error.to_string()))?;
-        self.send_json(Method::POST, "/v1/keys", &body).await
+    pub async fn create_key(&self, key: &KeyRequest) -> Result<CreatedKey, Error> {
+        self.send_json(Method::POST, "/v1/keys", key).await
     }
 
     /// `DELETE /v1/keys/{keyId}`.
@@ -341,16 +337,12 @@ impl Client {
 
     /// `GET /v1/members`.
     pub async fn members(&self) -> Result<Vec<Member>, Error> {
-        #[derive(serde::Deserialize)]
-        struct Members {
-            members: Vec<Member>,
-        }
         Ok(self.get::<Members>("/v1/members", &[]).await?.members)
     }
 
     /// `POST /v1/members`: an existing user, by email, with a role.
     pub async fn add_member(&self, email: &str, role: &str) -> Result<Member, Error> {
-        let body = serde_json::json!({"email": email, "role": role});
+        let body = NewMember { email: email.to_owned(), role: role.to_owned() };
         self.send_json(Method::POST, "/v1/members", &body).await
     }
 
@@ -361,29 +353,25 @@ impl Client {
 
     /// `PATCH /v1/members/{userId}`: another role for a member.
     pub async fn set_role(&self, user_id: &str, role: &str) -> Result<(), Error> {
-        let body = serde_json::json!({"role": role});
-        self.send_json::<Value>(Method::PATCH, &format!("/v1/members/{}", path_part(user_id)), &body).await?;
+        let body = RoleChange { role: role.to_owned() };
+        self.send_json::<MemberRole>(Method::PATCH, &format!("/v1/members/{}", path_part(user_id)), &body).await?;
         Ok(())
     }
 
     /// `POST /v1/flows`: a flow made before its logs, with an optional name.
-    pub async fn create_flow(&self, name: Option<&str>) -> Result<NewFlow, Error> {
-        let body = serde_json::json!({"name": name});
+    pub async fn create_flow(&self, name: Option<&str>) -> Result<CreatedFlow, Error> {
+        let body = CreateFlow { name: name.map(str::to_owned) };
         self.send_json(Method::POST, "/v1/flows", &body).await
     }
 
     /// `GET /v1/workspaces`: the user's workspaces.
     pub async fn workspaces(&self) -> Result<Vec<Membership>, Error> {
-        #[derive(serde::Deserialize)]
-        struct Workspaces {
-            workspaces: Vec<Membership>,
-        }
         Ok(self.get::<Workspaces>("/v1/workspaces", &[]).await?.workspaces)
     }
 
     /// `POST /v1/workspaces`: a workspace the user owns.
     pub async fn create_workspace(&self, name: &str) -> Result<Membership, Error> {
-        self.send_json(Method::POST, "/v1/workspaces", &serde_json::json!({"name": name})).await
+        self.send_json(Method::POST, "/v1/workspaces", &NewWorkspace { name: name.to_owned() }).await
     }
 
     /// `GET /v1/workspace`: plan, limits and this month's usage of the workspace acted on.
@@ -393,16 +381,13 @@ impl Client {
 
     /// `PUT /v1/workspace/plan` (instance admins): `free`, `pro` or `enterprise`.
     pub async fn set_plan(&self, plan: &str) -> Result<(), Error> {
-        self.send_json::<Value>(Method::PUT, "/v1/workspace/plan", &serde_json::json!({"plan": plan})).await?;
+        let body = SetPlan { plan: plan.to_owned(), ..SetPlan::default() };
+        self.send_json::<PlanSet>(Method::PUT, "/v1/workspace/plan", &body).await?;
         Ok(())
     }
 
     /// `GET /v1/sessions`: the user's working sessions.
     pub async fn sessions(&self) -> Result<Vec<Session>, Error> {
-        #[derive(serde::Deserialize)]
-        struct Sessions {
-            sessions: Vec<Session>,
-        }
         Ok(self.get::<Sessions>("/v1/sessions", &[]).await?.sessions)
     }
 
@@ -414,19 +399,19 @@ impl Client {
     /// `POST /v1/device/approve` or `/v1/device/deny`: decides a device sign-in by its code.
     pub async fn decide_device_login(&self, user_code: &str, approve: bool) -> Result<(), Error> {
         let path = if approve { "/v1/device/approve" } else { "/v1/device/deny" };
-        self.send_json::<Value>(Method::POST, path, &serde_json::json!({"userCode": user_code})).await?;
+        self.send_json::<Decided>(Method::POST, path, &UserCode { user_code: user_code.to_owned() }).await?;
         Ok(())
     }
 
     /// `GET /readyz`: whether the server's database answers.
     pub async fn ready(&self) -> Result<(), Error> {
-        self.get::<Value>("/readyz", &[]).await.map(|_| ())
+        self.get::<Health>("/readyz", &[]).await.map(|_| ())
     }
 
     /// `POST /v1/auth/login`: signs in with email and password; the session token (from the
     /// cookie the server sets) and who signed in. Use the token with [`Client::with_token`].
     pub async fn sign_in(&self, email: &str, password: &str) -> Result<(String, Me), Error> {
-        let body = serde_json::json!({"email": email, "password": password});
+        let body = Login { email: email.to_owned(), password: password.to_owned() };
         let response = self.call(false, || self.request(Method::POST, "/v1/auth/login").json(&body)).await?;
         let token = response
             .headers()

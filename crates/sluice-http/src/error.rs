@@ -3,7 +3,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
-use serde::Serialize;
+use sluice_api::ErrorBody;
 use sluice_auth::AuthError;
 use sluice_ingest::IngestError;
 use sluice_model::Issue;
@@ -179,17 +179,6 @@ impl From<IngestError> for ApiError {
     }
 }
 
-#[derive(Serialize)]
-struct Envelope<'a> {
-    error: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    issues: Option<&'a [Issue]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    code: Option<&'static str>,
-    #[serde(rename = "retryAfter", skip_serializing_if = "Option::is_none")]
-    retry_after: Option<u64>,
-}
-
 impl ApiError {
     /// The `reason` label of `sluice_rejections_total` ([`crate::metrics`]).
     pub fn reason(&self) -> &'static str {
@@ -265,15 +254,15 @@ impl ResponseError for ApiError {
     fn error_response(&self) -> HttpResponse {
         let status = self.status_code();
         let error = self.to_string();
-        let envelope = Envelope {
+        let envelope = ErrorBody {
             error,
             issues: match self {
-                ApiError::Validation(issues) => Some(issues),
+                ApiError::Validation(issues) => Some(issues.clone()),
                 _ => None,
             },
             code: match self {
-                ApiError::Parse(_) | ApiError::UnsupportedEncoding(_) => Some("PARSE_ERROR"),
-                ApiError::QuotaExceeded { .. } => Some("QUOTA_EXCEEDED"),
+                ApiError::Parse(_) | ApiError::UnsupportedEncoding(_) => Some("PARSE_ERROR".to_owned()),
+                ApiError::QuotaExceeded { .. } => Some("QUOTA_EXCEEDED".to_owned()),
                 _ => None,
             },
             retry_after: match self {
@@ -292,6 +281,51 @@ impl ResponseError for ApiError {
         }
         response.json(envelope)
     }
+}
+
+/// The error answers any route may give, each in the envelope of docs/API.md (Errors), as the
+/// OpenAPI document lists them under every operation.
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code, reason = "descriptions only")]
+pub(crate) enum Errors {
+    /// A parameter or body breaks a rule (`issues` lists each), or cannot be read (`code: PARSE_ERROR`).
+    #[response(status = 400)]
+    BadRequest(ErrorBody),
+    /// No credential, or one that is unknown, revoked or expired.
+    #[response(status = 401)]
+    Unauthorized(ErrorBody),
+    /// The credential may not do this (scope, role, another workspace, a key where a session is needed).
+    #[response(status = 403)]
+    Forbidden(ErrorBody),
+    /// Unknown (or another workspace's) id, or an unknown path.
+    #[response(status = 404)]
+    NotFound(ErrorBody),
+    /// The path exists, the method does not.
+    #[response(status = 405)]
+    MethodNotAllowed(ErrorBody),
+    /// The body did not arrive in time.
+    #[response(status = 408)]
+    RequestTimeout(ErrorBody),
+    /// A conflict with the current state (the last owner, an existing member).
+    #[response(status = 409)]
+    Conflict(ErrorBody),
+    /// The body passes 5 MiB after decompression (or a route's own smaller cap).
+    #[response(status = 413)]
+    PayloadTooLarge(ErrorBody),
+    /// The rate limit, the monthly quota (`code: QUOTA_EXCEEDED`), too many tails or sign-ins;
+    /// `Retry-After` says when to try again.
+    #[response(status = 429, headers(("Retry-After" = u64, description = "Seconds to wait")))]
+    TooMany(ErrorBody),
+    /// The request's headers pass the server's limit.
+    #[response(status = 431)]
+    HeadersTooLarge(ErrorBody),
+    /// `Search failed` (retrying is advised), or an unexpected error.
+    #[response(status = 500)]
+    Internal(ErrorBody),
+    /// The database cannot be reached, the write queue is full, or the storage is full (`Storage is
+    /// full`); with `Retry-After` when a wait is known.
+    #[response(status = 503, headers(("Retry-After" = u64, description = "Seconds to wait")))]
+    Unavailable(ErrorBody),
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Small JSON bodies of the account routes (`{"email","password"}`, `{"name","env",...}`): read
 //! capped, then each field taken with its issue, all issues answered together as a 400
-//! Validation error in the shape of docs/API.md (Errors).
+//! Validation error in the shape of docs/API.md (Errors). A `sluice-api` request type is read
+//! through [`Fields::read_as`], by its [`FromFields`] rules.
 
 use actix_web::{HttpRequest, web};
 use serde_json::{Map, Value};
@@ -10,6 +11,13 @@ use crate::{ApiError, AppState, body};
 
 /// The largest body an account route reads.
 pub(crate) const MAX_BODY: usize = 16 * 1024;
+
+/// A request body type's rules: how each of its fields is taken from a [`Fields`], with the
+/// contract's issue for each refusal (serde's own messages are not the contract's).
+pub(crate) trait FromFields: Sized {
+    /// Takes the fields; `None` when any rule broke (each broken rule pushed as an issue).
+    fn from_fields(fields: &mut Fields) -> Option<Self>;
+}
 
 /// A JSON object body, its fields taken one by one.
 pub(crate) struct Fields {
@@ -23,6 +31,18 @@ impl Fields {
     pub(crate) async fn read(request: &HttpRequest, payload: web::Payload, state: &AppState) -> Result<Self, ApiError> {
         let bytes = body::read_capped(payload, request.headers(), MAX_BODY, state.body_timeout).await?;
         Self::parse(&bytes)
+    }
+
+    /// Reads the body as a `T`: 400 with every issue when a rule breaks.
+    pub(crate) async fn read_as<T: FromFields>(
+        request: &HttpRequest,
+        payload: web::Payload,
+        state: &AppState,
+    ) -> Result<T, ApiError> {
+        let mut fields = Self::read(request, payload, state).await?;
+        let value = T::from_fields(&mut fields);
+        fields.finish()?;
+        value.ok_or(ApiError::Internal)
     }
 
     /// [`Fields::read`] of bytes already read.

@@ -1,6 +1,7 @@
 //! The HTTP API of sluice on actix-web.
 //!
-//! Routes are listed in one table ([`ROUTES`]) that [`configure`] registers; each resource has
+//! Routes are listed in one table ([`routes()`]) that [`configure`] registers and
+//! [`openapi::document`] describes; each resource has
 //! its own module of small handlers. Authentication and the target workspace reach a handler
 //! through the [`Authed`] extractor, every failure leaves through [`ApiError`] in the error
 //! envelope of docs/API.md (Errors), and every body is read through one capped, decompressing
@@ -27,7 +28,7 @@ pub use error::ApiError;
 pub use extract::{Authed, InWorkspace, SESSION_COOKIE, User};
 pub use origin::{Origin, OriginResolver};
 pub use routes::device::{CLIENT_ID, DEVICE_GRANT};
-pub use routes::{Access, ROUTES, Route};
+pub use routes::{Access, Route, routes};
 pub use sluice_store::{Clock, system_clock, unix_now_ms};
 pub use state::{AppState, DEFAULT_BODY_TIMEOUT};
 
@@ -57,18 +58,20 @@ pub fn app(
         .configure(configure(state))
 }
 
-/// Registers every route of [`ROUTES`] (one resource per path, answering its other methods
+/// Registers every route of [`routes()`] (one resource per path, answering its other methods
 /// with 405) and the JSON 404 for unknown paths on an actix `App` (without the limits [`app`]
 /// adds): `App::new().configure(sluice_http::configure(state))`.
 pub fn configure(state: AppState) -> impl FnOnce(&mut web::ServiceConfig) {
     move |config| {
         config.app_data(web::Data::new(state));
-        for (index, route) in ROUTES.iter().enumerate() {
+        config.app_data(web::Data::new(routes::docs::Document(openapi::document())));
+        let routes = routes();
+        for (index, route) in routes.iter().enumerate() {
             // A path's resource is made at its first route, with every route of that path.
-            if ROUTES[..index].iter().any(|earlier| earlier.path == route.path) {
+            if routes[..index].iter().any(|earlier| earlier.path == route.path) {
                 continue;
             }
-            let resource = ROUTES
+            let resource = routes
                 .iter()
                 .filter(|other| other.path == route.path)
                 .fold(web::resource(route.path), |resource, other| resource.route(other.to_actix()));

@@ -84,6 +84,7 @@ pub const ENTRY_FIELDS: [&str; 16] = [
 
 /// A valid log entry, ready to store. Built by [`Draft::finish`] (or by hand in tests).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct LogEntry {
     /// Unix ms.
@@ -93,10 +94,12 @@ pub struct LogEntry {
     /// 1 to 10,000 characters.
     pub message: String,
     /// Application or service name, 1 to 100 characters.
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub source: SmolStr,
     /// Deployment.
     pub environment: Environment,
     /// Grouping name; `default` when not sent.
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub dataset: SmolStr,
     /// Application version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -112,6 +115,7 @@ pub struct LogEntry {
     pub request_id: Option<String>,
     /// Arbitrary JSON object, including any unknown top-level fields that were sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub data: Option<JsonObject>,
     /// Error class or name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -132,9 +136,11 @@ pub struct LogEntry {
 
 /// A stored log: an entry plus what the service assigned to it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Log {
     /// Assigned by the service.
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub id: LogId,
     /// What the client sent, after defaults.
     #[serde(flatten)]

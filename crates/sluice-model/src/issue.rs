@@ -1,9 +1,10 @@
 //! Validation issues in the shape the error body uses: `{path, message}` (docs/API.md, Errors).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One step of an issue's path: a field name or a 0-based index.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(untagged)]
 pub enum PathSegment {
     /// A field or parameter name.
@@ -25,7 +26,8 @@ impl From<usize> for PathSegment {
 }
 
 /// One broken rule: where, and what is wrong.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Issue {
     /// Where the rule broke, outermost first.
     pub path: Vec<PathSegment>,

@@ -45,6 +45,7 @@ impl Plan {
 /// A workspace's figures: its plan's, or custom ones set with the plan
 /// (`sluice admin workspace set-plan ... --requests-per-minute N`). `None` is unlimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Limits {
     /// `POST /v1/logs` requests in any 60 seconds, shared by all the workspace's keys.
@@ -209,6 +210,17 @@ pub enum KeyState {
     Revoked,
     /// Rejected with 401 `API key has expired`.
     Expired,
+}
+
+impl KeyState {
+    /// The wire spelling.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            KeyState::Active => "active",
+            KeyState::Revoked => "revoked",
+            KeyState::Expired => "expired",
+        }
+    }
 }
 
 /// An API key as stored: everything but its secret text, of which only a hash is kept.

@@ -1,6 +1,6 @@
 //! sluice's search query language, for `GET /v1/logs/search`: a nom grammar ([`grammar`])
 //! into an AST ([`Query`] of [`Clause`]s), the `query.parsed` shape of docs/API.md (search)
-//! ([`Parsed`]), the searchable fields ([`SearchField`]), and the exact matcher
+//! ([`ParsedQuery`]), the searchable fields ([`SearchField`]), and the exact matcher
 //! ([`Query::matches`]) that every store uses to re-check what its index proposes.
 //!
 //! Invariant: pure (no runtime, database or HTTP dependency; checked by `cargo xtask ci`), and
@@ -26,7 +26,7 @@ mod grammar;
 pub mod params;
 pub mod stats;
 
-use serde::Serialize;
+pub use sluice_api::ParsedQuery;
 use sluice_model::{Issue, UnknownValue};
 
 /// The longest query accepted, in characters (docs/API.md, search).
@@ -108,20 +108,6 @@ impl QueryError {
     }
 }
 
-/// `query.parsed` as docs/API.md (search) shapes it. Texts are as typed; `optional` lists the
-/// alternatives of every `OR` group, in order (each group must match one of its own).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Parsed {
-    /// Words that must be present.
-    pub required: Vec<String>,
-    /// Phrases that must be present.
-    pub phrases: Vec<String>,
-    /// Words and phrases that must be absent.
-    pub excluded: Vec<String>,
-    /// Alternatives joined by `OR`.
-    pub optional: Vec<String>,
-}
-
 impl Query {
     /// Parses `raw`. Every string is a query; it is refused only when it is under two
     /// characters (spaces around it aside), over 1000, or has nothing to find (`""`).
@@ -167,8 +153,8 @@ impl Query {
     }
 
     /// `query.parsed` for the response.
-    pub fn parsed(&self) -> Parsed {
-        let mut parsed = Parsed::default();
+    pub fn parsed(&self) -> ParsedQuery {
+        let mut parsed = ParsedQuery::default();
         for clause in &self.clauses {
             match clause {
                 Clause::Contains(needle) if needle.phrase => parsed.phrases.push(needle.text.clone()),

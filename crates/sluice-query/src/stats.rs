@@ -16,7 +16,7 @@
 //! assert_eq!(stats.totals.warn, 2);
 //! ```
 
-use serde::Serialize;
+pub use sluice_api::{Comparison, Counts, Period, Stats, StatsRecord, Summary};
 use sluice_model::calendar::MS_PER_DAY;
 use sluice_model::{Environment, Issue, Level, UnknownValue};
 use time::macros::format_description;
@@ -32,8 +32,7 @@ pub const DEFAULT_DAYS_BACK: i64 = 7;
 const DATE: &[time::format_description::BorrowedFormatItem<'static>] = format_description!("[year]-[month]-[day]");
 
 /// How `GET /v1/stats` groups its records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GroupBy {
     /// One record per UTC hour of every day of the period.
     Hour,
@@ -41,6 +40,17 @@ pub enum GroupBy {
     Day,
     /// One record per source with logs in the period.
     Source,
+}
+
+impl GroupBy {
+    /// The wire spelling.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            GroupBy::Hour => "hour",
+            GroupBy::Day => "day",
+            GroupBy::Source => "source",
+        }
+    }
 }
 
 impl std::str::FromStr for GroupBy {
@@ -100,35 +110,6 @@ pub struct LevelCount {
     pub count: u64,
 }
 
-/// The level counters (docs/API.md, GET /v1/stats).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Counts {
-    /// `debug` logs.
-    pub debug: u64,
-    /// `info` logs.
-    pub info: u64,
-    /// `warn` logs.
-    pub warn: u64,
-    /// `error` logs.
-    pub error: u64,
-    /// All of them.
-    pub total: u64,
-}
-
-impl Counts {
-    /// Adds `count` logs of `level`.
-    pub fn add(&mut self, level: Level, count: u64) {
-        let slot = match level {
-            Level::Debug => &mut self.debug,
-            Level::Info => &mut self.info,
-            Level::Warn => &mut self.warn,
-            Level::Error => &mut self.error,
-        };
-        *slot += count;
-        self.total += count;
-    }
-}
-
 /// The UTC day of a Unix ms; out-of-range instants are clamped to time's calendar.
 fn day_of(timestamp_ms: i64) -> Date {
     let seconds = timestamp_ms.div_euclid(1000);
@@ -153,61 +134,6 @@ pub struct StatsRequest {
     pub to: Date,
     /// How records are grouped.
     pub group_by: GroupBy,
-}
-
-/// One record of `stats`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(untagged)]
-pub enum Record {
-    /// `groupBy=day`.
-    Day {
-        /// `YYYY-MM-DD`.
-        date: String,
-        /// Level counters.
-        #[serde(flatten)]
-        counts: Counts,
-    },
-    /// `groupBy=hour`.
-    Hour {
-        /// `YYYY-MM-DD`.
-        date: String,
-        /// 0 to 23, UTC.
-        hour: u8,
-        /// Level counters.
-        #[serde(flatten)]
-        counts: Counts,
-    },
-    /// `groupBy=source`.
-    Source {
-        /// The source.
-        source: String,
-        /// Level counters.
-        #[serde(flatten)]
-        counts: Counts,
-    },
-}
-
-/// `period` of the response.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Period {
-    /// First day, `YYYY-MM-DD`.
-    pub from: String,
-    /// Last day, `YYYY-MM-DD`.
-    pub to: String,
-    /// The grouping.
-    pub group_by: GroupBy,
-}
-
-/// The body of `GET /v1/stats`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Stats {
-    /// The records.
-    pub stats: Vec<Record>,
-    /// Counters over the whole period.
-    pub totals: Counts,
-    /// What the records cover.
-    pub period: Period,
 }
 
 impl StatsRequest {
@@ -310,9 +236,9 @@ impl StatsRequest {
                         let day = self.from + Duration::days((index / per_day) as i64);
                         let date = format_date(day);
                         if self.group_by == GroupBy::Hour {
-                            Record::Hour { date, hour: (index % per_day) as u8, counts }
+                            StatsRecord { date: Some(date), hour: Some((index % per_day) as u8), source: None, counts }
                         } else {
-                            Record::Day { date, counts }
+                            StatsRecord { date: Some(date), hour: None, source: None, counts }
                         }
                     })
                     .collect()
@@ -329,34 +255,22 @@ impl StatsRequest {
                 records.sort_by_key(|record| std::cmp::Reverse(record.1.total));
                 records
                     .into_iter()
-                    .map(|(source, counts)| Record::Source { source: source.to_owned(), counts })
+                    .map(|(source, counts)| StatsRecord {
+                        date: None,
+                        hour: None,
+                        source: Some(source.to_owned()),
+                        counts,
+                    })
                     .collect()
             }
         };
-        let period = Period { from: format_date(self.from), to: format_date(self.to), group_by: self.group_by };
+        let period = Period {
+            from: format_date(self.from),
+            to: format_date(self.to),
+            group_by: self.group_by.as_str().to_owned(),
+        };
         Stats { stats, totals, period }
     }
-}
-
-/// `comparison` of the summary.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Comparison {
-    /// Yesterday's total.
-    pub yesterday_total: u64,
-    /// Change from yesterday in percent, one decimal (written without `.0` when whole).
-    pub change_percent: serde_json::Number,
-    /// `up`, `down` or `stable`.
-    pub trend: &'static str,
-}
-
-/// The body of `GET /v1/stats/summary`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Summary {
-    /// Counters for the current UTC day.
-    pub today: Counts,
-    /// Against yesterday.
-    pub comparison: Comparison,
 }
 
 /// The hours the summary needs, in Unix ms: the start of yesterday and the start of
@@ -414,6 +328,10 @@ pub fn summary(now_ms: i64, counts: &[LevelCount]) -> Summary {
     };
     Summary {
         today,
-        comparison: Comparison { yesterday_total: yesterday.total, change_percent: number, trend: trend(change) },
+        comparison: Comparison {
+            yesterday_total: yesterday.total,
+            change_percent: number,
+            trend: trend(change).to_owned(),
+        },
     }
 }

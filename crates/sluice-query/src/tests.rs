@@ -4,7 +4,7 @@ use proptest::prelude::*;
 
 use super::*;
 
-fn parsed(raw: &str) -> Parsed {
+fn parsed(raw: &str) -> ParsedQuery {
     Query::parse(raw).expect("a valid query").parsed()
 }
 
@@ -12,8 +12,8 @@ fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|item| (*item).to_owned()).collect()
 }
 
-fn shape(required: &[&str], phrases: &[&str], excluded: &[&str], optional: &[&str]) -> Parsed {
-    Parsed {
+fn shape(required: &[&str], phrases: &[&str], excluded: &[&str], optional: &[&str]) -> ParsedQuery {
+    ParsedQuery {
         required: strings(required),
         phrases: strings(phrases),
         excluded: strings(excluded),

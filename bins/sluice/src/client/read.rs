@@ -120,16 +120,16 @@ pub(crate) struct SearchArgs {
     paging: Paging,
 }
 
-fn print_page(options: &ClientOptions, page: &sluice_client::LogPage) {
+fn print_page(options: &ClientOptions, logs: &[sluice_client::Log], pagination: &sluice_client::Pagination) {
     if options.json {
-        page.logs.iter().for_each(json_line);
+        logs.iter().for_each(json_line);
         return;
     }
-    log_lines(&page.logs);
-    if page.logs.is_empty() {
+    log_lines(logs);
+    if logs.is_empty() {
         line(dim("no logs match"));
-    } else if page.pagination.has_more {
-        let next = page.pagination.offset + page.logs.len() as u64;
+    } else if pagination.has_more {
+        let next = pagination.offset + logs.len() as u64;
         line(dim(&format!("more follow: --offset {next}")));
     }
 }
@@ -139,7 +139,7 @@ pub(crate) async fn list(args: ListArgs) -> Result<(), Failure> {
     let mut query = args.filters.query(true);
     query.extend(args.paging.query());
     let page = client.list(&pairs(&query)).await?;
-    print_page(&args.options, &page);
+    print_page(&args.options, &page.logs, &page.pagination);
     Ok(())
 }
 
@@ -152,7 +152,7 @@ pub(crate) async fn search(args: SearchArgs) -> Result<(), Failure> {
     query.extend(args.filters.query(false));
     query.extend(args.paging.query());
     let page = client.search(&pairs(&query)).await?;
-    print_page(&args.options, &page);
+    print_page(&args.options, &page.logs, &page.pagination);
     Ok(())
 }
 

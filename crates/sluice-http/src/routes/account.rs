@@ -3,112 +3,77 @@
 //! `PUT /v1/workspace/plan`, `GET /v1/sessions`, `DELETE /v1/sessions/{sessionId}`
 //! (docs/API.md, Accounts).
 
-use actix_web::cookie::{Cookie, SameSite};
 use actix_web::{HttpRequest, HttpResponse, web};
-use serde_json::json;
-use sluice_auth::passwords::{verify_nobody, verify_password};
-use sluice_auth::secrets::{generate_session_token, hash_secret};
-use sluice_model::{Limits, Plan, Role, SessionId, SessionRecord, UserId, Workspace};
-use sluice_store::accounts::{MemberChange, NewSession, email_key};
+use sluice_model::{Limits, Plan, Role, SessionId, UserId, Workspace};
+use sluice_store::accounts::MemberChange;
 
-use crate::extract::{InWorkspace, SESSION_COOKIE, User};
-use crate::fields::Fields;
+use crate::extract::{InWorkspace, User};
+use crate::fields::{Fields, FromFields};
+use crate::routes::session::{MAX_EMAIL, MAX_PASSWORD, check_password, new_session, session_cookie};
 use crate::{ApiError, AppState, views};
 
-/// The longest email and password read (RFC 5321's 320; a passphrase of 1,024).
-pub(crate) const MAX_EMAIL: usize = 320;
-const MAX_PASSWORD: usize = 1024;
+/// The longest workspace name.
 const MAX_NAME: usize = 100;
 
-/// A new session for `user`: its token (shown once) and what the store keeps.
-pub(crate) fn new_session(user: UserId, client: &str, now_ms: i64) -> Result<(String, NewSession), ApiError> {
-    let token = generate_session_token().map_err(|_| ApiError::Internal)?;
-    let record = SessionRecord {
-        id: SessionId::generate(),
-        user_id: user,
-        client: client.to_owned(),
-        created_at: now_ms,
-        last_used_at: now_ms,
-        revoked_at: None,
-    };
-    let hash = hash_secret(&token);
-    Ok((token, NewSession { record, hash }))
+impl FromFields for sluice_api::Login {
+    fn from_fields(fields: &mut Fields) -> Option<Self> {
+        let email = fields.string("email", true, MAX_EMAIL);
+        let password = fields.string("password", true, MAX_PASSWORD);
+        Some(sluice_api::Login { email: email?, password: password? })
+    }
 }
 
-/// The session cookie: HttpOnly, SameSite=Lax, Path=/, Secure over TLS (docs/API.md).
-pub(crate) fn session_cookie(request: &HttpRequest, state: &AppState, token: String) -> Cookie<'static> {
-    let secure = state.origins.is_https(request.peer_addr(), request.headers());
-    Cookie::build(SESSION_COOKIE, token)
-        .http_only(true)
-        .same_site(SameSite::Lax)
-        .path("/")
-        .secure(secure)
-        .max_age(time::Duration::days(30))
-        .finish()
+impl FromFields for sluice_api::NewWorkspace {
+    fn from_fields(fields: &mut Fields) -> Option<Self> {
+        Some(sluice_api::NewWorkspace { name: fields.string("name", true, MAX_NAME)? })
+    }
 }
 
-/// The email and password a sign-in body or form gives, checked: the user, or 401 (the same
-/// answer, after about the same time, for an unknown email and a wrong password), or 429 after
-/// too many failures.
-pub(crate) async fn check_password(
-    state: &AppState,
-    email: &str,
-    password: String,
-) -> Result<sluice_model::User, ApiError> {
-    let now = state.now_ms();
-    let key = email_key(email);
-    state.throttle.check(&key, now).map_err(|retry_after| ApiError::TooManySignIns { retry_after })?;
-    let found = state.store.find_user_by_email(email).await?;
-    // Argon2id takes tens of milliseconds of CPU: off the worker thread.
-    let verified = web::block(move || match found {
-        Some((user, hash)) => verify_password(&password, &hash).then_some(user),
-        None => {
-            verify_nobody(&password);
-            None
-        }
-    })
-    .await
-    .map_err(|_| ApiError::Internal)?;
-    verified.ok_or_else(|| {
-        state.throttle.fail(&key, now);
-        ApiError::BadSignIn
-    })
+impl FromFields for sluice_api::SetPlan {
+    fn from_fields(fields: &mut Fields) -> Option<Self> {
+        let plan: Option<Plan> = fields.parsed("plan", true);
+        let requests = fields.positive("requestsPerMinute", u64::from(u32::MAX));
+        let logs = fields.positive("logsPerMonth", i64::MAX.unsigned_abs());
+        let retention = fields.positive("retentionDays", 36_500);
+        Some(sluice_api::SetPlan {
+            plan: plan?.as_str().to_owned(),
+            requests_per_minute: requests.and_then(|value| u32::try_from(value).ok()),
+            logs_per_month: logs,
+            retention_days: retention.and_then(|value| u32::try_from(value).ok()),
+        })
+    }
 }
 
-/// The user's workspaces and their role in each, by name, as JSON.
-async fn workspaces_json(state: &AppState, user: UserId) -> Result<Vec<serde_json::Value>, ApiError> {
+/// The user's workspaces and their role in each, by name.
+async fn memberships(state: &AppState, user: UserId) -> Result<Vec<sluice_api::Membership>, ApiError> {
     let workspaces = state.auth.memberships(user, state.now_ms()).await?;
     Ok(workspaces.iter().map(|(workspace, role)| views::membership(workspace, *role)).collect())
 }
 
 /// The user and their workspaces, as sign-in and `GET /v1/me` answer.
-async fn me_json(state: &AppState, user: &sluice_model::User) -> Result<serde_json::Value, ApiError> {
-    Ok(json!({"user": views::user(user), "workspaces": workspaces_json(state, user.id).await?}))
+async fn me_of(state: &AppState, user: &sluice_model::User) -> Result<sluice_api::Me, ApiError> {
+    Ok(sluice_api::Me { user: views::user(user), workspaces: memberships(state, user.id).await? })
 }
 
 /// Signs in with email and password: the user, their workspaces, and the session cookie.
-#[utoipa::path(post, path = "/v1/auth/login", tag = "accounts", summary = "Sign in with email and password", request_body = crate::openapi::schemas::Login, security(()),
-    responses((status = 200, description = "Signed in; the session is the `sluice_session` cookie", body = crate::openapi::schemas::Me, headers(("Set-Cookie" = String, description = "sluice_session=<token>; HttpOnly; SameSite=Lax; Path=/"))), crate::openapi::Errors))]
+#[utoipa::path(post, path = "/v1/auth/login", tag = "accounts", summary = "Sign in with email and password", request_body = sluice_api::Login, security(()),
+    responses((status = 200, description = "Signed in; the session is the `sluice_session` cookie", body = sluice_api::Me, headers(("Set-Cookie" = String, description = "sluice_session=<token>; HttpOnly; SameSite=Lax; Path=/"))), crate::error::Errors))]
 pub(crate) async fn login(
     request: HttpRequest,
     payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let mut fields = Fields::read(&request, payload, &state).await?;
-    let email = fields.string("email", true, MAX_EMAIL);
-    let password = fields.string("password", true, MAX_PASSWORD);
-    fields.finish()?;
-    let (Some(email), Some(password)) = (email, password) else { return Err(ApiError::Internal) };
-    let user = check_password(&state, &email, password).await?;
+    let login: sluice_api::Login = Fields::read_as(&request, payload, &state).await?;
+    let user = check_password(&state, &login.email, login.password).await?;
     let (token, session) = new_session(user.id, "browser", state.now_ms())?;
     state.store.create_session(&session).await?;
-    let body = me_json(&state, &user).await?;
+    let body = me_of(&state, &user).await?;
     Ok(HttpResponse::Ok().cookie(session_cookie(&request, &state, token)).json(body))
 }
 
 /// Ends the session that asks, and clears the cookie.
 #[utoipa::path(post, path = "/v1/auth/logout", tag = "accounts", summary = "Sign out (ends this session)",
-    responses((status = 204, description = "Signed out; the cookie is cleared"), crate::openapi::Errors))]
+    responses((status = 204, description = "Signed out; the cookie is cleared"), crate::error::Errors))]
 pub(crate) async fn logout(
     User(signed_in): User,
     request: HttpRequest,
@@ -124,33 +89,30 @@ pub(crate) async fn logout(
 
 /// Who is signed in, and their workspaces.
 #[utoipa::path(get, path = "/v1/me", tag = "accounts", summary = "The signed-in user and their workspaces",
-    responses((status = 200, description = "The user", body = crate::openapi::schemas::Me), crate::openapi::Errors))]
+    responses((status = 200, description = "The user", body = sluice_api::Me), crate::error::Errors))]
 pub(crate) async fn me(User(signed_in): User, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
-    Ok(HttpResponse::Ok().json(me_json(&state, &signed_in.user).await?))
+    Ok(HttpResponse::Ok().json(me_of(&state, &signed_in.user).await?))
 }
 
 /// The user's workspaces, by name.
 #[utoipa::path(get, path = "/v1/workspaces", tag = "accounts", summary = "The user's workspaces",
-    responses((status = 200, description = "By name", body = crate::openapi::schemas::Workspaces), crate::openapi::Errors))]
+    responses((status = 200, description = "By name", body = sluice_api::Workspaces), crate::error::Errors))]
 pub(crate) async fn workspaces(User(signed_in): User, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
-    Ok(HttpResponse::Ok().json(json!({"workspaces": workspaces_json(&state, signed_in.user.id).await?})))
+    Ok(HttpResponse::Ok().json(sluice_api::Workspaces { workspaces: memberships(&state, signed_in.user.id).await? }))
 }
 
 /// Makes a workspace on the free plan; its creator is its owner.
-#[utoipa::path(post, path = "/v1/workspaces", tag = "accounts", summary = "Create a workspace (the user owns it)", request_body = crate::openapi::schemas::Named,
-    responses((status = 201, description = "Created", body = crate::openapi::schemas::Membership), crate::openapi::Errors))]
+#[utoipa::path(post, path = "/v1/workspaces", tag = "accounts", summary = "Create a workspace (the user owns it)", request_body = sluice_api::NewWorkspace,
+    responses((status = 201, description = "Created", body = sluice_api::Membership), crate::error::Errors))]
 pub(crate) async fn create_workspace(
     User(signed_in): User,
     request: HttpRequest,
     payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let mut fields = Fields::read(&request, payload, &state).await?;
-    let name = fields.string("name", true, MAX_NAME);
-    fields.finish()?;
-    let Some(name) = name else { return Err(ApiError::Internal) };
+    let new: sluice_api::NewWorkspace = Fields::read_as(&request, payload, &state).await?;
     let now = state.now_ms();
-    let workspace = Workspace::new(name.trim(), Plan::Free, now);
+    let workspace = Workspace::new(new.name.trim(), Plan::Free, now);
     state.store.create_workspace(&workspace).await?;
     let user = signed_in.user.id;
     state.store.change_member(workspace.id, user, MemberChange::Set(Role::Owner), false, now).await?;
@@ -160,7 +122,7 @@ pub(crate) async fn create_workspace(
 
 /// The workspace a request acts on: plan, limits in force, this month's usage, retention.
 #[utoipa::path(get, path = "/v1/workspace", tag = "accounts", summary = "The workspace: plan, limits, usage", params(("X-Workspace-Id" = Option<String>, Header, description = "The workspace (else the user's first)")),
-    responses((status = 200, description = "The workspace", body = crate::openapi::schemas::WorkspaceJson), crate::openapi::Errors))]
+    responses((status = 200, description = "The workspace", body = sluice_api::WorkspaceInfo), crate::error::Errors))]
 pub(crate) async fn workspace(member: InWorkspace, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     // Read again: the membership cache may hold the workspace as it was a few seconds ago.
     let workspace = state.store.get_workspace(member.workspace.id).await?.unwrap_or(member.workspace);
@@ -168,22 +130,22 @@ pub(crate) async fn workspace(member: InWorkspace, state: web::Data<AppState>) -
     let now = state.now_ms();
     let month = sluice_model::calendar::month_start_ms(now);
     let used = state.store.monthly_usage(workspace.id, month).await?;
-    Ok(HttpResponse::Ok().json(json!({
-        "workspaceId": workspace.id.to_string(),
-        "name": workspace.name,
-        "plan": workspace.plan.as_str(),
-        "limits": workspace.limits,
-        "retentionDays": workspace.limits.retention_days,
-        "usage": {"monthStart": month, "logs": used, "quota": workspace.limits.logs_per_month},
-        "role": member.role.as_str(),
-        "createdAt": workspace.created_at,
-    })))
+    Ok(HttpResponse::Ok().json(sluice_api::WorkspaceInfo {
+        workspace_id: workspace.id.to_string(),
+        name: workspace.name.clone(),
+        plan: workspace.plan.as_str().to_owned(),
+        limits: workspace.limits,
+        retention_days: workspace.limits.retention_days,
+        usage: sluice_api::Usage { month_start: month, logs: used, quota: workspace.limits.logs_per_month },
+        role: member.role.as_str().to_owned(),
+        created_at: workspace.created_at,
+    }))
 }
 
 /// Puts the workspace on a plan (instance admins only): `{"plan"}` with the plan's figures,
 /// or custom ones as `requestsPerMinute`, `logsPerMonth`, `retentionDays`.
-#[utoipa::path(put, path = "/v1/workspace/plan", tag = "accounts", summary = "Change the workspace's plan (instance admins)", request_body = crate::openapi::schemas::SetPlan, params(("X-Workspace-Id" = Option<String>, Header, description = "The workspace")),
-    responses((status = 200, description = "The plan in force", body = crate::openapi::schemas::WorkspaceJson), crate::openapi::Errors))]
+#[utoipa::path(put, path = "/v1/workspace/plan", tag = "accounts", summary = "Change the workspace's plan (instance admins)", request_body = sluice_api::SetPlan, params(("X-Workspace-Id" = Option<String>, Header, description = "The workspace")),
+    responses((status = 200, description = "The plan in force", body = sluice_api::PlanSet), crate::error::Errors))]
 pub(crate) async fn set_plan(
     member: InWorkspace,
     request: HttpRequest,
@@ -193,44 +155,39 @@ pub(crate) async fn set_plan(
     if !member.signed_in.user.admin {
         return Err(ApiError::Auth(sluice_auth::AuthError::RoleDenied));
     }
-    let mut fields = Fields::read(&request, payload, &state).await?;
-    let plan: Option<Plan> = fields.parsed("plan", true);
-    let requests = fields.positive("requestsPerMinute", u64::from(u32::MAX));
-    let logs = fields.positive("logsPerMonth", i64::MAX.unsigned_abs());
-    let retention = fields.positive("retentionDays", 36_500);
-    fields.finish()?;
-    let Some(plan) = plan else { return Err(ApiError::Internal) };
+    let asked: sluice_api::SetPlan = Fields::read_as(&request, payload, &state).await?;
+    let plan: Plan = asked.plan.parse().map_err(|_| ApiError::Internal)?;
     let defaults = plan.limits();
     let limits = Limits {
-        requests_per_minute: requests.and_then(|value| u32::try_from(value).ok()).or(defaults.requests_per_minute),
-        logs_per_month: logs.or(defaults.logs_per_month),
-        retention_days: retention.and_then(|value| u32::try_from(value).ok()).unwrap_or(defaults.retention_days),
+        requests_per_minute: asked.requests_per_minute.or(defaults.requests_per_minute),
+        logs_per_month: asked.logs_per_month.or(defaults.logs_per_month),
+        retention_days: asked.retention_days.unwrap_or(defaults.retention_days),
     };
     state.store.set_plan(member.workspace.id, plan, limits).await?;
-    Ok(HttpResponse::Ok().json(json!({
-        "workspaceId": member.workspace.id.to_string(),
-        "plan": plan.as_str(),
-        "limits": limits,
-    })))
+    Ok(HttpResponse::Ok().json(sluice_api::PlanSet {
+        workspace_id: member.workspace.id.to_string(),
+        plan: plan.as_str().to_owned(),
+        limits,
+    }))
 }
 
 /// The user's sessions that still work, newest first.
 #[utoipa::path(get, path = "/v1/sessions", tag = "accounts", summary = "The user's working sessions",
-    responses((status = 200, description = "Newest first", body = crate::openapi::schemas::Sessions), crate::openapi::Errors))]
+    responses((status = 200, description = "Newest first", body = sluice_api::Sessions), crate::error::Errors))]
 pub(crate) async fn sessions(User(signed_in): User, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let now = state.now_ms();
     let sessions = state.store.sessions(signed_in.user.id).await?;
-    let sessions: Vec<_> = sessions
+    let sessions = sessions
         .iter()
         .filter(|session| session.expires_at() > now)
         .map(|session| views::session(session, session.id == signed_in.session.id))
         .collect();
-    Ok(HttpResponse::Ok().json(json!({"sessions": sessions})))
+    Ok(HttpResponse::Ok().json(sluice_api::Sessions { sessions }))
 }
 
 /// Ends one of the user's sessions (on every node within 5 s, here at once).
 #[utoipa::path(delete, path = "/v1/sessions/{sessionId}", tag = "accounts", summary = "End one of the user's sessions", params(("sessionId" = String, Path, description = "The session")),
-    responses((status = 204, description = "Ended"), crate::openapi::Errors))]
+    responses((status = 204, description = "Ended"), crate::error::Errors))]
 pub(crate) async fn revoke_session(
     User(signed_in): User,
     path: web::Path<String>,

@@ -6,7 +6,6 @@ use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use serde::Deserialize;
-use serde_json::json;
 use sluice_auth::secrets::{
     display_user_code, generate_device_code, generate_session_token, generate_user_code, hash_secret,
     normalize_user_code,
@@ -16,8 +15,8 @@ use sluice_store::StoreError;
 use sluice_store::accounts::{DevicePoll, NewDeviceCode, SessionSeed};
 
 use crate::extract::{SESSION_COOKIE, User, same_site};
-use crate::fields::Fields;
-use crate::routes::account::{check_password, session_cookie};
+use crate::fields::{Fields, FromFields};
+use crate::routes::session::{check_password, new_session, session_cookie};
 use crate::{ApiError, AppState, body};
 
 /// The one client that signs in this way.
@@ -36,7 +35,12 @@ const MAX_FORM: usize = 4 * 1024;
 
 /// An OAuth error answer: 400 `{"error": code}` (RFC 6749, 5.2), never cached.
 fn oauth_error(code: &str) -> HttpResponse {
-    HttpResponse::BadRequest().insert_header((header::CACHE_CONTROL, "no-store")).json(json!({"error": code}))
+    HttpResponse::BadRequest().insert_header((header::CACHE_CONTROL, "no-store")).json(sluice_api::TokenAnswer {
+        access_token: None,
+        token_type: None,
+        expires_in: None,
+        error: Some(code.to_owned()),
+    })
 }
 
 #[derive(Deserialize, Default)]
@@ -73,7 +77,7 @@ fn verification_uri(request: &HttpRequest, state: &AppState) -> String {
 
 /// Starts a device sign-in.
 #[utoipa::path(post, path = "/oauth/device/code", tag = "device", summary = "Start a device sign-in (RFC 8628)", request_body(content_type = "application/x-www-form-urlencoded", description = "client_id=sluice-cli"), security(()),
-    responses((status = 200, description = "The codes", body = crate::openapi::schemas::DeviceCode), crate::openapi::Errors))]
+    responses((status = 200, description = "The codes", body = sluice_api::DeviceCode), crate::error::Errors))]
 pub(crate) async fn device_code(
     request: HttpRequest,
     payload: web::Payload,
@@ -103,19 +107,19 @@ pub(crate) async fn device_code(
     state.store.create_device_code(&NewDeviceCode { grant, hash: hash_secret(&device_code) }).await?;
     let shown = display_user_code(&user_code);
     let uri = verification_uri(&request, &state);
-    Ok(HttpResponse::Ok().insert_header((header::CACHE_CONTROL, "no-store")).json(json!({
-        "device_code": device_code,
-        "user_code": shown,
-        "verification_uri": uri,
-        "verification_uri_complete": format!("{uri}?code={shown}"),
-        "expires_in": EXPIRES_IN_S,
-        "interval": INTERVAL_S,
-    })))
+    Ok(HttpResponse::Ok().insert_header((header::CACHE_CONTROL, "no-store")).json(sluice_api::DeviceCode {
+        device_code,
+        verification_uri_complete: format!("{uri}?code={shown}"),
+        user_code: shown,
+        verification_uri: uri,
+        expires_in: EXPIRES_IN_S.unsigned_abs(),
+        interval: u64::from(INTERVAL_S),
+    }))
 }
 
 /// A device's poll: pending, slow down, denied, expired, invalid, or its session token, once.
 #[utoipa::path(post, path = "/oauth/token", tag = "device", summary = "Poll a device sign-in for its token", request_body(content_type = "application/x-www-form-urlencoded", description = "grant_type=urn:ietf:params:oauth:grant-type:device_code, device_code, client_id"), security(()),
-    responses((status = 200, description = "The session token, once", body = crate::openapi::schemas::TokenAnswer), crate::openapi::Errors))]
+    responses((status = 200, description = "The session token, once", body = sluice_api::TokenAnswer), crate::error::Errors))]
 pub(crate) async fn token(
     request: HttpRequest,
     payload: web::Payload,
@@ -143,11 +147,14 @@ pub(crate) async fn token(
         DevicePoll::Expired => "expired_token",
         DevicePoll::Invalid => "invalid_grant",
         DevicePoll::Approved(_) => {
-            return Ok(HttpResponse::Ok().insert_header((header::CACHE_CONTROL, "no-store")).json(json!({
-                "access_token": token,
-                "token_type": "Bearer",
-                "expires_in": SESSION_IDLE_MS / 1000,
-            })));
+            return Ok(HttpResponse::Ok().insert_header((header::CACHE_CONTROL, "no-store")).json(
+                sluice_api::TokenAnswer {
+                    access_token: Some(token),
+                    token_type: Some("Bearer".to_owned()),
+                    expires_in: Some((SESSION_IDLE_MS / 1000).unsigned_abs()),
+                    error: None,
+                },
+            ));
         }
     };
     Ok(oauth_error(answer))
@@ -171,17 +178,21 @@ async fn decide_route(
     state: web::Data<AppState>,
     approve: bool,
 ) -> Result<HttpResponse, ApiError> {
-    let mut fields = Fields::read(&request, payload, &state).await?;
-    let typed = fields.string("userCode", true, 64);
-    fields.finish()?;
-    let code = decide(&state, &user, typed.as_deref().unwrap_or_default(), approve).await?;
+    let typed: sluice_api::UserCode = Fields::read_as(&request, payload, &state).await?;
+    let code = decide(&state, &user, &typed.user_code, approve).await?;
     let word = if approve { "approved" } else { "denied" };
-    Ok(HttpResponse::Ok().json(json!({"userCode": display_user_code(&code), "state": word})))
+    Ok(HttpResponse::Ok().json(sluice_api::Decided { user_code: display_user_code(&code), state: word.to_owned() }))
+}
+
+impl FromFields for sluice_api::UserCode {
+    fn from_fields(fields: &mut Fields) -> Option<Self> {
+        Some(sluice_api::UserCode { user_code: fields.string("userCode", true, 64)? })
+    }
 }
 
 /// `POST /v1/device/approve` `{"userCode"}`.
-#[utoipa::path(post, path = "/v1/device/approve", tag = "device", summary = "Approve a device's code", request_body = crate::openapi::schemas::UserCode,
-    responses((status = 200, description = "Approved", body = crate::openapi::schemas::StateChange), crate::openapi::Errors))]
+#[utoipa::path(post, path = "/v1/device/approve", tag = "device", summary = "Approve a device's code", request_body = sluice_api::UserCode,
+    responses((status = 200, description = "Approved", body = sluice_api::Decided), crate::error::Errors))]
 pub(crate) async fn approve(
     user: User,
     request: HttpRequest,
@@ -192,8 +203,8 @@ pub(crate) async fn approve(
 }
 
 /// `POST /v1/device/deny` `{"userCode"}`.
-#[utoipa::path(post, path = "/v1/device/deny", tag = "device", summary = "Deny a device's code", request_body = crate::openapi::schemas::UserCode,
-    responses((status = 200, description = "Denied", body = crate::openapi::schemas::StateChange), crate::openapi::Errors))]
+#[utoipa::path(post, path = "/v1/device/deny", tag = "device", summary = "Deny a device's code", request_body = sluice_api::UserCode,
+    responses((status = 200, description = "Denied", body = sluice_api::Decided), crate::error::Errors))]
 pub(crate) async fn deny(
     user: User,
     request: HttpRequest,
@@ -294,7 +305,7 @@ struct PageQuery {
 
 /// `GET /device[?code=XXXX-XXXX]`.
 #[utoipa::path(get, path = "/device", tag = "device", summary = "The device approval page (HTML)", params(("code" = Option<String>, Query, description = "The code to approve")), security(()),
-    responses((status = 200, description = "The page", content_type = "text/html"), crate::openapi::Errors))]
+    responses((status = 200, description = "The page", content_type = "text/html"), crate::error::Errors))]
 pub(crate) async fn page(request: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let query: PageQuery = serde_urlencoded::from_str(request.query_string()).unwrap_or_default();
     let typed = query.code.unwrap_or_default();
@@ -317,7 +328,7 @@ struct PageForm {
 
 /// `POST /device`: the page's sign-in, approval and denial, as plain forms (no script).
 #[utoipa::path(post, path = "/device", tag = "device", summary = "The device page's forms", request_body(content_type = "application/x-www-form-urlencoded", description = "action=login|approve|deny, code, email, password"), security(()),
-    responses((status = 200, description = "The page", content_type = "text/html"), (status = 303, description = "Signed in: back to the page"), crate::openapi::Errors))]
+    responses((status = 200, description = "The page", content_type = "text/html"), (status = 303, description = "Signed in: back to the page"), crate::error::Errors))]
 pub(crate) async fn page_post(
     request: HttpRequest,
     payload: web::Payload,
@@ -342,7 +353,7 @@ pub(crate) async fn page_post(
             }
             Err(other) => return Err(other),
         };
-        let (token, session) = super::account::new_session(user.id, "browser", state.now_ms())?;
+        let (token, session) = new_session(user.id, "browser", state.now_ms())?;
         state.store.create_session(&session).await?;
         let target = format!("/device?code={}", urlencode(&typed));
         return Ok(HttpResponse::SeeOther()

@@ -1,13 +1,12 @@
 //! `POST /v1/flows`, `GET /v1/flows`, `GET /v1/flows/{flowId}` (docs/API.md, "Flows").
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use serde::Serialize;
 use serde_json::Value;
-use sluice_model::{FlowId, Issue, Log, PathSegment, json_type_name};
+use sluice_model::{FlowId, Issue, PathSegment, json_type_name};
 use sluice_store::flows::{FlowFilter, FlowSummary, NewFlow};
 
 use crate::params::Params;
-use crate::routes::logs::page_of;
+use crate::routes::reading::{page_of, pagination};
 use crate::{ApiError, AppState, Authed, body};
 
 /// Default and largest page of `GET /v1/flows`.
@@ -20,61 +19,26 @@ const MAX_FLOW_CHARS: usize = 100;
 /// The largest body `POST /v1/flows` reads: a name of 100 characters needs far less.
 const MAX_CREATE_BODY: usize = 16 * 1024;
 
-/// A flow as listed.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct FlowJson<'a> {
-    flow_id: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    name: Option<&'a str>,
-    steps: u64,
-    logs: u64,
-    first_timestamp: i64,
-    last_timestamp: i64,
-    duration_ms: i64,
-    levels: LevelsJson,
-    sources: &'a [String],
-}
-
-#[derive(Serialize)]
-struct LevelsJson {
-    debug: u64,
-    info: u64,
-    warn: u64,
-    error: u64,
-    total: u64,
-}
-
-impl<'a> From<&'a FlowSummary> for FlowJson<'a> {
-    fn from(flow: &'a FlowSummary) -> Self {
-        let levels = flow.levels;
-        FlowJson {
-            flow_id: &flow.flow_id,
-            name: flow.name.as_deref(),
-            steps: flow.steps,
-            logs: levels.total(),
-            first_timestamp: flow.first_timestamp,
-            last_timestamp: flow.last_timestamp,
-            duration_ms: flow.last_timestamp.saturating_sub(flow.first_timestamp),
-            levels: LevelsJson {
-                debug: levels.debug,
-                info: levels.info,
-                warn: levels.warn,
-                error: levels.error,
-                total: levels.total(),
-            },
-            sources: &flow.sources,
-        }
+/// A flow as the API shows it.
+fn flow_of(flow: &FlowSummary) -> sluice_api::Flow {
+    let levels = flow.levels;
+    sluice_api::Flow {
+        flow_id: flow.flow_id.clone(),
+        name: flow.name.clone(),
+        steps: flow.steps,
+        logs: levels.total(),
+        first_timestamp: flow.first_timestamp,
+        last_timestamp: flow.last_timestamp,
+        duration_ms: flow.last_timestamp.saturating_sub(flow.first_timestamp),
+        levels: sluice_api::Counts {
+            debug: levels.debug,
+            info: levels.info,
+            warn: levels.warn,
+            error: levels.error,
+            total: levels.total(),
+        },
+        sources: flow.sources.clone(),
     }
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Created<'a> {
-    flow_id: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    name: Option<&'a str>,
-    created_at: i64,
 }
 
 /// The name a create body gives, or the issues with it. An empty body is `{}`.
@@ -105,8 +69,8 @@ fn name_of(body: &[u8]) -> Result<Option<String>, ApiError> {
 }
 
 /// Makes a flow before its logs: 201 with its new id.
-#[utoipa::path(post, path = "/v1/flows", tag = "flows", summary = "Create a flow (needs `ingest`)", request_body = crate::openapi::schemas::NewFlow,
-    responses((status = 201, description = "Created", body = crate::openapi::schemas::CreatedFlow), crate::openapi::Errors))]
+#[utoipa::path(post, path = "/v1/flows", tag = "flows", summary = "Create a flow (needs `ingest`)", request_body = sluice_api::CreateFlow,
+    responses((status = 201, description = "Created", body = sluice_api::CreatedFlow), crate::error::Errors))]
 pub(crate) async fn create(
     Authed(principal): Authed,
     request: HttpRequest,
@@ -115,25 +79,19 @@ pub(crate) async fn create(
 ) -> Result<HttpResponse, ApiError> {
     Params::parse(request.query_string())?.finish()?;
     let body = body::read_capped(payload, request.headers(), MAX_CREATE_BODY, state.body_timeout).await?;
-    let name = name_of(&body)?;
-    let flow = NewFlow { flow_id: FlowId::generate().to_string(), name, created_at: state.now_ms() };
+    let asked = sluice_api::CreateFlow { name: name_of(&body)? };
+    let flow = NewFlow { flow_id: FlowId::generate().to_string(), name: asked.name, created_at: state.now_ms() };
     state.store.create_flow(principal.workspace.id, &flow).await?;
-    Ok(HttpResponse::Created().json(Created {
-        flow_id: &flow.flow_id,
-        name: flow.name.as_deref(),
+    Ok(HttpResponse::Created().json(sluice_api::CreatedFlow {
+        flow_id: flow.flow_id,
+        name: flow.name,
         created_at: flow.created_at,
     }))
 }
 
-#[derive(Serialize)]
-struct ListResponse<'a> {
-    flows: Vec<FlowJson<'a>>,
-    pagination: super::logs::Pagination,
-}
-
 /// A page of the workspace's flows, the most recently active first.
-#[utoipa::path(get, path = "/v1/flows", tag = "flows", summary = "The workspace's flows, most recently active first", params(crate::openapi::schemas::FlowParams),
-    responses((status = 200, description = "A page of flows", body = crate::openapi::schemas::FlowPage), crate::openapi::Errors))]
+#[utoipa::path(get, path = "/v1/flows", tag = "flows", summary = "The workspace's flows, most recently active first", params(sluice_api::FlowParams),
+    responses((status = 200, description = "A page of flows", body = sluice_api::FlowPage), crate::error::Errors))]
 pub(crate) async fn list(
     Authed(principal): Authed,
     request: HttpRequest,
@@ -162,30 +120,13 @@ pub(crate) async fn list(
     params.finish()?;
 
     let found = state.store.list_flows(principal.workspace.id, &filter, page).await?;
-    let pagination = super::logs::Pagination::new(page, found.flows.len(), found.has_more);
-    Ok(HttpResponse::Ok().json(ListResponse { flows: found.flows.iter().map(FlowJson::from).collect(), pagination }))
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct TimelineFlow<'a> {
-    #[serde(flatten)]
-    flow: FlowJson<'a>,
-    missing_steps: &'a [u16],
-    duplicate_steps: &'a [u16],
-}
-
-#[derive(Serialize)]
-struct TimelineResponse<'a> {
-    flow: TimelineFlow<'a>,
-    logs: &'a [Log],
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    truncated: bool,
+    let pagination = pagination(page, found.flows.len(), found.has_more);
+    Ok(HttpResponse::Ok().json(sluice_api::FlowPage { flows: found.flows.iter().map(flow_of).collect(), pagination }))
 }
 
 /// One flow: its summary, gaps and duplicates, and its logs in step order.
 #[utoipa::path(get, path = "/v1/flows/{flowId}", tag = "flows", summary = "A flow's timeline", params(("flowId" = String, Path, description = "The flow id (1-100 characters)")),
-    responses((status = 200, description = "The flow and its logs by step", body = crate::openapi::schemas::Timeline), crate::openapi::Errors))]
+    responses((status = 200, description = "The flow and its logs by step", body = sluice_api::FlowTimeline), crate::error::Errors))]
 pub(crate) async fn timeline(
     Authed(principal): Authed,
     flow_id: web::Path<String>,
@@ -197,10 +138,10 @@ pub(crate) async fn timeline(
         return Err(NOT_FOUND);
     }
     let found = state.store.flow_timeline(principal.workspace.id, &flow_id).await?.ok_or(NOT_FOUND)?;
-    let flow = TimelineFlow {
-        flow: FlowJson::from(&found.summary),
-        missing_steps: &found.missing_steps,
-        duplicate_steps: &found.duplicate_steps,
+    let flow = sluice_api::FlowDetail {
+        summary: flow_of(&found.summary),
+        missing_steps: found.missing_steps,
+        duplicate_steps: found.duplicate_steps,
     };
-    Ok(HttpResponse::Ok().json(TimelineResponse { flow, logs: &found.logs, truncated: found.truncated }))
+    Ok(HttpResponse::Ok().json(sluice_api::FlowTimeline { flow, logs: found.logs, truncated: found.truncated }))
 }

@@ -3,14 +3,13 @@
 
 use actix_web::http::header::{CONTENT_TYPE, HeaderName, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
-use serde::Serialize;
 use sluice_auth::{Actor, Principal};
 use sluice_ingest::{Defaults, Format, Options, otlp};
-use sluice_model::{Issue, KeyEnv, Log, LogId};
-use sluice_query::{Parsed, Query, QueryError, SearchField};
-use sluice_store::{LogFilter, LogPage, Page, Search, StoreError};
+use sluice_model::{KeyEnv, Log, LogId};
+use sluice_store::{Search, StoreError};
 
 use crate::params::Params;
+use crate::routes::reading::{fields_of, filter_of, page_of, pagination, query_of};
 use crate::{ApiError, AppState, Authed, MAX_BODY_BYTES, body};
 
 /// Default and largest page of `GET /v1/logs`.
@@ -51,8 +50,8 @@ fn key_environment(principal: &Principal) -> Option<String> {
 
 /// Ingests one batch, all or nothing. In a workspace with a rate limit the request is counted
 /// first, and every answer, refusals and errors included, carries the `X-RateLimit-*` headers.
-#[utoipa::path(post, path = "/v1/logs", tag = "logs", summary = "Ingest logs: JSON, JSONL, syslog, text, CSV, OBL or OTLP", params(crate::openapi::schemas::IngestParams), request_body(content((crate::openapi::schemas::IngestBody = "application/json"), (String = "application/x-ndjson"), (String = "text/plain"), (String = "text/csv"), (String = "application/x-obl"), (Vec<u8> = "application/x-protobuf")), description = "A batch of 1-100 entries (OTLP: 1,000 records), up to 5 MiB after decompression"),
-    responses((status = 200, description = "Stored (OTLP: an ExportLogsServiceResponse in the request's encoding)", content((crate::openapi::schemas::IngestReply = "application/json"), (Vec<u8> = "application/x-protobuf")), headers(("X-RateLimit-Limit" = u32, description = "Requests a minute the plan allows (plans with a limit)"), ("X-RateLimit-Remaining" = u32, description = "Requests left in the window"), ("X-RateLimit-Reset" = u64, description = "Seconds until the oldest request leaves the window"))), crate::openapi::Errors))]
+#[utoipa::path(post, path = "/v1/logs", tag = "logs", summary = "Ingest logs: JSON, JSONL, syslog, text, CSV, OBL or OTLP", params(sluice_api::IngestParams), request_body(content((sluice_api::IngestBody = "application/json"), (String = "application/x-ndjson"), (String = "text/plain"), (String = "text/csv"), (String = "application/x-obl"), (Vec<u8> = "application/x-protobuf")), description = "A batch of 1-100 entries (OTLP: 1,000 records), up to 5 MiB after decompression"),
+    responses((status = 200, description = "Stored (OTLP: an ExportLogsServiceResponse in the request's encoding)", content((sluice_api::IngestReply = "application/json"), (Vec<u8> = "application/x-protobuf")), headers(("X-RateLimit-Limit" = u32, description = "Requests a minute the plan allows (plans with a limit)"), ("X-RateLimit-Remaining" = u32, description = "Requests left in the window"), ("X-RateLimit-Reset" = u64, description = "Seconds until the oldest request leaves the window"))), crate::error::Errors))]
 pub(crate) async fn ingest(
     Authed(principal): Authed,
     request: HttpRequest,
@@ -151,90 +150,15 @@ async fn ingest_batch(
     }
     Ok(match otlp_answer {
         Some(((content_type, answer), _)) => HttpResponse::Ok().content_type(content_type).body(answer),
-        None => HttpResponse::Ok().json(IngestResponse { success: true, count, timestamp: received_at }),
+        None => {
+            HttpResponse::Ok().json(sluice_api::Ingested { success: true, count: count as u64, timestamp: received_at })
+        }
     })
 }
 
-#[derive(Serialize)]
-struct IngestResponse {
-    success: bool,
-    count: usize,
-    timestamp: i64,
-}
-
-#[derive(Serialize)]
-struct ListResponse<'a> {
-    logs: &'a [Log],
-    pagination: Pagination,
-}
-
-#[derive(Serialize)]
-struct GetResponse<'a> {
-    log: &'a Log,
-}
-
-/// What a list answers about the page it returns (logs, searches, flows).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct Pagination {
-    limit: u32,
-    offset: u64,
-    count: usize,
-    has_more: bool,
-}
-
-impl Pagination {
-    /// What a list answers about the page it returns: `count` items, and whether more follow.
-    pub(crate) fn new(page: Page, count: usize, has_more: bool) -> Self {
-        Pagination { limit: page.limit, offset: page.offset, count, has_more }
-    }
-
-    /// What a list or search of logs answers about the page it returns.
-    fn of(page: Page, found: &LogPage) -> Self {
-        Pagination::new(page, found.logs.len(), found.has_more)
-    }
-}
-
-/// The filter of a list (`with_ids`: also by user, session and flow) or of a search, read in
-/// the order their issues are listed.
-pub(crate) fn filter_of(params: &mut Params, with_ids: bool) -> LogFilter {
-    let level = params.vocabulary("level");
-    let source = params.text("source");
-    let environment = params.vocabulary("environment");
-    let dataset = params.text("dataset");
-    let id = |name: &str| if with_ids { params.text(name) } else { None };
-    let (user_id, session_id, flow_id) = (id("userId"), id("sessionId"), id("flowId"));
-    LogFilter {
-        level,
-        source,
-        environment,
-        dataset,
-        user_id,
-        session_id,
-        flow_id,
-        from: params.integer("from", 0),
-        to: params.integer("to", 0),
-    }
-}
-
-/// The deepest a page may reach, `offset + limit` (docs/API.md, GET /v1/logs): past it a
-/// list, search or flow list would read and skip that many rows to answer.
-const MAX_RESULT_WINDOW: i64 = 100_000;
-
-/// The page `limit` (at least 1, `default` when absent, at most `max`) and `offset` ask for;
-/// an `offset` whose page would reach past [`MAX_RESULT_WINDOW`] is an issue.
-pub(crate) fn page_of(params: &mut Params, default: i64, max: i64) -> Page {
-    let limit = params.integer("limit", 1).unwrap_or(default).min(max);
-    let offset = params.integer("offset", 0).unwrap_or(0);
-    if offset.saturating_add(limit) > MAX_RESULT_WINDOW {
-        params.push(Issue::at("offset", "Offset too large: narrow the time range with from/to"));
-    }
-    Page { limit: u32::try_from(limit).unwrap_or(1), offset: u64::try_from(offset).unwrap_or(0) }
-}
-
 /// A page of the workspace's logs, newest first.
-#[utoipa::path(get, path = "/v1/logs", tag = "logs", summary = "List logs, newest first", params(crate::openapi::schemas::ListParams),
-    responses((status = 200, description = "A page of logs", body = crate::openapi::schemas::LogPage), crate::openapi::Errors))]
+#[utoipa::path(get, path = "/v1/logs", tag = "logs", summary = "List logs, newest first", params(sluice_api::ListParams),
+    responses((status = 200, description = "A page of logs", body = sluice_api::LogPage), crate::error::Errors))]
 pub(crate) async fn list(
     Authed(principal): Authed,
     request: HttpRequest,
@@ -246,48 +170,13 @@ pub(crate) async fn list(
     params.finish()?;
 
     let found = state.store.list_logs(principal.workspace.id, &filter, page).await?;
-    let pagination = Pagination::of(page, &found);
-    Ok(HttpResponse::Ok().json(ListResponse { logs: &found.logs, pagination }))
-}
-
-#[derive(Serialize)]
-struct SearchResponse<'a> {
-    logs: &'a [Log],
-    query: QueryEcho<'a>,
-    pagination: Pagination,
-}
-
-#[derive(Serialize)]
-struct QueryEcho<'a> {
-    raw: &'a str,
-    parsed: Parsed,
-    fields: Vec<&'static str>,
-}
-
-/// `q` by the search rules: a query too short is the search's own 400 at once (before any
-/// other complaint, docs/API.md); any other refusal is an issue pushed, and `None`.
-pub(crate) fn query_of(params: &mut Params, raw: &str) -> Result<Option<Query>, ApiError> {
-    match Query::parse(raw) {
-        Ok(query) => Ok(Some(query)),
-        Err(QueryError::TooShort) => Err(ApiError::BadRequest(sluice_query::TOO_SHORT)),
-        Err(error) => {
-            params.push(error.issue().unwrap_or_else(|| Issue::at("q", error.to_string())));
-            Ok(None)
-        }
-    }
-}
-
-/// The `fields` a search looks in (all by default); unknown names are an issue pushed.
-pub(crate) fn fields_of(params: &mut Params) -> Vec<SearchField> {
-    SearchField::parse_list(params.text("fields").as_deref()).unwrap_or_else(|issue| {
-        params.push(issue);
-        Vec::new()
-    })
+    let pagination = pagination(page, found.logs.len(), found.has_more);
+    Ok(HttpResponse::Ok().json(sluice_api::LogPage { logs: found.logs, pagination }))
 }
 
 /// A page of the workspace's logs matching a search query, newest first.
-#[utoipa::path(get, path = "/v1/logs/search", tag = "logs", summary = "Search logs (case-insensitive substrings)", params(crate::openapi::schemas::SearchParams, crate::openapi::schemas::ListParams),
-    responses((status = 200, description = "A page of matches", body = crate::openapi::schemas::SearchPage), crate::openapi::Errors))]
+#[utoipa::path(get, path = "/v1/logs/search", tag = "logs", summary = "Search logs (case-insensitive substrings)", params(sluice_api::SearchParams, sluice_api::ListParams),
+    responses((status = 200, description = "A page of matches", body = sluice_api::SearchPage), crate::error::Errors))]
 pub(crate) async fn search(
     Authed(principal): Authed,
     request: HttpRequest,
@@ -308,18 +197,18 @@ pub(crate) async fn search(
     let search = Search { query, fields };
     let found =
         state.store.search_logs(principal.workspace.id, &search, &filter, page).await.map_err(ApiError::from_search)?;
-    let pagination = Pagination::of(page, &found);
-    let query = QueryEcho {
-        raw: search.query.raw(),
+    let pagination = pagination(page, found.logs.len(), found.has_more);
+    let query = sluice_api::QueryEcho {
+        raw: search.query.raw().to_owned(),
         parsed: search.query.parsed(),
-        fields: search.fields.iter().map(|field| field.as_str()).collect(),
+        fields: search.fields.iter().map(|field| field.as_str().to_owned()).collect(),
     };
-    Ok(HttpResponse::Ok().json(SearchResponse { logs: &found.logs, query, pagination }))
+    Ok(HttpResponse::Ok().json(sluice_api::SearchPage { logs: found.logs, query, pagination }))
 }
 
 /// One log of the workspace.
 #[utoipa::path(get, path = "/v1/logs/{id}", tag = "logs", summary = "One log", params(("id" = String, Path, description = "The log's id")),
-    responses((status = 200, description = "The log", body = crate::openapi::schemas::OneLog), crate::openapi::Errors))]
+    responses((status = 200, description = "The log", body = sluice_api::OneLog), crate::error::Errors))]
 pub(crate) async fn get(
     Authed(principal): Authed,
     id: web::Path<String>,
@@ -327,5 +216,5 @@ pub(crate) async fn get(
 ) -> Result<HttpResponse, ApiError> {
     let id: LogId = id.parse().map_err(|_| ApiError::NotFound("Log not found"))?;
     let log = state.store.get_log(principal.workspace.id, id).await?.ok_or(ApiError::NotFound("Log not found"))?;
-    Ok(HttpResponse::Ok().json(GetResponse { log: &log }))
+    Ok(HttpResponse::Ok().json(sluice_api::OneLog { log }))
 }

@@ -7,8 +7,8 @@ use crate::params::Params;
 use crate::{ApiError, AppState, Authed};
 
 /// Level counts of the workspace by day, hour or source.
-#[utoipa::path(get, path = "/v1/stats", tag = "stats", summary = "Counts by level per day, hour or source", params(crate::openapi::schemas::StatsParams),
-    responses((status = 200, description = "The counts", body = crate::openapi::schemas::Stats), crate::openapi::Errors))]
+#[utoipa::path(get, path = "/v1/stats", tag = "stats", summary = "Counts by level per day, hour or source", params(sluice_api::StatsParams),
+    responses((status = 200, description = "The counts", body = sluice_api::Stats), crate::error::Errors))]
 pub(crate) async fn stats(
     Authed(principal): Authed,
     request: HttpRequest,
@@ -45,7 +45,7 @@ pub(crate) async fn stats(
 
 /// Today against yesterday, UTC.
 #[utoipa::path(get, path = "/v1/stats/summary", tag = "stats", summary = "Today against yesterday",
-    responses((status = 200, description = "The summary", body = crate::openapi::schemas::Summary), crate::openapi::Errors))]
+    responses((status = 200, description = "The summary", body = sluice_api::Summary), crate::error::Errors))]
 pub(crate) async fn summary_today(
     Authed(principal): Authed,
     request: HttpRequest,

@@ -7,7 +7,7 @@ use sluice_model::LogId;
 use sluice_store::Search;
 
 use crate::params::Params;
-use crate::routes::logs::{fields_of, filter_of, query_of};
+use crate::routes::reading::{fields_of, filter_of, query_of};
 use crate::tail::{Refused, TailStream};
 use crate::{ApiError, AppState, Authed};
 
@@ -16,8 +16,8 @@ const MAX_REPLAY: u32 = 1_000;
 
 /// Opens a live tail: the replay after `Last-Event-ID` (header, else `lastEventId`), then every
 /// matching log as it is committed.
-#[utoipa::path(get, path = "/v1/logs/tail", tag = "logs", summary = "Live tail (Server-Sent Events)", params(crate::openapi::schemas::SearchParams, crate::openapi::schemas::ListParams, ("lastEventId" = Option<String>, Query, description = "Replay after this log (else the Last-Event-ID header)"), ("Last-Event-ID" = Option<String>, Header, description = "Replay after this log")),
-    responses((status = 200, description = "`event: log` per matching log, `event: dropped` after a full queue, `: heartbeat` comments", content_type = "text/event-stream"), crate::openapi::Errors))]
+#[utoipa::path(get, path = "/v1/logs/tail", tag = "logs", summary = "Live tail (Server-Sent Events)", params(sluice_api::SearchParams, sluice_api::ListParams, ("lastEventId" = Option<String>, Query, description = "Replay after this log (else the Last-Event-ID header)"), ("Last-Event-ID" = Option<String>, Header, description = "Replay after this log")),
+    responses((status = 200, description = "`event: log` per matching log, `event: dropped` after a full queue, `: heartbeat` comments", content_type = "text/event-stream"), crate::error::Errors))]
 pub(crate) async fn tail(
     Authed(principal): Authed,
     request: HttpRequest,

@@ -4,14 +4,14 @@
 //! these routes a workspace that has an owner keeps one.
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use serde_json::{Value, json};
+use serde_json::Value;
 use sluice_model::{KeyEnv, KeyId, Role, Scopes, UserId};
 use sluice_store::StoreError;
 use sluice_store::accounts::MemberChange;
 
 use crate::extract::InWorkspace;
-use crate::fields::Fields;
-use crate::routes::account::MAX_EMAIL;
+use crate::fields::{Fields, FromFields};
+use crate::routes::session::MAX_EMAIL;
 use crate::{ApiError, AppState, views};
 
 /// The longest key lifetime `expiresIn` takes: 10 years, in seconds.
@@ -19,12 +19,12 @@ const MAX_EXPIRES_IN: u64 = 10 * 365 * 24 * 3600;
 
 /// The workspace's keys, oldest first, never their text.
 #[utoipa::path(get, path = "/v1/keys", tag = "team", summary = "The workspace's API keys (never their text)",
-    responses((status = 200, description = "The keys", body = crate::openapi::schemas::Keys), crate::openapi::Errors))]
+    responses((status = 200, description = "The keys", body = sluice_api::Keys), crate::error::Errors))]
 pub(crate) async fn keys(member: InWorkspace, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     member.require(Role::Member)?;
     let now = state.now_ms();
     let keys = state.store.list_keys(member.workspace.id).await?;
-    Ok(HttpResponse::Ok().json(json!({"keys": keys.iter().map(|key| views::key(key, now)).collect::<Vec<_>>()})))
+    Ok(HttpResponse::Ok().json(sluice_api::Keys { keys: keys.iter().map(|key| views::key(key, now)).collect() }))
 }
 
 /// The scopes of a create body: a list (`["ingest","read"]`) or a comma-separated string.
@@ -53,9 +53,39 @@ fn scopes_of(fields: &mut Fields) -> Scopes {
     })
 }
 
+impl FromFields for sluice_api::KeyRequest {
+    fn from_fields(fields: &mut Fields) -> Option<Self> {
+        let name = fields.string("name", false, 100);
+        let env: Option<KeyEnv> = fields.parsed("env", false);
+        let scopes = scopes_of(fields);
+        let expires_in = fields.positive("expiresIn", MAX_EXPIRES_IN);
+        Some(sluice_api::KeyRequest {
+            name,
+            env: Some(env.unwrap_or(KeyEnv::Live).as_str().to_owned()),
+            scopes: Some(scopes.list().iter().map(|scope| scope.as_str().to_owned()).collect()),
+            expires_in,
+        })
+    }
+}
+
+impl FromFields for sluice_api::NewMember {
+    fn from_fields(fields: &mut Fields) -> Option<Self> {
+        let email = fields.string("email", true, MAX_EMAIL);
+        let role: Option<Role> = fields.parsed("role", true);
+        Some(sluice_api::NewMember { email: email?, role: role?.as_str().to_owned() })
+    }
+}
+
+impl FromFields for sluice_api::RoleChange {
+    fn from_fields(fields: &mut Fields) -> Option<Self> {
+        let role: Option<Role> = fields.parsed("role", true);
+        Some(sluice_api::RoleChange { role: role?.as_str().to_owned() })
+    }
+}
+
 /// Makes a key: 201 with its text, shown this once.
-#[utoipa::path(post, path = "/v1/keys", tag = "team", summary = "Create an API key (shown once)", request_body = crate::openapi::schemas::NewKey,
-    responses((status = 201, description = "The key, shown this once", body = crate::openapi::schemas::CreatedKey), crate::openapi::Errors))]
+#[utoipa::path(post, path = "/v1/keys", tag = "team", summary = "Create an API key (shown once)", request_body = sluice_api::KeyRequest,
+    responses((status = 201, description = "The key, shown this once", body = sluice_api::CreatedKey), crate::error::Errors))]
 pub(crate) async fn create_key(
     member: InWorkspace,
     request: HttpRequest,
@@ -63,22 +93,22 @@ pub(crate) async fn create_key(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     member.require(Role::Member)?;
-    let mut fields = Fields::read(&request, payload, &state).await?;
-    let name = fields.string("name", false, 100);
-    let env: Option<KeyEnv> = fields.parsed("env", false);
-    let scopes = scopes_of(&mut fields);
-    let expires_in = fields.positive("expiresIn", MAX_EXPIRES_IN);
-    fields.finish()?;
-    let env = env.unwrap_or(KeyEnv::Live);
-    let (text, key) = sluice_auth::mint_key(member.workspace.id, env, name, scopes, expires_in, state.now_ms())
-        .map_err(|_| ApiError::Internal)?;
+    let asked: sluice_api::KeyRequest = Fields::read_as(&request, payload, &state).await?;
+    let env: KeyEnv = asked.env.as_deref().unwrap_or("live").parse().map_err(|_| ApiError::Internal)?;
+    let scopes: Scopes = match asked.scopes {
+        Some(names) => names.join(",").parse().map_err(|_| ApiError::Internal)?,
+        None => Scopes::ALL,
+    };
+    let (text, key) =
+        sluice_auth::mint_key(member.workspace.id, env, asked.name, scopes, asked.expires_in, state.now_ms())
+            .map_err(|_| ApiError::Internal)?;
     state.store.create_key(&key).await?;
     Ok(HttpResponse::Created().json(views::created_key(&key.record, &text)))
 }
 
 /// Revokes one of the workspace's keys: refused on this node at once, on every node within 5 s.
 #[utoipa::path(delete, path = "/v1/keys/{keyId}", tag = "team", summary = "Revoke a key", params(("keyId" = String, Path, description = "The key")),
-    responses((status = 200, description = "Revoked", body = crate::openapi::schemas::StateChange), crate::openapi::Errors))]
+    responses((status = 200, description = "Revoked", body = sluice_api::KeyRevoked), crate::error::Errors))]
 pub(crate) async fn revoke_key(
     member: InWorkspace,
     path: web::Path<String>,
@@ -93,15 +123,15 @@ pub(crate) async fn revoke_key(
     }
     state.store.revoke_key(id, state.now_ms()).await?;
     state.auth.forget_key(id);
-    Ok(HttpResponse::Ok().json(json!({"keyId": id.to_string(), "state": "revoked"})))
+    Ok(HttpResponse::Ok().json(sluice_api::KeyRevoked { key_id: id.to_string(), state: "revoked".to_owned() }))
 }
 
 /// The workspace's members, by email: any role may list them.
 #[utoipa::path(get, path = "/v1/members", tag = "team", summary = "The workspace's members",
-    responses((status = 200, description = "By email", body = crate::openapi::schemas::Members), crate::openapi::Errors))]
+    responses((status = 200, description = "By email", body = sluice_api::Members), crate::error::Errors))]
 pub(crate) async fn members(member: InWorkspace, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let members = state.store.members(member.workspace.id).await?;
-    Ok(HttpResponse::Ok().json(json!({"members": members.iter().map(views::member).collect::<Vec<_>>()})))
+    Ok(HttpResponse::Ok().json(sluice_api::Members { members: members.iter().map(views::member).collect() }))
 }
 
 /// A membership change through the API, which keeps a workspace's last owner; its answers in
@@ -116,8 +146,8 @@ async fn change(state: &AppState, member: &InWorkspace, user: UserId, change: Me
 }
 
 /// Adds an existing user, by email, with a role: 201 with the member.
-#[utoipa::path(post, path = "/v1/members", tag = "team", summary = "Add a member by email", request_body = crate::openapi::schemas::NewMember,
-    responses((status = 201, description = "The member", body = crate::openapi::schemas::Member), crate::openapi::Errors))]
+#[utoipa::path(post, path = "/v1/members", tag = "team", summary = "Add a member by email", request_body = sluice_api::NewMember,
+    responses((status = 201, description = "The member", body = sluice_api::Member), crate::error::Errors))]
 pub(crate) async fn add_member(
     member: InWorkspace,
     request: HttpRequest,
@@ -125,12 +155,9 @@ pub(crate) async fn add_member(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     member.require(Role::Owner)?;
-    let mut fields = Fields::read(&request, payload, &state).await?;
-    let email = fields.string("email", true, MAX_EMAIL);
-    let role: Option<Role> = fields.parsed("role", true);
-    fields.finish()?;
-    let (Some(email), Some(role)) = (email, role) else { return Err(ApiError::Internal) };
-    let Some((user, _)) = state.store.find_user_by_email(&email).await? else {
+    let new: sluice_api::NewMember = Fields::read_as(&request, payload, &state).await?;
+    let role: Role = new.role.parse().map_err(|_| ApiError::Internal)?;
+    let Some((user, _)) = state.store.find_user_by_email(&new.email).await? else {
         return Err(ApiError::NotFound("User not found"));
     };
     change(&state, &member, user.id, MemberChange::Add(role)).await?;
@@ -143,8 +170,8 @@ fn user_of(path: &str) -> Result<UserId, ApiError> {
 }
 
 /// Gives a member another role.
-#[utoipa::path(patch, path = "/v1/members/{userId}", tag = "team", summary = "Change a member's role", request_body = crate::openapi::schemas::RoleChange, params(("userId" = String, Path, description = "The member")),
-    responses((status = 200, description = "The new role", body = crate::openapi::schemas::Member), crate::openapi::Errors))]
+#[utoipa::path(patch, path = "/v1/members/{userId}", tag = "team", summary = "Change a member's role", request_body = sluice_api::RoleChange, params(("userId" = String, Path, description = "The member")),
+    responses((status = 200, description = "The new role", body = sluice_api::MemberRole), crate::error::Errors))]
 pub(crate) async fn set_role(
     member: InWorkspace,
     path: web::Path<String>,
@@ -154,17 +181,15 @@ pub(crate) async fn set_role(
 ) -> Result<HttpResponse, ApiError> {
     member.require(Role::Owner)?;
     let user = user_of(&path)?;
-    let mut fields = Fields::read(&request, payload, &state).await?;
-    let role: Option<Role> = fields.parsed("role", true);
-    fields.finish()?;
-    let Some(role) = role else { return Err(ApiError::Internal) };
+    let asked: sluice_api::RoleChange = Fields::read_as(&request, payload, &state).await?;
+    let role: Role = asked.role.parse().map_err(|_| ApiError::Internal)?;
     change(&state, &member, user, MemberChange::Role(role)).await?;
-    Ok(HttpResponse::Ok().json(json!({"userId": user.to_string(), "role": role.as_str()})))
+    Ok(HttpResponse::Ok().json(sluice_api::MemberRole { user_id: user.to_string(), role: role.as_str().to_owned() }))
 }
 
 /// Removes a member.
 #[utoipa::path(delete, path = "/v1/members/{userId}", tag = "team", summary = "Remove a member", params(("userId" = String, Path, description = "The member")),
-    responses((status = 204, description = "Removed"), crate::openapi::Errors))]
+    responses((status = 204, description = "Removed"), crate::error::Errors))]
 pub(crate) async fn remove_member(
     member: InWorkspace,
     path: web::Path<String>,

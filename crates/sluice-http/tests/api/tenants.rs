@@ -1,5 +1,5 @@
 //! Issue 25, item 7: tenant isolation route by route. Every route of the router's own table
-//! (`sluice_http::ROUTES`, which `configure` registers, so a new route joins by itself) is
+//! (`sluice_http::routes()`, which `configure` registers, so a new route joins by itself) is
 //! asked about workspace A with credentials that are not A's: B's keys (every scope, ingest
 //! only, read only; as `Authorization` or `X-API-Key`; aimed at A with `X-Workspace-Id`), A's
 //! revoked and expired keys, keys that are malformed or one character off A's, and none, with
@@ -19,7 +19,7 @@ use std::collections::BTreeSet;
 
 use awc::http::StatusCode;
 use serde_json::{Value, json};
-use sluice_http::{Access, ROUTES, Route};
+use sluice_http::{Access, Route, routes};
 use sluice_model::{Role, Scope, Scopes};
 
 use crate::common::{PASSWORD, TestServer, new_key, new_user, new_workspace, start};
@@ -430,7 +430,7 @@ async fn no_route_answers_another_workspace_with_workspace_a_data() {
 
     let mut failures = Vec::new();
     let mut requests = 0;
-    for route in ROUTES {
+    for route in routes() {
         for path in paths(route, &alpha) {
             for query in [PLAIN_QUERY, NAMING_QUERY] {
                 let path = format!("{path}{}{query}", if path.contains('?') { '&' } else { '?' });
@@ -459,7 +459,7 @@ async fn no_route_answers_another_workspace_with_workspace_a_data() {
 
     // The same reads with A's own key reveal A's data: the check above could see a leak.
     let mut revealing = BTreeSet::new();
-    for route in ROUTES.iter().filter(|route| route.scope() != Some(Scope::Ingest)) {
+    for route in routes().iter().filter(|route| route.scope() != Some(Scope::Ingest)) {
         for path in paths(route, &alpha) {
             let path = format!("{path}{}{PLAIN_QUERY}", if path.contains('?') { '&' } else { '?' });
             let (status, answer, request) = send(&server, route, &path, &[("X-API-Key", a_key.clone())]).await;
@@ -473,7 +473,8 @@ async fn no_route_answers_another_workspace_with_workspace_a_data() {
     }
     // And the signed-in user's reads with A's own session.
     let a_bearer = bearer(&a_session);
-    for route in ROUTES.iter().filter(|route| route.access >= Access::User && route.method == awc::http::Method::GET) {
+    for route in routes().iter().filter(|route| route.access >= Access::User && route.method == awc::http::Method::GET)
+    {
         let (status, answer, request) = send(&server, route, route.path, &[("Authorization", a_bearer.clone())]).await;
         if !status.is_success() {
             failures.push(format!("{} {} with A's own session: {status} {answer}", route.method, route.path));
