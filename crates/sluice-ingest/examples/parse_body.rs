@@ -38,6 +38,7 @@ fn main() -> ExitCode {
             }
         }
     };
+    #[expect(clippy::disallowed_methods, reason = "an example program: the time entries without one are stamped with")]
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_millis() as i64);
     let mut options = Options::new(now);
     options.defaults =

@@ -233,7 +233,7 @@ async fn a_network_that_stops_answering_costs_a_call_its_deadline_and_no_more() 
     let store = PgStore::connect(&url, &options).await.expect("connect through the proxy");
     let workspace = Workspace::new("w", Plan::Free, 0);
     store.create_workspace(&workspace).await.expect("workspace");
-    let now = time::OffsetDateTime::now_utc().unix_timestamp() * 1000;
+    let now = sluice_store::unix_now_ms();
     let before: Vec<_> = (0..50).map(|index| log(&format!("before {index}"), now - index)).collect();
     store.insert_logs(workspace.id, &before).await.expect("insert before the black hole");
     let everything = Page { limit: 1000, offset: 0 };

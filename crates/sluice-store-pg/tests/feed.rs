@@ -25,8 +25,7 @@ use tokio::sync::mpsc;
 const DELIVERY: Duration = Duration::from_secs(20);
 
 fn now_ms() -> i64 {
-    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("after 1970");
-    i64::try_from(since.as_millis()).expect("ms")
+    sluice_store::unix_now_ms()
 }
 
 async fn store(url: &str) -> PgStore {

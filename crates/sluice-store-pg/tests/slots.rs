@@ -109,7 +109,7 @@ async fn counts_usage_and_retention_read_the_sum_of_the_slots() {
     }
     check(&store, &workspace, &logs, "as inserted").await;
     // Usage counts the month a log was accepted in: this one.
-    let month = month_start_ms(time::OffsetDateTime::now_utc().unix_timestamp() * 1000);
+    let month = month_start_ms(sluice_store::unix_now_ms());
     let before = store.monthly_usage(workspace.id, month).await.expect("usage");
     assert_eq!(before, 120);
 
@@ -174,6 +174,6 @@ async fn a_quota_stays_exact_under_concurrent_writers() {
     let accepted = outcomes.iter().filter(|outcome| outcome.is_ok()).count();
     assert!(outcomes.iter().all(|outcome| matches!(outcome, Ok(()) | Err(StoreError::QuotaExceeded))), "{outcomes:?}");
     assert_eq!(accepted, 5, "five batches of ten fit a quota of 55");
-    let month = month_start_ms(time::OffsetDateTime::now_utc().unix_timestamp() * 1000);
+    let month = month_start_ms(sluice_store::unix_now_ms());
     assert_eq!(store.monthly_usage(workspace.id, month).await.expect("usage"), 50);
 }

@@ -9,6 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
 
 /// Now, in Unix ms, by the wall clock: the one place the system time is read.
+#[expect(clippy::disallowed_methods, reason = "the one place the wall clock is read")]
 pub fn unix_now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)

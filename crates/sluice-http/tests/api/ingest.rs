@@ -17,10 +17,7 @@ async fn stored(server: &TestServer) -> Vec<String> {
 #[actix_web::test]
 async fn three_json_shapes_are_accepted_and_answered() {
     let server = start().await;
-    let before = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or_default();
+    let before = sluice_http::unix_now_ms();
     for (body, count) in [(json!({"logs": [entry("a"), entry("b")]}), 2), (json!([entry("c")]), 1), (entry("d"), 1)] {
         let reply = server.post_json("/v1/logs", &body).await;
         assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);

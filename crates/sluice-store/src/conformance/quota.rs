@@ -5,9 +5,7 @@ use super::*;
 
 /// Now, by the wall clock (log ids are stamped with it).
 fn wall_clock_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
+    crate::unix_now_ms()
 }
 
 /// A workspace whose quota is `logs_per_month`, otherwise unlimited.
