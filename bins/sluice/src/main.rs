@@ -15,6 +15,7 @@ mod client;
 mod serve;
 mod upgrade;
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -74,7 +75,9 @@ async fn run() -> ExitCode {
         }
     };
     let filter = tracing_subscriber::EnvFilter::try_new(&cli.log).unwrap_or_else(|_| "info".into());
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    // Colour only on a terminal that wants it: a log file or a journal gets plain lines.
+    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(colour).init();
 
     if matches!(cli.command, Command::Client(_)) {
         // A client of a running server: no database here.

@@ -269,9 +269,7 @@ fn post_at(server: &Server, key: &str, message: &str, timestamp: i64) -> u16 {
 }
 
 fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
+    sluice_store::unix_now_ms()
 }
 
 /// The messages a key's workspace holds, newest first.
@@ -509,4 +507,32 @@ fn first_start_prints_the_admins_sign_in_and_admin_commands_manage_people() {
         "",
     );
     assert!(!ok && stderr.contains("sluice admin user create"), "{stderr}");
+}
+
+#[test]
+fn the_server_log_is_plain_text_when_it_is_not_a_terminal() {
+    let dir = Cleanup::new();
+    let port = free_port();
+    let mut child = Command::new(BIN)
+        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+        .env("SLUICE_DATABASE_URL", database_url(dir.path()))
+        .env("SLUICE_LOG", "info")
+        .env_remove("NO_COLOR")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn sluice serve");
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    // The server says it listens once it does: read up to that line, then stop it.
+    let mut log = String::new();
+    while !log.contains("sluice is listening") {
+        let mut line = String::new();
+        let read = stderr.read_line(&mut line).expect("stderr");
+        assert!(read > 0, "the server ended before it listened: {log}");
+        log.push_str(&line);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(!log.contains('\u{1b}'), "no colour codes in a log that is not a terminal: {log:?}");
+    assert!(log.contains(" INFO "), "levels in plain words: {log:?}");
 }
