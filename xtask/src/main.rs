@@ -44,11 +44,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, bail};
+use clap::Parser;
+use cli::{Bench, Task};
 use sluice_testkit::cluster as postgres;
 use sluice_testkit::redis;
 
 mod against;
 mod browser;
+mod cli;
 mod flows;
 mod fuzz;
 mod ingest;
@@ -61,104 +64,44 @@ mod soak;
 mod tail;
 
 fn main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let task = cli::Xtask::parse();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().context("xtask lives in the workspace")?.to_path_buf();
     std::env::set_current_dir(&root)?;
-    match args.first().map(String::as_str) {
-        Some("ci") => ci(&root),
-        Some("bench") if args.get(1).is_some_and(|arg| arg == "ingest") => {
-            ingest::bench(&root, args.iter().any(|arg| arg == "--quick"))
+    match task.command {
+        Task::Ci => ci(&root),
+        Task::Bench { bench: None, quick } => {
+            bench(quick)?;
+            ingest::bench(&root, quick)
         }
-        Some("bench") if args.get(1).is_some_and(|arg| arg == "soak") => {
-            let minutes = flag(&args, "--minutes", 10)?;
-            let reads = flag(&args, "--reads-per-second", soak::READS_PER_SECOND)?;
-            let warmup_minutes = flag(&args, "--warmup-minutes", soak::WARMUP_MINUTES)?;
-            let plan = soak::Plan { minutes, warmup_minutes, reads_per_second: reads };
-            soak::bench(&root, &plan, &stores(&args)?)
-        }
-        Some("bench") if args.get(1).is_some_and(|arg| arg == "against") => {
-            let revision = args
-                .get(2)
-                .filter(|arg| !arg.starts_with("--"))
-                .context("usage: cargo xtask bench against REV [--logs N] [--pairs N] [--store sqlite|postgres]")?;
-            let sqlite = stores(&args)? == [true];
-            let pairs = flag(&args, "--pairs", 2_usize)?.max(1);
-            let plan =
-                against::Plan { revision: revision.clone(), logs: flag(&args, "--logs", 4_000_000)?, pairs, sqlite };
-            against::bench(&root, &plan)
-        }
-        Some("bench") if args.get(1).is_some_and(|arg| arg == "search") => {
-            let quick = args.iter().any(|arg| arg == "--quick");
-            let logs = flag(&args, "--logs", if quick { 1_000_000 } else { 10_000_000 })?;
-            search::bench(&root, logs, args.iter().any(|arg| arg == "--plain"), &stores(&args)?)
-        }
-        Some("bench") if args.get(1).is_some_and(|arg| arg == "peers") => {
-            let kinds = match args.iter().position(|arg| arg == "--kind").and_then(|at| args.get(at + 1)) {
-                Some(kind) if kind == "plain" => vec!["plain"],
-                Some(kind) if kind == "entropy" => vec!["entropy"],
-                Some(kind) => bail!("--kind is plain or entropy, not {kind}"),
-                None => vec!["plain", "entropy"],
-            };
-            let plan = peers::Plan {
-                logs: flag(&args, "--logs", 10_000_000)?,
-                stores: stores(&args)?,
-                kinds,
-                repeat: flag(&args, "--repeat", 20)?,
-            };
-            peers::bench(&root, &plan)
-        }
-        Some("bench") if args.get(1).is_some_and(|arg| arg == "tail") => {
-            let seconds = flag(&args, "--seconds", 20)?;
-            tail::bench(&root, seconds, &stores(&args)?)
-        }
-        Some("bench") if args.get(1).is_some_and(|arg| arg == "flows") => {
-            let logs = flag(&args, "--logs", 1_000_000)?;
-            flows::bench(&root, logs, &stores(&args)?)
-        }
-        Some("bench") => {
-            bench(&args[1..])?;
-            ingest::bench(&root, args.iter().any(|arg| arg == "--quick"))
-        }
-        Some("fuzz") => {
-            let seconds = flag(&args, "--seconds", fuzz::CI_SECONDS)?;
-            fuzz::run_all(&root, seconds)
-        }
-        Some("shippers") => shippers::run_all(&root),
-        Some("browser") => browser::run_all(&root),
-        Some("with-pg") => with_pg(&args[1..]),
-        Some("pg-schema") => pg_schema(&root),
-        _ => {
-            eprintln!(
-                "usage: cargo xtask ci | cargo xtask bench [ingest | search [--logs N] [--plain] [--store sqlite|postgres] | soak [--minutes N] [--warmup-minutes N] [--reads-per-second N] [--store sqlite|postgres] | flows [--logs N] [--store sqlite|postgres] | peers [--logs N] [--store sqlite|postgres] [--kind plain|entropy] [--repeat N] | tail [--seconds N] [--store sqlite|postgres]] [--quick] | cargo xtask fuzz [--seconds N] | cargo xtask shippers | cargo xtask browser | cargo xtask with-pg <command...> | cargo xtask pg-schema"
-            );
-            bail!("unknown task {:?}", args.first())
-        }
-    }
-}
-
-/// The number after `name` on the command line (`--logs 1000`), `default` when it is absent.
-fn flag<T>(args: &[String], name: &str, default: T) -> anyhow::Result<T>
-where
-    T: std::str::FromStr,
-    T::Err: std::error::Error + Send + Sync + 'static,
-{
-    match args.iter().position(|arg| arg == name) {
-        Some(at) => {
-            args.get(at + 1).with_context(|| format!("{name} needs a number"))?.parse().context(name.to_owned())
-        }
-        None => Ok(default),
-    }
-}
-
-/// The stores `--store sqlite|postgres` names (true: SQLite), both when it is absent.
-fn stores(args: &[String]) -> anyhow::Result<Vec<bool>> {
-    match args.iter().position(|arg| arg == "--store") {
-        Some(at) => match args.get(at + 1).map(String::as_str) {
-            Some("sqlite") => Ok(vec![true]),
-            Some("postgres") => Ok(vec![false]),
-            _ => anyhow::bail!("--store takes sqlite or postgres"),
+        Task::Bench { bench: Some(bench), quick } => match bench {
+            Bench::Ingest => ingest::bench(&root, quick),
+            Bench::Soak { minutes, warmup_minutes, reads_per_second, store } => {
+                let plan = soak::Plan { minutes, warmup_minutes, reads_per_second };
+                soak::bench(&root, &plan, &store.stores())
+            }
+            Bench::Against { revision, logs, pairs, store } => {
+                let sqlite = store.stores() == [true];
+                against::bench(&root, &against::Plan { revision, logs, pairs: pairs.max(1), sqlite })
+            }
+            Bench::Search { logs, plain, store } => {
+                let logs = logs.unwrap_or(if quick { 1_000_000 } else { 10_000_000 });
+                search::bench(&root, logs, plain, &store.stores())
+            }
+            Bench::Peers { logs, store, kind, repeat } => {
+                let kinds = match kind {
+                    Some(kind) => vec![kind.name()],
+                    None => vec!["plain", "entropy"],
+                };
+                peers::bench(&root, &peers::Plan { logs, stores: store.stores(), kinds, repeat })
+            }
+            Bench::Tail { seconds, store } => tail::bench(&root, seconds, &store.stores()),
+            Bench::Flows { logs, store } => flows::bench(&root, logs, &store.stores()),
         },
-        None => Ok(vec![true, false]),
+        Task::Fuzz { seconds } => fuzz::run_all(&root, seconds),
+        Task::Shippers => shippers::run_all(&root),
+        Task::Browser => browser::run_all(&root),
+        Task::WithPg { command } => with_pg(&command),
+        Task::PgSchema => pg_schema(&root),
     }
 }
 
@@ -202,6 +145,7 @@ fn ci(root: &Path) -> anyhow::Result<()> {
     run("cargo", &["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"])?;
     architecture()?;
     tidy(root)?;
+    doc_paths(root)?;
     let corpus = root.join("../shared/corpus");
     if !corpus.is_dir() {
         bail!(
@@ -356,6 +300,47 @@ fn tidy(root: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Where the docs point: a path in backticks that starts at a top folder of the repository.
+const DOC_ROOTS: [&str; 8] = ["crates/", "bins/", "xtask/", "migrations/", "docs/", "fuzz/", ".ci/", "README.md"];
+
+/// Every file or folder README.md and docs/*.md name in backticks exists, so the docs cannot
+/// send a reader to a file that moved. A name with a placeholder (`<format>`, `*`, `{...}`)
+/// is a pattern, not a path, and is passed over; `:line` and `#anchor` suffixes are dropped.
+fn doc_paths(root: &Path) -> anyhow::Result<()> {
+    eprintln!("\n$ tidy: every path README.md and docs/*.md name exists");
+    let mut documents = vec![root.join("README.md")];
+    for entry in std::fs::read_dir(root.join("docs"))? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|extension| extension == "md") {
+            documents.push(path);
+        }
+    }
+    let mut missing = Vec::new();
+    for document in documents {
+        let text = std::fs::read_to_string(&document)?;
+        let name = document.strip_prefix(root).unwrap_or(&document).display().to_string();
+        for (index, quoted) in text.split('`').enumerate() {
+            // Odd pieces are inside backticks.
+            if index % 2 == 0 || !DOC_ROOTS.iter().any(|top| quoted.starts_with(top)) {
+                continue;
+            }
+            if quoted.contains(['<', '*', '{', ' ', '|']) {
+                continue;
+            }
+            let path = quoted.split([':', '#']).next().unwrap_or(quoted);
+            if !root.join(path).exists() {
+                missing.push(format!("{name}: {path}"));
+            }
+        }
+    }
+    if !missing.is_empty() {
+        missing.sort();
+        missing.dedup();
+        bail!("tidy: the docs name paths that do not exist (fix the docs or the path): {missing:#?}");
+    }
+    Ok(())
+}
+
 /// cargo-deny for licenses, bans and sources. The advisory database lives on GitHub, which
 /// this project's machines cannot reach, so advisories are checked where a network allows.
 fn deny() -> anyhow::Result<()> {
@@ -365,8 +350,7 @@ fn deny() -> anyhow::Result<()> {
     run("cargo", &["deny", "--all-features", "check", "bans", "licenses", "sources"])
 }
 
-fn bench(args: &[String]) -> anyhow::Result<()> {
-    let quick = args.iter().any(|arg| arg == "--quick");
+fn bench(quick: bool) -> anyhow::Result<()> {
     let mut cargo_args = vec!["bench", "--workspace", "--locked"];
     if quick {
         cargo_args.extend(["--", "--quick"]);

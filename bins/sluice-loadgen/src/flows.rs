@@ -122,7 +122,7 @@ pub(crate) async fn explorer(url: &str, password: &str, repeat: u64) -> anyhow::
             .map(|at| format!("{:04}-{:02}-{:02}", at.year(), u8::from(at.month()), at.day()))
             .unwrap_or_default()
     };
-    let now = time::OffsetDateTime::now_utc().unix_timestamp() * 1000;
+    let now = crate::wall_clock().unix_timestamp() * 1000;
     let calls = [
         ("explorer: who am I (`/v1/me`)", format!("{base}/v1/me")),
         ("explorer: the newest 50 logs", format!("{base}/v1/logs?limit=50&offset=0")),

@@ -27,8 +27,11 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
+use clap::Parser;
+use cli::Mode;
 use serde_json::json;
 
+mod cli;
 mod flows;
 mod peers;
 mod reads;
@@ -45,87 +48,6 @@ const BODIES: usize = 64;
 const TICKS_PER_SECOND: f64 = 100.0;
 
 /// The command line.
-struct Args {
-    url: String,
-    key: String,
-    format: String,
-    corpus: PathBuf,
-    connections: usize,
-    seconds: u64,
-    warmup: u64,
-    server_pid: Option<u32>,
-    db_pid: Option<u32>,
-    label: String,
-    /// Offered load in logs per second (open loop); `None` sends as fast as answers come.
-    rate: Option<f64>,
-    /// Instead of sending: write this many rows of the JSON workload's entries as CSV, in the
-    /// naive table's columns, to `copy_csv` (the bench's raw COPY baseline).
-    copy_rows: usize,
-    copy_csv: Option<PathBuf>,
-}
-
-/// What the command line takes, printed on `--help` and on a missing `--url` or `--key`.
-const USAGE: &str = "usage: sluice-loadgen --url http://HOST:PORT --key KEY [--format json|jsonl|syslog|text|otlp] \
-[--corpus DIR] [--connections N] [--seconds N] [--warmup N] [--server-pid PID] [--db-pid PID] [--label TEXT] [--rate LOGS_PER_SECOND]
-   or: sluice-loadgen --copy-csv FILE [--copy-rows N] [--corpus DIR]
-   or: sluice-loadgen search-ingest --url URL --key KEY --logs N [--corpus DIR] [--connections N]
-   or: sluice-loadgen plain-ingest --url URL --key KEY --logs N [--corpus DIR] [--connections N]
-   or: sluice-loadgen search-queries --url URL --key KEY --logs N [--corpus DIR] [--repeat N] [--first N]
-   or: sluice-loadgen flows-ingest --url URL --key KEY --logs N [--corpus DIR] [--connections N]
-   or: sluice-loadgen flows-queries --url URL --key KEY --logs N [--corpus DIR] [--repeat N] [--password ADMIN_PASSWORD]
-   or: sluice-loadgen peers-ingest --url URL [--key KEY] --logs N --kind plain|entropy --target sluice|victorialogs [--connections N]
-   or: sluice-loadgen peers-queries --url URL [--key KEY] --logs N --kind plain|entropy --target sluice|victorialogs --seed N [--repeat N]
-   or: sluice-loadgen reads --url URL --key KEY [--seconds N] [--connections N] [--rate READS_PER_SECOND]
-   or: sluice-loadgen tail --url URL --key KEY [--seconds N] [--tails N] [--rate LOGS_PER_SECOND] [--server-pid PID]";
-
-impl Args {
-    fn parse() -> anyhow::Result<Args> {
-        let mut args = Args {
-            url: String::new(),
-            key: String::new(),
-            format: "json".into(),
-            corpus: PathBuf::from("../shared/corpus"),
-            connections: 32,
-            seconds: 60,
-            warmup: 5,
-            server_pid: None,
-            db_pid: None,
-            label: "sluice".into(),
-            rate: None,
-            copy_rows: 100_000,
-            copy_csv: None,
-        };
-        let mut words = std::env::args().skip(1);
-        while let Some(flag) = words.next() {
-            if flag == "--help" || flag == "-h" {
-                println!("{USAGE}");
-                std::process::exit(0);
-            }
-            let value = words.next().with_context(|| format!("{flag} needs a value"))?;
-            match flag.as_str() {
-                "--url" => args.url = value,
-                "--key" => args.key = value,
-                "--format" => args.format = value,
-                "--corpus" => args.corpus = PathBuf::from(value),
-                "--connections" => args.connections = value.parse()?,
-                "--seconds" => args.seconds = value.parse()?,
-                "--warmup" => args.warmup = value.parse()?,
-                "--server-pid" => args.server_pid = Some(value.parse()?),
-                "--db-pid" => args.db_pid = Some(value.parse()?),
-                "--label" => args.label = value,
-                "--rate" => args.rate = Some(value.parse()?),
-                "--copy-rows" => args.copy_rows = value.parse()?,
-                "--copy-csv" => args.copy_csv = Some(PathBuf::from(value)),
-                other => bail!("unknown option {other}"),
-            }
-        }
-        if args.copy_csv.is_none() && (args.url.is_empty() || args.key.is_empty()) {
-            bail!("{USAGE}");
-        }
-        Ok(args)
-    }
-}
-
 /// One line of a loghub sample and the system it came from.
 struct Line {
     system: String,
@@ -205,7 +127,7 @@ fn json_entry(body: usize, index: usize, line: &Line) -> serde_json::Value {
 /// environment, message, data), for a raw `COPY` of the same rows the server is sent.
 fn write_copy_csv(path: &Path, rows: usize, lines: &[Line]) -> anyhow::Result<()> {
     let mut writer = csv::Writer::from_path(path).with_context(|| format!("cannot write {}", path.display()))?;
-    let now = time::OffsetDateTime::now_utc().unix_timestamp() * 1_000;
+    let now = wall_clock().unix_timestamp() * 1_000;
     let workspace = "01900000-0000-7000-8000-000000000001";
     for row in 0..rows {
         let (body, index) = (row / ENTRIES, row % ENTRIES);
@@ -241,7 +163,7 @@ struct Workload {
 
 fn workload(format: &str, lines: &[Line]) -> anyhow::Result<Workload> {
     // RFC 5424 allows at most six digits of fractional seconds: milliseconds.
-    let now = time::OffsetDateTime::now_utc();
+    let now = wall_clock();
     let now = now.replace_millisecond(now.millisecond())?.format(&time::format_description::well_known::Rfc3339)?;
     if format == "otlp" {
         let bodies = (0..BODIES).map(|body| &*otlp_body(body, lines).leak()).collect();
@@ -293,7 +215,7 @@ fn otlp_body(body: usize, lines: &[Line]) -> Vec<u8> {
     let text = |value: String| Some(AnyValue { value: Some(any_value::Value::StringValue(value)) });
     let int = |value: i64| Some(AnyValue { value: Some(any_value::Value::IntValue(value)) });
     let pair = |key: &str, value| KeyValue { key: key.to_owned(), value, ..KeyValue::default() };
-    let now = u64::try_from(time::OffsetDateTime::now_utc().unix_timestamp_nanos()).unwrap_or(0);
+    let now = u64::try_from(wall_clock().unix_timestamp_nanos()).unwrap_or(0);
     let records = (0..OTLP_RECORDS)
         .map(|index| {
             let line = &lines[((body * OTLP_RECORDS + index) * 7_919) % lines.len()];
@@ -413,7 +335,7 @@ fn peak_rss_mb(pid: u32) -> Option<f64> {
 }
 
 /// CPU seconds of the server and of the database, now.
-fn cpu_now(args: &Args) -> (f64, f64) {
+fn cpu_now(args: &cli::IngestArgs) -> (f64, f64) {
     (args.server_pid.and_then(cpu_seconds).unwrap_or(0.0), args.db_pid.map(family_cpu_seconds).unwrap_or(0.0))
 }
 
@@ -494,6 +416,12 @@ pub(crate) async fn when_due(due: &mut Option<Instant>, interval: Option<Duratio
     }
 }
 
+/// Now by the wall clock: the load generator stamps what it sends with it.
+#[expect(clippy::disallowed_methods, reason = "a client program, not the server: it has no injected clock")]
+fn wall_clock() -> time::OffsetDateTime {
+    time::OffsetDateTime::now_utc()
+}
+
 /// The value at quantile `q` of sorted latencies, in ms.
 fn quantile_ms(sorted: &[u64], q: f64) -> f64 {
     if sorted.is_empty() {
@@ -505,16 +433,21 @@ fn quantile_ms(sorted: &[u64], q: f64) -> f64 {
 
 #[actix_rt::main]
 async fn main() -> anyhow::Result<()> {
-    match std::env::args().nth(1).unwrap_or_default() {
-        mode if mode.starts_with("search-") || mode.starts_with("flows-") || mode == "plain-ingest" => {
-            return search::run(&mode).await;
-        }
-        mode if mode.starts_with("peers-") => return peers::run(&mode).await,
-        mode if mode == "reads" => return reads::run().await,
-        mode if mode == "tail" => return tail::run().await,
-        _ => {}
+    let cli = cli::Cli::parse();
+    match cli.mode {
+        Some(Mode::SearchIngest(args)) => return search::run("search-ingest", args).await,
+        Some(Mode::PlainIngest(args)) => return search::run("plain-ingest", args).await,
+        Some(Mode::SearchQueries(args)) => return search::run("search-queries", args).await,
+        Some(Mode::FlowsIngest(args)) => return search::run("flows-ingest", args).await,
+        Some(Mode::FlowsQueries(args)) => return search::run("flows-queries", args).await,
+        Some(Mode::PeersIngest(args)) => return peers::run(false, args).await,
+        Some(Mode::PeersQueries(args)) => return peers::run(true, args).await,
+        Some(Mode::Reads(args)) => return reads::run(args).await,
+        Some(Mode::Tail(args)) => return tail::run(args).await,
+        None => {}
     }
-    let args = Args::parse()?;
+    let args = cli.ingest;
+    let (url, key) = (args.url.clone().unwrap_or_default(), args.key.clone().unwrap_or_default());
     let lines = corpus_lines(&args.corpus)?;
     if let Some(path) = &args.copy_csv {
         return write_copy_csv(path, args.copy_rows, &lines);
@@ -528,16 +461,11 @@ async fn main() -> anyhow::Result<()> {
             .connector(awc::Connector::new().limit(args.connections))
             .timeout(Duration::from_secs(60))
             .finish(),
-        url: format!("{}/v1/logs{}", args.url.trim_end_matches('/'), workload.query),
-        auth: format!("Bearer {}", args.key),
+        url: format!("{}/v1/logs{}", url.trim_end_matches('/'), workload.query),
+        auth: format!("Bearer {key}"),
         workload,
         window: (measured_from, until),
-        epoch: (
-            start,
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |since| u64::try_from(since.as_millis()).unwrap_or(0)),
-        ),
+        epoch: (start, u64::try_from(wall_clock().unix_timestamp_nanos() / 1_000_000).unwrap_or(0)),
         tally: RefCell::new(Tally::default()),
     });
     // At an offered rate, each connection sends one request every `interval`, the

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use serde_json::json;
 
+use crate::cli::{Kind, PeersArgs, Target};
 use crate::search::print_query_row;
 use crate::workload::mix;
 use crate::{ENTRIES, Line, level_of, quantile_ms};
@@ -83,7 +84,7 @@ pub(crate) struct Peers {
 
 impl Peers {
     fn new(lines: Vec<Line>, logs: u64, entropy: bool) -> Peers {
-        let newest_ms = time::OffsetDateTime::now_utc().unix_timestamp() * 1_000;
+        let newest_ms = crate::wall_clock().unix_timestamp() * 1_000;
         Peers { lines, logs, groups: (logs / 100).max(SHAPES.len() as u64), newest_ms, entropy }
     }
 
@@ -253,36 +254,18 @@ fn regex_escaped(text: &str) -> String {
 }
 
 /// `sluice-loadgen peers-ingest|peers-queries ...`: parses the mode's options and runs it.
-pub(crate) async fn run(mode: &str) -> anyhow::Result<()> {
-    let (mut url, mut key, mut logs, mut connections, mut repeat, mut seed) =
-        (String::new(), String::new(), 0_u64, 32, 20, 1);
-    let (mut entropy, mut victoria) = (false, false);
-    let mut corpus = std::path::PathBuf::from("../shared/corpus");
-    let mut words = std::env::args().skip(2);
-    while let Some(flag) = words.next() {
-        let value = words.next().with_context(|| format!("{flag} needs a value"))?;
-        match flag.as_str() {
-            "--url" => url = value,
-            "--key" => key = value,
-            "--logs" => logs = value.parse()?,
-            "--corpus" => corpus = value.into(),
-            "--connections" => connections = value.parse()?,
-            "--repeat" => repeat = value.parse()?,
-            "--seed" => seed = value.parse()?,
-            "--kind" => entropy = value == "entropy",
-            "--target" => victoria = value == "victorialogs",
-            other => bail!("unknown option {other}"),
-        }
-    }
-    if url.is_empty() || (key.is_empty() && !victoria) || logs == 0 {
-        bail!("{}", crate::USAGE);
+pub(crate) async fn run(queries_only: bool, args: PeersArgs) -> anyhow::Result<()> {
+    let PeersArgs { url, key, logs, corpus, connections, repeat, seed, kind, target } = args;
+    let (entropy, victoria) = (kind == Kind::Entropy, target == Target::Victorialogs);
+    if key.is_empty() && !victoria {
+        bail!("sluice needs --key");
     }
     let peers = Peers::new(crate::corpus_lines(&corpus)?, logs, entropy);
     let url = url.trim_end_matches('/').to_owned();
-    match mode {
-        "peers-ingest" => ingest(peers, &url, &key, victoria, connections).await,
-        "peers-queries" => queries(&peers, &url, &key, victoria, seed, repeat).await,
-        other => bail!("unknown mode {other}"),
+    if queries_only {
+        queries(&peers, &url, &key, victoria, seed, repeat).await
+    } else {
+        ingest(peers, &url, &key, victoria, connections).await
     }
 }
 

@@ -12,7 +12,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
+use crate::cli::ReadsArgs;
 
 /// The round of reads, in turn.
 const READS: [&str; 5] = [
@@ -24,25 +24,10 @@ const READS: [&str; 5] = [
 ];
 
 /// Runs the readers as the command line says.
-pub(crate) async fn run() -> anyhow::Result<()> {
-    let mut url = None;
-    let mut key = None;
-    let (mut seconds, mut connections) = (60_u64, 2_usize);
-    let mut rate: Option<f64> = None;
-    let mut args = std::env::args().skip(2);
-    while let Some(flag) = args.next() {
-        let value = args.next().with_context(|| format!("{flag} needs a value"))?;
-        match flag.as_str() {
-            "--url" => url = Some(value),
-            "--key" => key = Some(value),
-            "--seconds" => seconds = value.parse()?,
-            "--connections" => connections = value.parse()?,
-            "--rate" => rate = Some(value.parse()?),
-            other => anyhow::bail!("unknown flag {other}"),
-        }
-    }
-    let base = url.context("reads needs --url")?.trim_end_matches('/').to_owned();
-    let auth = format!("Bearer {}", key.context("reads needs --key")?);
+pub(crate) async fn run(args: ReadsArgs) -> anyhow::Result<()> {
+    let ReadsArgs { url, key, seconds, connections, rate } = args;
+    let base = url.trim_end_matches('/').to_owned();
+    let auth = format!("Bearer {key}");
     let client = awc::Client::builder().timeout(Duration::from_secs(30)).finish();
     let until = Instant::now() + Duration::from_secs(seconds);
     let latencies: Rc<RefCell<Vec<(usize, u64)>>> = Rc::default();

@@ -6,37 +6,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
+use crate::cli::WorkloadArgs;
 use crate::workload::{KINDS, Workload};
 use crate::{ENTRIES, quantile_ms};
 
 /// `sluice-loadgen search-ingest|search-queries|plain-ingest|flows-ingest|flows-queries ...`: parses the
 /// mode's options and runs it.
-pub(crate) async fn run(mode: &str) -> anyhow::Result<()> {
-    let (mut url, mut key, mut logs, mut connections, mut repeat) = (String::new(), String::new(), 0_u64, 32, 30);
-    // Where the searches' value numbers start (1 or more): a run with another `--first` asks
-    // for identifiers and phrases no run with the default asked for (the terms in 0.1 % and
-    // 10 % of the logs come back every 1,000 and 10 values).
-    let mut first = 1;
-    let mut corpus = std::path::PathBuf::from("../shared/corpus");
-    let mut password = None;
-    let mut words = std::env::args().skip(2);
-    while let Some(flag) = words.next() {
-        let value = words.next().with_context(|| format!("{flag} needs a value"))?;
-        match flag.as_str() {
-            "--url" => url = value,
-            "--key" => key = value,
-            "--logs" => logs = value.parse()?,
-            "--corpus" => corpus = value.into(),
-            "--connections" => connections = value.parse()?,
-            "--repeat" => repeat = value.parse()?,
-            "--first" => first = value.parse()?,
-            "--password" => password = Some(value),
-            other => bail!("unknown option {other}"),
-        }
-    }
-    if url.is_empty() || key.is_empty() || logs == 0 || first == 0 {
-        bail!("{}", crate::USAGE);
-    }
+pub(crate) async fn run(mode: &str, args: WorkloadArgs) -> anyhow::Result<()> {
+    let WorkloadArgs { url, key, logs, corpus, connections, repeat, first, password } = args;
     let mut workload = Workload::new(crate::corpus_lines(&corpus)?, logs);
     workload.flows = mode.starts_with("flows-");
     workload.plain = mode == "plain-ingest";

@@ -14,32 +14,17 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use serde_json::json;
+
+use crate::cli::TailArgs;
 
 /// Connections that send batches.
 const SENDERS: usize = 32;
 
 /// Runs the benchmark as the command line says.
-pub(crate) async fn run() -> anyhow::Result<()> {
-    let (mut url, mut key) = (String::new(), String::new());
-    let (mut seconds, mut tails, mut rate, mut server_pid) = (20_u64, 10_usize, None::<f64>, None::<u32>);
-    let mut args = std::env::args().skip(2);
-    while let Some(flag) = args.next() {
-        let value = args.next().with_context(|| format!("{flag} needs a value"))?;
-        match flag.as_str() {
-            "--url" => url = value,
-            "--key" => key = value,
-            "--seconds" => seconds = value.parse()?,
-            "--tails" => tails = value.parse()?,
-            "--rate" => rate = Some(value.parse()?),
-            "--server-pid" => server_pid = Some(value.parse()?),
-            other => bail!("unknown flag {other}"),
-        }
-    }
-    if url.is_empty() || key.is_empty() {
-        bail!("{}", crate::USAGE);
-    }
+pub(crate) async fn run(args: TailArgs) -> anyhow::Result<()> {
+    let TailArgs { url, key, seconds, tails, rate, server_pid } = args;
     let base = url.trim_end_matches('/').to_owned();
     let auth = format!("Bearer {key}");
     // Arrivals: (batch, instant) per delivered event, all tails together; and `dropped` counts.

@@ -48,7 +48,7 @@ pub(crate) struct Workload {
 
 impl Workload {
     pub(crate) fn new(lines: Vec<Line>, logs: u64) -> Workload {
-        let newest_ms = time::OffsetDateTime::now_utc().unix_timestamp() * 1_000;
+        let newest_ms = crate::wall_clock().unix_timestamp() * 1_000;
         Workload { lines, logs, groups: (logs / 100).max(1), newest_ms, flows: false, plain: false }
     }
 
