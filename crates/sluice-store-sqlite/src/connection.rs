@@ -7,9 +7,12 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 
-use deadpool_diesel::sqlite::{Hook, HookError, Manager, Pool, Runtime};
+use deadpool::Runtime;
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
+use diesel_async::pooled_connection::deadpool::Pool;
+use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod};
+use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use sluice_store::blockstore::HeadCache;
 use sluice_store::upgrade::{Progress, not_ready};
@@ -23,10 +26,14 @@ use crate::error::{backend, from_diesel};
 
 pub(crate) const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
 
+/// A pooled connection: diesel's SQLite connection behind diesel-async's wrapper, which runs
+/// its work on a blocking thread.
+pub(crate) type AsyncSqlite = SyncConnectionWrapper<SqliteConnection>;
+
 /// A store in one SQLite file.
 #[derive(Clone)]
 pub struct SqliteStore {
-    pool: Pool,
+    pool: Pool<AsyncSqlite>,
     /// Decoded block heads, shared by the reads (`sluice_store::blockstore`).
     pub(crate) heads: HeadCache,
     /// `None` when each insert merges the small blocks due ([`SqliteOptions::merge_every`]).
@@ -165,26 +172,31 @@ impl SqliteStore {
         let background =
             Arc::new(Background::start(connection, merger, write_lock.clone(), options.clock.clone(), upgrading)?);
 
-        let manager = Manager::new(url, Runtime::Tokio1);
+        // Each connection gets the pragmas and functions first; a connection back in the pool
+        // is taken again unchecked (a query to check it would cost every call a round).
+        let mut manager_config = ManagerConfig::<AsyncSqlite>::default();
+        manager_config.recycling_method = RecyclingMethod::Fast;
+        manager_config.custom_setup = Box::new(move |url| {
+            let (url, pragmas) = (url.to_owned(), pragmas.clone());
+            Box::pin(async move {
+                let mut connection = <AsyncSqlite as diesel_async::AsyncConnection>::establish(&url).await?;
+                connection
+                    .spawn_blocking(move |connection| {
+                        connection.batch_execute(&pragmas)?;
+                        register_functions(connection)
+                    })
+                    .await
+                    .map_err(ConnectionError::CouldntSetupConfiguration)?;
+                Ok(connection)
+            })
+        });
+        let manager = AsyncDieselConnectionManager::new_with_config(url, manager_config);
         let pool = Pool::builder(manager)
             .max_size(options.pool_size)
             .runtime(Runtime::Tokio1)
             .wait_timeout(Some(options.wait_timeout))
             .create_timeout(Some(options.wait_timeout))
             .recycle_timeout(Some(options.wait_timeout))
-            .post_create(Hook::async_fn(move |connection, _| {
-                let pragmas = pragmas.clone();
-                Box::pin(async move {
-                    connection
-                        .interact(move |connection| {
-                            connection.batch_execute(&pragmas)?;
-                            register_functions(connection)
-                        })
-                        .await
-                        .map_err(|error| HookError::message(error.to_string()))?
-                        .map_err(|error| HookError::message(error.to_string()))
-                })
-            }))
             .build()
             .map_err(backend)?;
         Ok(Self {
@@ -224,14 +236,13 @@ impl SqliteStore {
         F: FnOnce(&mut SqliteConnection) -> Result<R, StoreError> + Send + 'static,
     {
         let deadline = Instant::now() + self.call_timeout;
-        let connection = self.pool.get().await.map_err(|error| StoreError::Unavailable(error.to_string()))?;
+        let mut connection = self.pool.get().await.map_err(|error| StoreError::Unavailable(error.to_string()))?;
         connection
-            .interact(move |connection| {
+            .spawn_blocking(move |connection| {
                 let _scope = DeadlineScope::enter(deadline);
-                crate::deadline::check()?;
-                work(connection)
+                Ok(crate::deadline::check().and_then(|()| work(connection)))
             })
             .await
-            .map_err(backend)?
+            .map_err(from_diesel)?
     }
 }

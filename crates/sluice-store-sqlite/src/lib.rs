@@ -1,8 +1,9 @@
 //! The embedded SQLite store: sluice's default, one file, no server to run.
 //!
 //! Diesel over a bundled SQLite in WAL mode, so readers never wait for the writer and several
-//! processes (a server and the admin CLI) can share the file. Connections live in a deadpool
-//! pool; each call runs on a blocking thread so the async runtime never stalls on disk.
+//! processes (a server and the admin CLI) can share the file. Connections live in diesel-async's
+//! deadpool pool behind its `SyncConnectionWrapper`, as PostgreSQL's do behind their async
+//! driver; each call runs on a blocking thread so the async runtime never stalls on disk.
 //! Writes take `BEGIN IMMEDIATE` and `synchronous = FULL`, so a returned `Ok` is on disk.
 //!
 //! Invariant: it passes the conformance suite of `sluice_store` on a real SQLite file; a

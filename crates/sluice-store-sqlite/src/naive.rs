@@ -8,9 +8,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use deadpool_diesel::sqlite::{Manager, Pool, Runtime};
+use deadpool::Runtime;
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
+use diesel_async::pooled_connection::AsyncDieselConnectionManager;
+use diesel_async::pooled_connection::deadpool::Pool;
 use sluice_model::JsonObject;
 use sluice_store::group::GroupWriter;
 use sluice_store::{StoreError, WriteBatch};
@@ -56,7 +58,7 @@ struct NaiveRow<'a> {
 
 /// The naive writer: four connections and the tables, made on first use.
 pub struct NaiveWriter {
-    pool: Pool,
+    pool: Pool<crate::connection::AsyncSqlite>,
 }
 
 fn failed(error: impl std::fmt::Display) -> StoreError {
@@ -80,7 +82,7 @@ impl NaiveWriter {
                  CREATE VIRTUAL TABLE IF NOT EXISTS bench_naive_fts USING fts5(message, tokenize = 'trigram');"
             ))
             .map_err(failed)?;
-        let pool = Pool::builder(Manager::new(url, Runtime::Tokio1))
+        let pool = Pool::builder(AsyncDieselConnectionManager::new(url))
             .max_size(4)
             .wait_timeout(Some(Duration::from_secs(10)))
             .runtime(Runtime::Tokio1)
@@ -90,9 +92,9 @@ impl NaiveWriter {
     }
 
     async fn insert(&self, batch: WriteBatch) -> Result<(), StoreError> {
-        let connection = self.pool.get().await.map_err(failed)?;
+        let mut connection = self.pool.get().await.map_err(failed)?;
         connection
-            .interact(move |connection| {
+            .spawn_blocking(move |connection| {
                 connection.batch_execute(PRAGMAS)?;
                 let workspace = batch.workspace.as_bytes();
                 let rows: Vec<NaiveRow<'_>> = batch
@@ -118,7 +120,6 @@ impl NaiveWriter {
                 })
             })
             .await
-            .map_err(failed)?
             .map_err(failed)
     }
 }
