@@ -22,6 +22,8 @@ pub(crate) enum Task {
         #[arg(long, global = true)]
         quick: bool,
     },
+    /// The tidy rules alone: module docs, file lengths, doc paths, no circles.
+    Tidy,
     /// Every fuzz target for a while.
     Fuzz {
         /// Seconds a target.

@@ -37,6 +37,9 @@
 //! - `with-pg <command...>`: runs one command with `SLUICE_TEST_PG` and `SLUICE_TEST_REDIS`
 //!   set to throwaway servers (e.g. `cargo xtask with-pg cargo test -p <crate>`), removed
 //!   afterwards.
+//! - `tidy`: the tidy rules alone (`ci` runs them too): a `//!` line opening every module, at
+//!   most 600 lines of code a file, every path the docs name exists, no circles of imports
+//!   between a crate's modules (`circles.rs`).
 //! - `pg-schema`: rewrites the PostgreSQL store's `schema.rs` with diesel's `print-schema`
 //!   of `migrations/postgres` (`ci` checks it is current; `schema.rs` in this folder).
 
@@ -51,6 +54,7 @@ use sluice_testkit::redis;
 
 mod against;
 mod browser;
+mod circles;
 mod cli;
 mod flows;
 mod fuzz;
@@ -97,6 +101,11 @@ fn main() -> anyhow::Result<()> {
             Bench::Tail { seconds, store } => tail::bench(&root, seconds, &store.stores()),
             Bench::Flows { logs, store } => flows::bench(&root, logs, &store.stores()),
         },
+        Task::Tidy => {
+            tidy(&root)?;
+            doc_paths(&root)?;
+            circles::check(&root)
+        }
         Task::Fuzz { seconds } => fuzz::run_all(&root, seconds),
         Task::Shippers => shippers::run_all(&root),
         Task::Browser => browser::run_all(&root),
@@ -146,6 +155,7 @@ fn ci(root: &Path) -> anyhow::Result<()> {
     architecture()?;
     tidy(root)?;
     doc_paths(root)?;
+    circles::check(root)?;
     let corpus = root.join("../shared/corpus");
     if !corpus.is_dir() {
         bail!(
