@@ -82,15 +82,9 @@ pub(crate) enum Mode {
     Tail(TailArgs),
 }
 
-/// The search and flow benchmarks' modes.
+/// What the search, flow and peers benchmarks' modes share: the logs they make.
 #[derive(Args)]
-pub(crate) struct WorkloadArgs {
-    /// The server, `http://HOST:PORT`.
-    #[arg(long)]
-    pub(crate) url: String,
-    /// An API key.
-    #[arg(long)]
-    pub(crate) key: String,
+pub(crate) struct DataArgs {
     /// Logs in the workload.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) logs: u64,
@@ -100,6 +94,19 @@ pub(crate) struct WorkloadArgs {
     /// Keep-alive connections.
     #[arg(long, default_value_t = 32)]
     pub(crate) connections: usize,
+}
+
+/// The search and flow benchmarks' modes.
+#[derive(Args)]
+pub(crate) struct WorkloadArgs {
+    /// The server, `http://HOST:PORT`.
+    #[arg(long)]
+    pub(crate) url: String,
+    /// An API key.
+    #[arg(long)]
+    pub(crate) key: String,
+    #[command(flatten)]
+    pub(crate) data: DataArgs,
     /// Queries of each kind.
     #[arg(long, default_value_t = 30)]
     pub(crate) repeat: u64,
@@ -121,15 +128,8 @@ pub(crate) struct PeersArgs {
     /// An API key (sluice only).
     #[arg(long, default_value = "")]
     pub(crate) key: String,
-    /// Logs in the workload.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-    pub(crate) logs: u64,
-    /// The test corpus.
-    #[arg(long, default_value = "../shared/corpus")]
-    pub(crate) corpus: PathBuf,
-    /// Keep-alive connections.
-    #[arg(long, default_value_t = 32)]
-    pub(crate) connections: usize,
+    #[command(flatten)]
+    pub(crate) data: DataArgs,
     /// Searches a needle shape.
     #[arg(long, default_value_t = 20)]
     pub(crate) repeat: u64,

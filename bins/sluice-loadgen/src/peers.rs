@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use serde_json::json;
 
-use crate::cli::{Kind, PeersArgs, Target};
+use crate::cli::{DataArgs, Kind, PeersArgs, Target};
 use crate::search::print_query_row;
 use crate::workload::mix;
 use crate::{ENTRIES, Line, level_of, quantile_ms};
@@ -255,7 +255,7 @@ fn regex_escaped(text: &str) -> String {
 
 /// `sluice-loadgen peers-ingest|peers-queries ...`: parses the mode's options and runs it.
 pub(crate) async fn run(queries_only: bool, args: PeersArgs) -> anyhow::Result<()> {
-    let PeersArgs { url, key, logs, corpus, connections, repeat, seed, kind, target } = args;
+    let PeersArgs { url, key, data: DataArgs { logs, corpus, connections }, repeat, seed, kind, target } = args;
     let (entropy, victoria) = (kind == Kind::Entropy, target == Target::Victorialogs);
     if key.is_empty() && !victoria {
         bail!("sluice needs --key");

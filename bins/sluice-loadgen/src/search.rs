@@ -6,14 +6,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
-use crate::cli::WorkloadArgs;
+use crate::cli::{DataArgs, WorkloadArgs};
 use crate::workload::{KINDS, Workload};
 use crate::{ENTRIES, quantile_ms};
 
 /// `sluice-loadgen search-ingest|search-queries|plain-ingest|flows-ingest|flows-queries ...`: parses the
 /// mode's options and runs it.
 pub(crate) async fn run(mode: &str, args: WorkloadArgs) -> anyhow::Result<()> {
-    let WorkloadArgs { url, key, logs, corpus, connections, repeat, first, password } = args;
+    let WorkloadArgs { url, key, data: DataArgs { logs, corpus, connections }, repeat, first, password } = args;
     let mut workload = Workload::new(crate::corpus_lines(&corpus)?, logs);
     workload.flows = mode.starts_with("flows-");
     workload.plain = mode == "plain-ingest";
