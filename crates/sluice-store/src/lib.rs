@@ -230,7 +230,7 @@ pub trait LogReads: Send + Sync {
 pub trait LogSearch: Send + Sync {
     /// One page of the workspace's logs matching `search` and `filter`, newest first. An
     /// index may propose candidates; only logs for which [`Search::matches`] holds are
-    /// returned. A query with an indexable needle ([`Query::index_groups`]) must not scan the
+    /// returned. A query with an indexable needle ([`sluice_query::Query::index_groups`]) must not scan the
     /// workspace's logs.
     async fn search_logs(
         &self,
