@@ -101,11 +101,7 @@ fn main() -> anyhow::Result<()> {
             Bench::Tail { seconds, store } => tail::bench(&root, seconds, &store.stores()),
             Bench::Flows { logs, store } => flows::bench(&root, logs, &store.stores()),
         },
-        Task::Tidy => {
-            tidy(&root)?;
-            doc_paths(&root)?;
-            circles::check(&root)
-        }
+        Task::Tidy => tidy_rules(&root),
         Task::Fuzz { seconds } => fuzz::run_all(&root, seconds),
         Task::Shippers => shippers::run_all(&root),
         Task::Browser => browser::run_all(&root),
@@ -153,9 +149,7 @@ fn ci(root: &Path) -> anyhow::Result<()> {
     run("cargo", &["fmt", "--all", "--", "--check"])?;
     run("cargo", &["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"])?;
     architecture()?;
-    tidy(root)?;
-    doc_paths(root)?;
-    circles::check(root)?;
+    tidy_rules(root)?;
     let corpus = root.join("../shared/corpus");
     if !corpus.is_dir() {
         bail!(
@@ -269,6 +263,13 @@ fn architecture() -> anyhow::Result<()> {
 
 /// The longest a source file may be, in lines before its `#[cfg(test)]` module: one job a file.
 const MAX_SOURCE_LINES: usize = 600;
+
+/// The tidy rules: module docs and file lengths, doc paths, no circles.
+fn tidy_rules(root: &Path) -> anyhow::Result<()> {
+    tidy(root)?;
+    doc_paths(root)?;
+    circles::check(root)
+}
 
 /// Every Rust source file says what it is for in a `//!` line.
 fn tidy(root: &Path) -> anyhow::Result<()> {

@@ -2,6 +2,8 @@
 //! ([`crate::routes`]): each route's `#[utoipa::path]` operation, and the schemas of the
 //! `sluice-api` types it names. `GET /openapi.json` serves it (`routes/docs.rs`).
 
+use std::sync::LazyLock;
+
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
@@ -41,11 +43,14 @@ impl Modify for Credentials {
 struct ApiDoc;
 
 /// The document, as `/openapi.json` serves it (pretty, so its snapshot diffs well): the
-/// operations of every route of [`crate::routes::routes`].
-pub fn document() -> String {
-    let mut document = ApiDoc::openapi();
-    for route in crate::routes::routes() {
-        route.describe(&mut document);
-    }
-    document.to_pretty_json().unwrap_or_else(|_| "{}".to_owned())
+/// operations of every route of [`crate::routes::routes`], made once per process.
+pub fn document() -> &'static str {
+    static DOCUMENT: LazyLock<String> = LazyLock::new(|| {
+        let mut document = ApiDoc::openapi();
+        for route in crate::routes::routes() {
+            route.describe(&mut document);
+        }
+        document.to_pretty_json().unwrap_or_else(|_| "{}".to_owned())
+    });
+    &DOCUMENT
 }

@@ -1,18 +1,18 @@
 //! `GET /openapi.json`: the OpenAPI 3.1 document of every route ([`crate::openapi`], made once
-//! when the app is built and kept as app data); and `GET /docs`: Swagger UI rendering it, from
+//! a process and given to the app as app data); and `GET /docs`: Swagger UI rendering it, from
 //! files inside the binary (`assets/swagger-ui/SOURCE.md`). Neither needs a key.
 
 use actix_web::http::header::{CACHE_CONTROL, CONTENT_SECURITY_POLICY, X_CONTENT_TYPE_OPTIONS};
 use actix_web::{HttpResponse, web};
 
 /// The document `/openapi.json` serves ([`crate::openapi::document`]).
-pub(crate) struct Document(pub(crate) String);
+pub(crate) struct Document(pub(crate) &'static str);
 
 /// The OpenAPI document.
 #[utoipa::path(get, path = "/openapi.json", tag = "health", summary = "This document (OpenAPI 3.1)", security(()),
     responses((status = 200, description = "The document", content_type = "application/json")))]
 pub(crate) async fn openapi_json(document: web::Data<Document>) -> HttpResponse {
-    HttpResponse::Ok().content_type("application/json").body(document.0.clone())
+    HttpResponse::Ok().content_type("application/json").body(document.0)
 }
 
 const DOCS_PAGE: &str = r#"<!doctype html>

@@ -13,7 +13,7 @@ const SNAPSHOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/openapi.
 fn the_document_equals_its_snapshot() {
     let document = sluice_http::openapi::document();
     if std::env::var_os("SLUICE_UPDATE_OPENAPI").is_some() {
-        std::fs::write(SNAPSHOT, &document).expect("write the snapshot");
+        std::fs::write(SNAPSHOT, document).expect("write the snapshot");
         return;
     }
     let snapshot = std::fs::read_to_string(SNAPSHOT).unwrap_or_default();
@@ -26,7 +26,7 @@ fn the_document_equals_its_snapshot() {
 
 #[test]
 fn every_route_is_described() {
-    let document: Value = serde_json::from_str(&sluice_http::openapi::document()).expect("JSON");
+    let document: Value = serde_json::from_str(sluice_http::openapi::document()).expect("JSON");
     assert_eq!(document["openapi"], "3.1.0");
     for route in sluice_http::routes() {
         // The reference page's and the dashboard's own files are not API; the dashboard's
@@ -56,7 +56,7 @@ async fn the_document_and_its_reference_page_are_served_without_a_key() {
     let reply = server.request_raw("GET", "/openapi.json", &[], Vec::new()).await;
     assert_eq!(reply.status, StatusCode::OK);
     let served: Value = serde_json::from_slice(&reply.bytes).expect("JSON");
-    assert_eq!(served, serde_json::from_str::<Value>(&sluice_http::openapi::document()).expect("JSON"));
+    assert_eq!(served, serde_json::from_str::<Value>(sluice_http::openapi::document()).expect("JSON"));
 
     let page = server.request_raw("GET", "/docs", &[], Vec::new()).await;
     assert_eq!(page.status, StatusCode::OK);
