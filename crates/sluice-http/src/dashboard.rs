@@ -23,7 +23,7 @@ use actix_web::{HttpRequest, HttpResponse};
 pub const POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
      connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-/// The dashboard's pages, each served the shell (the route table lists them).
+/// The dashboard's pages, each served the shell (the route table makes a route of each).
 pub const PAGES: &[&str] = &["/", "/login", "/logs/{id}", "/flows", "/flows/{flowId}", "/tail", "/settings"];
 
 const SHELL: &str = include_str!("../assets/dashboard/index.html");

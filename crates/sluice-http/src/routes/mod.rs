@@ -123,7 +123,7 @@ pub fn routes() -> &'static [Route] {
 
 fn table() -> Vec<Route> {
     use Access::{Logs, Public, User, Workspace};
-    vec![
+    let mut routes = vec![
         Route::described::<health::__path_healthz>(Public, |route| route.to(health::healthz)),
         Route::described::<docs::__path_openapi_json>(Public, |route| route.to(docs::openapi_json)),
         Route::described::<docs::__path_docs>(Public, |route| route.to(docs::docs)),
@@ -134,12 +134,10 @@ fn table() -> Vec<Route> {
         Route::described::<health::__path_readyz>(Public, |route| route.to(health::readyz)),
         // The web dashboard: one shell for every page, and its script and style.
         Route::described::<crate::dashboard::__path_page>(Public, |route| route.to(crate::dashboard::page)),
-        Route::undescribed("/login", |route| route.to(crate::dashboard::page)),
-        Route::undescribed("/logs/{id}", |route| route.to(crate::dashboard::page)),
-        Route::undescribed("/flows", |route| route.to(crate::dashboard::page)),
-        Route::undescribed("/flows/{flowId}", |route| route.to(crate::dashboard::page)),
-        Route::undescribed("/tail", |route| route.to(crate::dashboard::page)),
-        Route::undescribed("/settings", |route| route.to(crate::dashboard::page)),
+    ];
+    let other_pages = crate::dashboard::PAGES.iter().filter(|page| **page != "/");
+    routes.extend(other_pages.map(|page| Route::undescribed(page, |route| route.to(crate::dashboard::page))));
+    routes.extend([
         Route::undescribed("/assets/app.js", |route| route.to(crate::dashboard::script)),
         Route::undescribed("/assets/app.css", |route| route.to(crate::dashboard::style)),
         Route::described::<logs::__path_list>(Logs, |route| route.to(logs::list)),
@@ -174,7 +172,8 @@ fn table() -> Vec<Route> {
         Route::described::<team::__path_remove_member>(Workspace, |route| route.to(team::remove_member)),
         Route::described::<account::__path_sessions>(User, |route| route.to(account::sessions)),
         Route::described::<account::__path_revoke_session>(User, |route| route.to(account::revoke_session)),
-    ]
+    ]);
+    routes
 }
 
 /// Any path no route knows.
