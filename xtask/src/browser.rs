@@ -39,7 +39,7 @@ fn prepare(root: &Path) -> anyhow::Result<PathBuf> {
 /// Builds the debug binary, starts it on a fresh SQLite file and runs the suite against it.
 pub fn run_all(root: &Path) -> anyhow::Result<()> {
     let dir = prepare(root)?;
-    run("cargo", &["build", "--locked", "-p", "sluice"])?;
+    crate::build_debug_binary()?;
     let data = dir.join("server");
     let _ = std::fs::remove_dir_all(&data);
     std::fs::create_dir_all(&data)?;

@@ -181,8 +181,9 @@ fn ci(root: &Path) -> anyhow::Result<()> {
         ("SLUICE_TEST_BACKEND", "postgres"),
     ];
     if succeeds("cargo", &["nextest", "--version"]) {
-        let args =
-            ["nextest", "run", "--locked", "--no-fail-fast", "-p", "sluice-auth", "-p", "sluice-http", "-p", "sluice"];
+        // --workspace with a filter, not -p: the same features as the run above, so no rebuild.
+        let filter = "package(sluice-auth) | package(sluice-http) | package(sluice)";
+        let args = ["nextest", "run", "--workspace", "--locked", "--no-fail-fast", "-E", filter];
         run_in_env("cargo", &args, &env)?;
     } else {
         let args = ["test", "--locked", "-p", "sluice-auth", "-p", "sluice-http", "-p", "sluice", "--tests"];
@@ -197,6 +198,12 @@ fn ci(root: &Path) -> anyhow::Result<()> {
     deny()?;
     eprintln!("\nci: every check passed");
     Ok(())
+}
+
+/// Builds `target/debug/sluice` with the features the workspace's tests unify, so the suites
+/// that start the binary reuse the test build instead of compiling every crate once more.
+pub fn build_debug_binary() -> anyhow::Result<()> {
+    run("cargo", &["test", "--workspace", "--locked", "--no-run"])
 }
 
 /// What each layer may not depend on (normal and build dependencies, transitively), and why.

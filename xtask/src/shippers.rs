@@ -51,7 +51,8 @@ pub fn run_all(root: &Path) -> anyhow::Result<()> {
     let dir = prepared.display().to_string();
     let env = [("SLUICE_SHIPPERS_DIR", dir.as_str())];
     if succeeds("cargo", &["nextest", "--version"]) {
-        let args = ["nextest", "run", "--locked", "-p", "sluice", "--test", "shippers", "--run-ignored", "only"];
+        let filter = "binary_id(sluice::shippers)";
+        let args = ["nextest", "run", "--workspace", "--locked", "-E", filter, "--run-ignored", "only"];
         run_in_env("cargo", &args, &env)?;
     } else {
         run_in_env("cargo", &["test", "--locked", "-p", "sluice", "--test", "shippers", "--", "--ignored"], &env)?;
@@ -62,7 +63,7 @@ pub fn run_all(root: &Path) -> anyhow::Result<()> {
 /// schemathesis against the debug binary on a fresh SQLite file, with its first-start key and
 /// its first admin's session.
 fn api_check(root: &Path, dir: &Path) -> anyhow::Result<()> {
-    run("cargo", &["build", "--locked", "-p", "sluice"])?;
+    crate::build_debug_binary()?;
     let data = dir.join("api-check");
     let _ = std::fs::remove_dir_all(&data);
     std::fs::create_dir_all(&data)?;
