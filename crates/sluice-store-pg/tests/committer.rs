@@ -43,3 +43,9 @@ async fn a_shutdown_with_a_full_queue_writes_what_it_queued() {
     let (store, stall, _database) = stalled().await;
     committer::a_shutdown_with_a_full_queue_writes_what_it_queued(store, stall).await;
 }
+
+#[tokio::test]
+async fn a_write_whose_caller_stopped_waiting_leaves_the_store_usable() {
+    let (store, stall, _database) = stalled().await;
+    committer::a_write_whose_caller_stopped_waiting_leaves_the_store_usable(store, stall).await;
+}

@@ -230,19 +230,28 @@ impl SqliteStore {
     /// Runs `work` on a pooled connection, on a blocking thread, within the call's deadline
     /// (waiting for the connection included): a statement still running when it passes is
     /// stopped ([`crate::deadline`]).
+    ///
+    /// The call runs as a task of its own, which keeps the connection until `work` is done: a
+    /// caller that stops waiting (a client gone mid-request) must not hand the connection back
+    /// to the pool while its statement still runs, or the next call to take it would find it
+    /// in use.
     pub(crate) async fn with_connection<R, F>(&self, work: F) -> Result<R, StoreError>
     where
         R: Send + 'static,
         F: FnOnce(&mut SqliteConnection) -> Result<R, StoreError> + Send + 'static,
     {
         let deadline = Instant::now() + self.call_timeout;
-        let mut connection = self.pool.get().await.map_err(|error| StoreError::Unavailable(error.to_string()))?;
-        connection
-            .spawn_blocking(move |connection| {
-                let _scope = DeadlineScope::enter(deadline);
-                Ok(crate::deadline::check().and_then(|()| work(connection)))
-            })
-            .await
-            .map_err(from_diesel)?
+        let pool = self.pool.clone();
+        let call = tokio::spawn(async move {
+            let mut connection = pool.get().await.map_err(|error| StoreError::Unavailable(error.to_string()))?;
+            connection
+                .spawn_blocking(move |connection| {
+                    let _scope = DeadlineScope::enter(deadline);
+                    Ok(crate::deadline::check().and_then(|()| work(connection)))
+                })
+                .await
+                .map_err(from_diesel)?
+        });
+        call.await.map_err(|error| backend(format!("a store call ended abnormally: {error}")))?
     }
 }

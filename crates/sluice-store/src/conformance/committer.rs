@@ -2,7 +2,8 @@
 //! [`Stall`] holds still (each backend its own way) until the [`Release`] it gives runs: a group
 //! that fails as a whole is written again batch by batch, a batch whose caller hung up before a
 //! writer took it is never written, and a shutdown with a full queue writes every batch it
-//! queued and refuses those after it. Nothing waits on a clock: each step waits until the
+//! queued and refuses those after it. A write dropped by its caller while stalled leaves the
+//! store answering and is stored whole or not at all. Nothing waits on a clock: each step waits until the
 //! committer's queue shows what the test queued ([`GroupCommitter::queued_logs`]).
 
 use std::future::Future;
@@ -150,4 +151,25 @@ pub async fn a_shutdown_with_a_full_queue_writes_what_it_queued(store: Arc<dyn S
     let stored = stored(&store, workspace).await;
     assert_eq!(stored.len(), 40);
     assert!(stored.iter().all(|message| message.starts_with("batch ")), "{stored:?}");
+}
+
+/// A write whose caller stops waiting while the stall holds it (a client gone mid-request)
+/// ends on its own: the next calls get an answer while it waits, and once the stall lets go
+/// it is stored whole or not at all, beside the writes after it.
+pub async fn a_write_whose_caller_stopped_waiting_leaves_the_store_usable(store: Arc<dyn Store>, stall: Stall) {
+    let workspace = new_workspace(store.as_ref(), "stopped").await;
+    assert!(stored(&store, workspace).await.is_empty(), "a new workspace holds nothing");
+    let release = stall().await;
+    let dropped = batch("dropped", 3);
+    let mut write = Box::pin(store.insert_logs(workspace, &dropped));
+    let polled = tokio::time::timeout(Duration::ZERO, &mut write).await;
+    assert!(polled.is_err(), "the stalled write answered at once: {polled:?}");
+    drop(write);
+    assert!(stored(&store, workspace).await.is_empty(), "nothing is stored while the stall holds");
+    release.await;
+    store.insert_logs(workspace, &batch("after", 2)).await.expect("a write after the stall");
+    let stored = stored(&store, workspace).await;
+    let dropped = stored.iter().filter(|message| message.starts_with("dropped ")).count();
+    assert!(dropped == 0 || dropped == 3, "the dropped write is stored whole or not at all: {stored:?}");
+    assert_eq!(stored.len() - dropped, 2, "{stored:?}");
 }
