@@ -9,149 +9,25 @@ use sluice_store::StoreError;
 use sluice_store::accounts::{
     self, AccountStore, DevicePoll, Member, MemberChange, NewDeviceCode, NewSession, NewUser, SessionSeed,
 };
-use sluice_store::rows::{corrupt, parse_column};
-use uuid::Uuid;
+use sluice_store::rows::parse_column;
+use sluice_store_diesel::DbId;
+use sluice_store_diesel::rows::{DeviceRow, SessionRow, UserRow, WorkspaceRow};
+use sluice_store_diesel::schema::{device_codes, memberships, sessions, users, workspaces};
 
 use crate::PgStore;
 use crate::error::from_diesel;
-use crate::rows::WorkspaceRow;
-use crate::schema::{device_codes, memberships, sessions, users, workspaces};
-
-#[derive(Queryable, Selectable, Insertable)]
-#[diesel(table_name = users, check_for_backend(diesel::pg::Pg))]
-struct UserRow {
-    id: Uuid,
-    email: String,
-    name: String,
-    admin: bool,
-    created_at: i64,
-}
-
-impl From<&User> for UserRow {
-    fn from(user: &User) -> Self {
-        Self {
-            id: *user.id.as_uuid(),
-            email: user.email.clone(),
-            name: user.name.clone(),
-            admin: user.admin,
-            created_at: user.created_at,
-        }
-    }
-}
-
-impl TryFrom<UserRow> for User {
-    type Error = StoreError;
-
-    fn try_from(row: UserRow) -> Result<Self, StoreError> {
-        Ok(User {
-            id: UserId::from_uuid(row.id),
-            email: row.email,
-            name: row.name,
-            admin: row.admin,
-            created_at: row.created_at,
-        })
-    }
-}
-
-#[derive(Queryable, Selectable, Insertable)]
-#[diesel(table_name = sessions, check_for_backend(diesel::pg::Pg))]
-struct SessionRow {
-    id: Uuid,
-    user_id: Uuid,
-    client: String,
-    created_at: i64,
-    last_used_at: i64,
-    revoked_at: Option<i64>,
-}
-
-impl From<&SessionRecord> for SessionRow {
-    fn from(session: &SessionRecord) -> Self {
-        Self {
-            id: *session.id.as_uuid(),
-            user_id: *session.user_id.as_uuid(),
-            client: session.client.clone(),
-            created_at: session.created_at,
-            last_used_at: session.last_used_at,
-            revoked_at: session.revoked_at,
-        }
-    }
-}
-
-impl TryFrom<SessionRow> for SessionRecord {
-    type Error = StoreError;
-
-    fn try_from(row: SessionRow) -> Result<Self, StoreError> {
-        Ok(SessionRecord {
-            id: SessionId::from_uuid(row.id),
-            user_id: UserId::from_uuid(row.user_id),
-            client: row.client,
-            created_at: row.created_at,
-            last_used_at: row.last_used_at,
-            revoked_at: row.revoked_at,
-        })
-    }
-}
-
-#[derive(Queryable, Selectable, Insertable, AsChangeset)]
-#[diesel(table_name = device_codes, check_for_backend(diesel::pg::Pg), treat_none_as_null = true)]
-struct DeviceRow {
-    user_code: String,
-    client_id: String,
-    scope: Option<String>,
-    created_at: i64,
-    expires_at: i64,
-    interval_s: i32,
-    last_poll_at: Option<i64>,
-    state: String,
-    user_id: Option<Uuid>,
-}
-
-impl From<&DeviceGrant> for DeviceRow {
-    fn from(grant: &DeviceGrant) -> Self {
-        let (state, user) = accounts::device_state_columns(grant.state);
-        Self {
-            user_code: grant.user_code.clone(),
-            client_id: grant.client_id.clone(),
-            scope: grant.scope.clone(),
-            created_at: grant.created_at,
-            expires_at: grant.expires_at,
-            interval_s: i32::try_from(grant.interval_s).unwrap_or(i32::MAX),
-            last_poll_at: grant.last_poll_at,
-            state: state.to_owned(),
-            user_id: user.map(|user| *user.as_uuid()),
-        }
-    }
-}
-
-impl TryFrom<DeviceRow> for DeviceGrant {
-    type Error = StoreError;
-
-    fn try_from(row: DeviceRow) -> Result<Self, StoreError> {
-        let user = row.user_id.map(UserId::from_uuid);
-        Ok(DeviceGrant {
-            user_code: row.user_code,
-            client_id: row.client_id,
-            scope: row.scope,
-            created_at: row.created_at,
-            expires_at: row.expires_at,
-            interval_s: u32::try_from(row.interval_s).map_err(|_| corrupt("device interval"))?,
-            last_poll_at: row.last_poll_at,
-            state: accounts::device_state_from_columns(&row.state, user)?,
-        })
-    }
-}
 
 /// A membership change in its transaction: the workspace row locked (so two changes of one
 /// workspace's owners take turns), the last-owner rule, then the change itself.
 async fn change_member_in(
     connection: &mut AsyncPgConnection,
-    workspace: Uuid,
-    user: Uuid,
+    workspace: DbId,
+    user: DbId,
     change: MemberChange,
     keep_an_owner: bool,
     now_ms: i64,
 ) -> Result<Result<(), StoreError>, DieselError> {
-    let locked: Option<Uuid> =
+    let locked: Option<DbId> =
         workspaces::table.find(workspace).select(workspaces::id).for_update().first(connection).await.optional()?;
     if locked.is_none() {
         return Ok(Err(StoreError::NotFound("workspace")));
@@ -231,13 +107,13 @@ impl AccountStore for PgStore {
         self.with_deadline(async move {
             let mut connection = self.connection().await?;
             let row: Option<UserRow> = users::table
-                .find(*id.as_uuid())
+                .find(DbId::from(id))
                 .select(UserRow::as_select())
                 .first(&mut connection)
                 .await
                 .optional()
                 .map_err(from_diesel)?;
-            row.map(User::try_from).transpose()
+            Ok(row.map(User::from))
         })
         .await
     }
@@ -252,7 +128,7 @@ impl AccountStore for PgStore {
                 .await
                 .optional()
                 .map_err(from_diesel)?;
-            row.map(|(user, hash)| Ok((User::try_from(user)?, hash))).transpose()
+            Ok(row.map(|(user, hash)| (User::from(user), hash)))
         })
         .await
     }
@@ -267,7 +143,7 @@ impl AccountStore for PgStore {
     ) -> Result<(), StoreError> {
         self.with_deadline(async move {
             let mut connection = self.connection().await?;
-            let (workspace, user) = (*workspace.as_uuid(), *user.as_uuid());
+            let (workspace, user) = (DbId::from(workspace), DbId::from(user));
             (*connection)
                 .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
                     change_member_in(connection, workspace, user, change, keep_an_owner, now_ms).await
@@ -283,7 +159,7 @@ impl AccountStore for PgStore {
             let mut connection = self.connection().await?;
             let rows: Vec<(UserRow, String, i64)> = memberships::table
                 .inner_join(users::table)
-                .filter(memberships::workspace_id.eq(*workspace.as_uuid()))
+                .filter(memberships::workspace_id.eq(DbId::from(workspace)))
                 .order((users::email_key.asc(), users::id.asc()))
                 .select((UserRow::as_select(), memberships::role, memberships::created_at))
                 .load(&mut connection)
@@ -291,7 +167,7 @@ impl AccountStore for PgStore {
                 .map_err(from_diesel)?;
             rows.into_iter()
                 .map(|(user, role, since)| {
-                    Ok(Member { user: user.try_into()?, role: parse_column(&role, "member role")?, since })
+                    Ok(Member { user: user.into(), role: parse_column(&role, "member role")?, since })
                 })
                 .collect()
         })
@@ -303,7 +179,7 @@ impl AccountStore for PgStore {
             let mut connection = self.connection().await?;
             let rows: Vec<(WorkspaceRow, String)> = memberships::table
                 .inner_join(workspaces::table)
-                .filter(memberships::user_id.eq(*user.as_uuid()))
+                .filter(memberships::user_id.eq(DbId::from(user)))
                 .order((workspaces::name.asc(), workspaces::id.asc()))
                 .select((WorkspaceRow::as_select(), memberships::role))
                 .load(&mut connection)
@@ -340,7 +216,7 @@ impl AccountStore for PgStore {
                 .await
                 .optional()
                 .map_err(from_diesel)?;
-            row.map(|(session, user)| Ok((session.try_into()?, user.try_into()?))).transpose()
+            Ok(row.map(|(session, user)| (session.into(), user.into())))
         })
         .await
     }
@@ -348,7 +224,7 @@ impl AccountStore for PgStore {
     async fn touch_session(&self, id: SessionId, now_ms: i64) -> Result<(), StoreError> {
         self.with_deadline(async move {
             let mut connection = self.connection().await?;
-            diesel::update(sessions::table.find(*id.as_uuid()).filter(sessions::last_used_at.lt(now_ms)))
+            diesel::update(sessions::table.find(DbId::from(id)).filter(sessions::last_used_at.lt(now_ms)))
                 .set(sessions::last_used_at.eq(now_ms))
                 .execute(&mut connection)
                 .await
@@ -362,14 +238,14 @@ impl AccountStore for PgStore {
         self.with_deadline(async move {
             let mut connection = self.connection().await?;
             let rows: Vec<SessionRow> = sessions::table
-                .filter(sessions::user_id.eq(*user.as_uuid()))
+                .filter(sessions::user_id.eq(DbId::from(user)))
                 .filter(sessions::revoked_at.is_null())
                 .order((sessions::created_at.desc(), sessions::id.desc()))
                 .select(SessionRow::as_select())
                 .load(&mut connection)
                 .await
                 .map_err(from_diesel)?;
-            rows.into_iter().map(SessionRecord::try_from).collect()
+            Ok(rows.into_iter().map(SessionRecord::from).collect())
         })
         .await
     }
@@ -377,7 +253,7 @@ impl AccountStore for PgStore {
     async fn revoke_session(&self, user: UserId, id: SessionId, now_ms: i64) -> Result<(), StoreError> {
         self.with_deadline(async move {
             let mut connection = self.connection().await?;
-            let session = sessions::table.find(*id.as_uuid()).filter(sessions::user_id.eq(*user.as_uuid()));
+            let session = sessions::table.find(DbId::from(id)).filter(sessions::user_id.eq(DbId::from(user)));
             let found: Option<Option<i64>> =
                 session.select(sessions::revoked_at).first(&mut connection).await.optional().map_err(from_diesel)?;
             match found {
@@ -438,7 +314,7 @@ impl AccountStore for PgStore {
         now_ms: i64,
     ) -> Result<(), StoreError> {
         let (state, user) = match approver {
-            Some(user) => ("approved", Some(*user.as_uuid())),
+            Some(user) => ("approved", Some(DbId::from(user))),
             None => ("denied", None),
         };
         self.with_deadline(async move {

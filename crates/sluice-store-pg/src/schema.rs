@@ -1,20 +1,6 @@
 // @generated automatically by Diesel CLI.
 
 diesel::table! {
-    api_keys (workspace_id, id) {
-        workspace_id -> Uuid,
-        id -> Uuid,
-        hash -> Bytea,
-        name -> Nullable<Text>,
-        env -> Text,
-        scopes -> Text,
-        created_at -> Int8,
-        expires_at -> Nullable<Int8>,
-        revoked_at -> Nullable<Int8>,
-    }
-}
-
-diesel::table! {
     block_bands (workspace_id, block_id, band) {
         workspace_id -> Uuid,
         block_id -> Int8,
@@ -43,21 +29,6 @@ diesel::table! {
         max_id -> Uuid,
         created_at -> Int8,
         head -> Bytea,
-    }
-}
-
-diesel::table! {
-    device_codes (hash) {
-        hash -> Bytea,
-        user_code -> Text,
-        client_id -> Text,
-        scope -> Nullable<Text>,
-        created_at -> Int8,
-        expires_at -> Int8,
-        interval_s -> Int4,
-        last_poll_at -> Nullable<Int8>,
-        state -> Text,
-        user_id -> Nullable<Uuid>,
     }
 }
 
@@ -162,27 +133,6 @@ diesel::table! {
 }
 
 diesel::table! {
-    memberships (workspace_id, user_id) {
-        workspace_id -> Uuid,
-        user_id -> Uuid,
-        role -> Text,
-        created_at -> Int8,
-    }
-}
-
-diesel::table! {
-    sessions (id) {
-        id -> Uuid,
-        user_id -> Uuid,
-        hash -> Bytea,
-        client -> Text,
-        created_at -> Int8,
-        last_used_at -> Int8,
-        revoked_at -> Nullable<Int8>,
-    }
-}
-
-diesel::table! {
     tail_watches (workspace_id, server) {
         workspace_id -> Uuid,
         server -> Text,
@@ -199,42 +149,10 @@ diesel::table! {
     }
 }
 
-diesel::table! {
-    users (id) {
-        id -> Uuid,
-        email -> Text,
-        email_key -> Text,
-        name -> Text,
-        password_hash -> Text,
-        admin -> Bool,
-        created_at -> Int8,
-    }
-}
-
-diesel::table! {
-    workspaces (id) {
-        id -> Uuid,
-        name -> Text,
-        plan -> Text,
-        created_at -> Int8,
-        rate_limit -> Nullable<Int4>,
-        monthly_quota -> Nullable<Int8>,
-        retention_days -> Int4,
-    }
-}
-
-diesel::joinable!(api_keys -> workspaces (workspace_id));
-diesel::joinable!(device_codes -> users (user_id));
-diesel::joinable!(memberships -> users (user_id));
-diesel::joinable!(memberships -> workspaces (workspace_id));
-diesel::joinable!(sessions -> users (user_id));
-
 diesel::allow_tables_to_appear_in_same_query!(
-    api_keys,
     block_bands,
     block_granules,
     blocks,
-    device_codes,
     flow_scopes,
     flow_steps,
     flows,
@@ -242,10 +160,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     log_rollups_daily,
     log_rollups_daily_sources,
     logs,
-    memberships,
-    sessions,
     tail_watches,
     usage_monthly,
-    users,
-    workspaces,
 );

@@ -9,8 +9,9 @@ use sluice_store::{NewApiKey, StoreError, TenantStore};
 
 use crate::PgStore;
 use crate::error::from_diesel;
-use crate::rows::{KeyRow, NewKeyRow, PlanChange, WorkspaceRow};
-use crate::schema::{api_keys, workspaces};
+use sluice_store_diesel::DbId;
+use sluice_store_diesel::rows::{KeyRow, NewKeyRow, PlanChange, WorkspaceRow};
+use sluice_store_diesel::schema::{api_keys, workspaces};
 
 #[async_trait]
 impl TenantStore for PgStore {
@@ -45,7 +46,7 @@ impl TenantStore for PgStore {
         self.with_deadline(async move {
             let mut connection = self.connection().await?;
             workspaces::table
-                .find(*id.as_uuid())
+                .find(DbId::from(id))
                 .select(WorkspaceRow::as_select())
                 .first(&mut connection)
                 .await
@@ -61,7 +62,7 @@ impl TenantStore for PgStore {
         let row = PlanChange::new(plan, &limits);
         self.with_deadline(async move {
             let mut connection = self.connection().await?;
-            let changed = diesel::update(workspaces::table.find(*id.as_uuid()))
+            let changed = diesel::update(workspaces::table.find(DbId::from(id)))
                 .set(row)
                 .execute(&mut connection)
                 .await
@@ -88,7 +89,7 @@ impl TenantStore for PgStore {
         self.with_deadline(async move {
             let mut connection = self.connection().await?;
             let rows: Vec<KeyRow> = api_keys::table
-                .filter(api_keys::workspace_id.eq(*workspace.as_uuid()))
+                .filter(api_keys::workspace_id.eq(DbId::from(workspace)))
                 .order((api_keys::created_at.asc(), api_keys::id.asc()))
                 .select(KeyRow::as_select())
                 .load(&mut connection)
@@ -104,7 +105,7 @@ impl TenantStore for PgStore {
             let mut connection = self.connection().await?;
             // A key is found by id alone (the caller may not know its workspace).
             let existing: Option<Option<i64>> = api_keys::table
-                .filter(api_keys::id.eq(*id.as_uuid()))
+                .filter(api_keys::id.eq(DbId::from(id)))
                 .select(api_keys::revoked_at)
                 .first(&mut connection)
                 .await
@@ -115,7 +116,7 @@ impl TenantStore for PgStore {
                 Some(Some(_)) => Ok(()),
                 Some(None) => {
                     diesel::update(
-                        api_keys::table.filter(api_keys::id.eq(*id.as_uuid())).filter(api_keys::revoked_at.is_null()),
+                        api_keys::table.filter(api_keys::id.eq(DbId::from(id))).filter(api_keys::revoked_at.is_null()),
                     )
                     .set(api_keys::revoked_at.eq(now_ms))
                     .execute(&mut connection)

@@ -1,7 +1,8 @@
 //! The PostgreSQL migrations as a whole: they run up, down and up again to the same schema
 //! (so every `down.sql` undoes its `up.sql`), and every index of a workspace-scoped table
 //! (the partitions of the rows earlier builds kept included) leads with `workspace_id`, so no query of one workspace walks
-//! another's rows.
+//! another's rows. The tables both stores share (`sluice_store_diesel::schema`) have the
+//! columns the migrations make.
 
 use diesel::QueryableByName;
 use diesel::sql_types::Text;
@@ -132,4 +133,30 @@ async fn every_index_of_a_workspace_scoped_table_leads_with_workspace_id() {
         .map(|index| format!("{} on {} (first: {})", index.index, index.table, index.first))
         .collect();
     assert_eq!(offenders, Vec::<String>::new(), "indexes that do not lead with workspace_id");
+}
+
+#[derive(QueryableByName)]
+struct Column {
+    #[diesel(sql_type = Text)]
+    name: String,
+}
+
+#[tokio::test]
+async fn shared_tables_match_the_migrations() {
+    let database = TestDatabase::new("shared_tables").await;
+    let mut connection = AsyncPgConnection::establish(database.url()).await.expect("connect");
+    for (table, mut columns) in sluice_store_diesel::columns::postgres() {
+        let migrated: Vec<Column> = diesel::sql_query(
+            "SELECT column_name::text AS name FROM information_schema.columns \
+              WHERE table_schema = 'public' AND table_name = $1",
+        )
+        .bind::<Text, _>(table)
+        .load(&mut connection)
+        .await
+        .expect("columns");
+        let mut migrated: Vec<String> = migrated.into_iter().map(|column| column.name).collect();
+        migrated.sort();
+        columns.sort();
+        assert_eq!(columns, migrated, "shared table {table} (sluice_store_diesel::schema)");
+    }
 }

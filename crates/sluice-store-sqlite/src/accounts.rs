@@ -8,146 +8,19 @@ use sluice_store::StoreError;
 use sluice_store::accounts::{
     self, AccountStore, DevicePoll, Member, MemberChange, NewDeviceCode, NewSession, NewUser, SessionSeed,
 };
-use sluice_store::rows::{corrupt, parse_column};
+use sluice_store::rows::parse_column;
+use sluice_store_diesel::DbId;
+use sluice_store_diesel::rows::{DeviceRow, SessionRow, UserRow, WorkspaceRow};
+use sluice_store_diesel::schema::{device_codes, memberships, sessions, users, workspaces};
 
 use crate::connection::SqliteStore;
 use crate::error::from_diesel;
-use crate::rows::WorkspaceRow;
-use crate::schema::{device_codes, memberships, sessions, users, workspaces};
-
-#[derive(Queryable, Selectable, Insertable)]
-#[diesel(table_name = users, check_for_backend(diesel::sqlite::Sqlite))]
-struct UserRow {
-    id: Vec<u8>,
-    email: String,
-    name: String,
-    admin: bool,
-    created_at: i64,
-}
-
-impl From<&User> for UserRow {
-    fn from(user: &User) -> Self {
-        Self {
-            id: user.id.as_bytes().to_vec(),
-            email: user.email.clone(),
-            name: user.name.clone(),
-            admin: user.admin,
-            created_at: user.created_at,
-        }
-    }
-}
-
-impl TryFrom<UserRow> for User {
-    type Error = StoreError;
-
-    fn try_from(row: UserRow) -> Result<Self, StoreError> {
-        Ok(User {
-            id: user_id(&row.id)?,
-            email: row.email,
-            name: row.name,
-            admin: row.admin,
-            created_at: row.created_at,
-        })
-    }
-}
-
-#[derive(Queryable, Selectable, Insertable)]
-#[diesel(table_name = sessions, check_for_backend(diesel::sqlite::Sqlite))]
-struct SessionRow {
-    id: Vec<u8>,
-    user_id: Vec<u8>,
-    client: String,
-    created_at: i64,
-    last_used_at: i64,
-    revoked_at: Option<i64>,
-}
-
-impl From<&SessionRecord> for SessionRow {
-    fn from(session: &SessionRecord) -> Self {
-        Self {
-            id: session.id.as_bytes().to_vec(),
-            user_id: session.user_id.as_bytes().to_vec(),
-            client: session.client.clone(),
-            created_at: session.created_at,
-            last_used_at: session.last_used_at,
-            revoked_at: session.revoked_at,
-        }
-    }
-}
-
-impl TryFrom<SessionRow> for SessionRecord {
-    type Error = StoreError;
-
-    fn try_from(row: SessionRow) -> Result<Self, StoreError> {
-        Ok(SessionRecord {
-            id: SessionId::from_slice(&row.id).ok_or_else(|| corrupt("session id"))?,
-            user_id: user_id(&row.user_id)?,
-            client: row.client,
-            created_at: row.created_at,
-            last_used_at: row.last_used_at,
-            revoked_at: row.revoked_at,
-        })
-    }
-}
-
-#[derive(Queryable, Selectable, Insertable, AsChangeset)]
-#[diesel(table_name = device_codes, check_for_backend(diesel::sqlite::Sqlite), treat_none_as_null = true)]
-struct DeviceRow {
-    user_code: String,
-    client_id: String,
-    scope: Option<String>,
-    created_at: i64,
-    expires_at: i64,
-    interval_s: i32,
-    last_poll_at: Option<i64>,
-    state: String,
-    user_id: Option<Vec<u8>>,
-}
-
-impl From<&DeviceGrant> for DeviceRow {
-    fn from(grant: &DeviceGrant) -> Self {
-        let (state, user) = accounts::device_state_columns(grant.state);
-        Self {
-            user_code: grant.user_code.clone(),
-            client_id: grant.client_id.clone(),
-            scope: grant.scope.clone(),
-            created_at: grant.created_at,
-            expires_at: grant.expires_at,
-            interval_s: i32::try_from(grant.interval_s).unwrap_or(i32::MAX),
-            last_poll_at: grant.last_poll_at,
-            state: state.to_owned(),
-            user_id: user.map(|user| user.as_bytes().to_vec()),
-        }
-    }
-}
-
-impl TryFrom<DeviceRow> for DeviceGrant {
-    type Error = StoreError;
-
-    fn try_from(row: DeviceRow) -> Result<Self, StoreError> {
-        let user = row.user_id.as_deref().map(user_id).transpose()?;
-        Ok(DeviceGrant {
-            user_code: row.user_code,
-            client_id: row.client_id,
-            scope: row.scope,
-            created_at: row.created_at,
-            expires_at: row.expires_at,
-            interval_s: u32::try_from(row.interval_s).map_err(|_| corrupt("device interval"))?,
-            last_poll_at: row.last_poll_at,
-            state: accounts::device_state_from_columns(&row.state, user)?,
-        })
-    }
-}
-
-fn user_id(bytes: &[u8]) -> Result<UserId, StoreError> {
-    UserId::from_slice(bytes).ok_or_else(|| corrupt("user id"))
-}
 
 /// A membership change in its transaction: the last-owner rule, then the change itself.
 fn change_member_in(
     connection: &mut SqliteConnection,
-    workspace: &[u8],
-    user: &[u8],
+    workspace: DbId,
+    user: DbId,
     change: MemberChange,
     keep_an_owner: bool,
     now_ms: i64,
@@ -225,12 +98,12 @@ impl AccountStore for SqliteStore {
     async fn get_user(&self, id: UserId) -> Result<Option<User>, StoreError> {
         self.with_connection(move |connection| {
             let row: Option<UserRow> = users::table
-                .find(id.as_bytes().to_vec())
+                .find(DbId::from(id))
                 .select(UserRow::as_select())
                 .first(connection)
                 .optional()
                 .map_err(from_diesel)?;
-            row.map(User::try_from).transpose()
+            Ok(row.map(User::from))
         })
         .await
     }
@@ -244,7 +117,7 @@ impl AccountStore for SqliteStore {
                 .first(connection)
                 .optional()
                 .map_err(from_diesel)?;
-            row.map(|(user, hash)| Ok((User::try_from(user)?, hash))).transpose()
+            Ok(row.map(|(user, hash)| (User::from(user), hash)))
         })
         .await
     }
@@ -260,7 +133,7 @@ impl AccountStore for SqliteStore {
         self.with_write(move |connection| {
             connection
                 .immediate_transaction(|connection| {
-                    change_member_in(connection, workspace.as_bytes(), user.as_bytes(), change, keep_an_owner, now_ms)
+                    change_member_in(connection, workspace.into(), user.into(), change, keep_an_owner, now_ms)
                 })
                 .map_err(from_diesel)?
         })
@@ -271,14 +144,14 @@ impl AccountStore for SqliteStore {
         self.with_connection(move |connection| {
             let rows: Vec<(UserRow, String, i64)> = memberships::table
                 .inner_join(users::table)
-                .filter(memberships::workspace_id.eq(workspace.as_bytes().to_vec()))
+                .filter(memberships::workspace_id.eq(DbId::from(workspace)))
                 .order((users::email_key.asc(), users::id.asc()))
                 .select((UserRow::as_select(), memberships::role, memberships::created_at))
                 .load(connection)
                 .map_err(from_diesel)?;
             rows.into_iter()
                 .map(|(user, role, since)| {
-                    Ok(Member { user: user.try_into()?, role: parse_column(&role, "member role")?, since })
+                    Ok(Member { user: user.into(), role: parse_column(&role, "member role")?, since })
                 })
                 .collect()
         })
@@ -289,7 +162,7 @@ impl AccountStore for SqliteStore {
         self.with_connection(move |connection| {
             let rows: Vec<(WorkspaceRow, String)> = memberships::table
                 .inner_join(workspaces::table)
-                .filter(memberships::user_id.eq(user.as_bytes().to_vec()))
+                .filter(memberships::user_id.eq(DbId::from(user)))
                 .order((workspaces::name.asc(), workspaces::id.asc()))
                 .select((WorkspaceRow::as_select(), memberships::role))
                 .load(connection)
@@ -324,14 +197,14 @@ impl AccountStore for SqliteStore {
                 .first(connection)
                 .optional()
                 .map_err(from_diesel)?;
-            row.map(|(session, user)| Ok((session.try_into()?, user.try_into()?))).transpose()
+            Ok(row.map(|(session, user)| (session.into(), user.into())))
         })
         .await
     }
 
     async fn touch_session(&self, id: SessionId, now_ms: i64) -> Result<(), StoreError> {
         self.with_write(move |connection| {
-            diesel::update(sessions::table.find(id.as_bytes().to_vec()).filter(sessions::last_used_at.lt(now_ms)))
+            diesel::update(sessions::table.find(DbId::from(id)).filter(sessions::last_used_at.lt(now_ms)))
                 .set(sessions::last_used_at.eq(now_ms))
                 .execute(connection)
                 .map_err(from_diesel)?;
@@ -343,23 +216,22 @@ impl AccountStore for SqliteStore {
     async fn sessions(&self, user: UserId) -> Result<Vec<SessionRecord>, StoreError> {
         self.with_connection(move |connection| {
             let rows: Vec<SessionRow> = sessions::table
-                .filter(sessions::user_id.eq(user.as_bytes().to_vec()))
+                .filter(sessions::user_id.eq(DbId::from(user)))
                 .filter(sessions::revoked_at.is_null())
                 .order((sessions::created_at.desc(), sessions::id.desc()))
                 .select(SessionRow::as_select())
                 .load(connection)
                 .map_err(from_diesel)?;
-            rows.into_iter().map(SessionRecord::try_from).collect()
+            Ok(rows.into_iter().map(SessionRecord::from).collect())
         })
         .await
     }
 
     async fn revoke_session(&self, user: UserId, id: SessionId, now_ms: i64) -> Result<(), StoreError> {
         self.with_write(move |connection| {
-            let session =
-                sessions::table.find(id.as_bytes().to_vec()).filter(sessions::user_id.eq(user.as_bytes().to_vec()));
+            let session = sessions::table.find(DbId::from(id)).filter(sessions::user_id.eq(DbId::from(user)));
             let found: Option<Option<i64>> =
-                session.clone().select(sessions::revoked_at).first(connection).optional().map_err(from_diesel)?;
+                session.select(sessions::revoked_at).first(connection).optional().map_err(from_diesel)?;
             match found {
                 None => Err(StoreError::NotFound("session")),
                 Some(Some(_)) => Ok(()),
@@ -417,7 +289,7 @@ impl AccountStore for SqliteStore {
     ) -> Result<(), StoreError> {
         let user_code = user_code.to_owned();
         let (state, user) = match approver {
-            Some(user) => ("approved", Some(user.as_bytes().to_vec())),
+            Some(user) => ("approved", Some(DbId::from(user))),
             None => ("denied", None),
         };
         self.with_write(move |connection| {

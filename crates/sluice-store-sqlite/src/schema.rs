@@ -2,36 +2,10 @@
 //! `schema_matches_migrations` test, which compares it with the columns SQLite reports.
 
 diesel::table! {
-    workspaces (id) {
-        id -> Binary,
-        name -> Text,
-        plan -> Text,
-        created_at -> BigInt,
-        rate_limit -> Nullable<Integer>,
-        monthly_quota -> Nullable<BigInt>,
-        retention_days -> Integer,
-    }
-}
-
-diesel::table! {
     usage_monthly (workspace_id, month) {
         workspace_id -> Binary,
         month -> BigInt,
         logs -> BigInt,
-    }
-}
-
-diesel::table! {
-    api_keys (id) {
-        id -> Binary,
-        workspace_id -> Binary,
-        hash -> Binary,
-        name -> Nullable<Text>,
-        env -> Text,
-        scopes -> Text,
-        created_at -> BigInt,
-        expires_at -> Nullable<BigInt>,
-        revoked_at -> Nullable<BigInt>,
     }
 }
 
@@ -130,10 +104,7 @@ diesel::table! {
     }
 }
 
-diesel::joinable!(api_keys -> workspaces (workspace_id));
 diesel::allow_tables_to_appear_in_same_query!(
-    workspaces,
-    api_keys,
     logs,
     log_rollups,
     log_rollups_daily,
@@ -143,56 +114,3 @@ diesel::allow_tables_to_appear_in_same_query!(
     block_bands,
     block_granules
 );
-
-diesel::table! {
-    users (id) {
-        id -> Binary,
-        email -> Text,
-        email_key -> Text,
-        name -> Text,
-        password_hash -> Text,
-        admin -> Bool,
-        created_at -> BigInt,
-    }
-}
-
-diesel::table! {
-    memberships (workspace_id, user_id) {
-        workspace_id -> Binary,
-        user_id -> Binary,
-        role -> Text,
-        created_at -> BigInt,
-    }
-}
-
-diesel::table! {
-    sessions (id) {
-        id -> Binary,
-        user_id -> Binary,
-        hash -> Binary,
-        client -> Text,
-        created_at -> BigInt,
-        last_used_at -> BigInt,
-        revoked_at -> Nullable<BigInt>,
-    }
-}
-
-diesel::table! {
-    device_codes (hash) {
-        hash -> Binary,
-        user_code -> Text,
-        client_id -> Text,
-        scope -> Nullable<Text>,
-        created_at -> BigInt,
-        expires_at -> BigInt,
-        interval_s -> Integer,
-        last_poll_at -> Nullable<BigInt>,
-        state -> Text,
-        user_id -> Nullable<Binary>,
-    }
-}
-
-diesel::joinable!(memberships -> workspaces (workspace_id));
-diesel::joinable!(memberships -> users (user_id));
-diesel::joinable!(sessions -> users (user_id));
-diesel::allow_tables_to_appear_in_same_query!(workspaces, users, memberships, sessions, device_codes);

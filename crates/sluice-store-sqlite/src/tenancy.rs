@@ -7,8 +7,9 @@ use sluice_store::{NewApiKey, StoreError, TenantStore};
 
 use crate::connection::SqliteStore;
 use crate::error::from_diesel;
-use crate::rows::{KeyRow, NewKeyRow, PlanChange, WorkspaceRow};
-use crate::schema::{api_keys, workspaces};
+use sluice_store_diesel::DbId;
+use sluice_store_diesel::rows::{KeyRow, NewKeyRow, PlanChange, WorkspaceRow};
+use sluice_store_diesel::schema::{api_keys, workspaces};
 
 #[async_trait]
 impl TenantStore for SqliteStore {
@@ -36,7 +37,7 @@ impl TenantStore for SqliteStore {
     async fn get_workspace(&self, id: WorkspaceId) -> Result<Option<Workspace>, StoreError> {
         self.with_connection(move |connection| {
             workspaces::table
-                .find(id.as_bytes().to_vec())
+                .find(DbId::from(id))
                 .select(WorkspaceRow::as_select())
                 .first(connection)
                 .optional()
@@ -50,7 +51,7 @@ impl TenantStore for SqliteStore {
     async fn set_plan(&self, id: WorkspaceId, plan: Plan, limits: Limits) -> Result<(), StoreError> {
         let change = PlanChange::new(plan, &limits);
         self.with_connection(move |connection| {
-            let changed = diesel::update(workspaces::table.find(id.as_bytes().to_vec()))
+            let changed = diesel::update(workspaces::table.find(DbId::from(id)))
                 .set(change)
                 .execute(connection)
                 .map_err(from_diesel)?;
@@ -71,7 +72,7 @@ impl TenantStore for SqliteStore {
     async fn list_keys(&self, workspace: WorkspaceId) -> Result<Vec<ApiKeyRecord>, StoreError> {
         self.with_connection(move |connection| {
             let rows: Vec<KeyRow> = api_keys::table
-                .filter(api_keys::workspace_id.eq(workspace.as_bytes().to_vec()))
+                .filter(api_keys::workspace_id.eq(DbId::from(workspace)))
                 .order((api_keys::created_at.asc(), api_keys::id.asc()))
                 .select(KeyRow::as_select())
                 .load(connection)
@@ -83,9 +84,9 @@ impl TenantStore for SqliteStore {
 
     async fn revoke_key(&self, id: KeyId, now_ms: i64) -> Result<(), StoreError> {
         self.with_connection(move |connection| {
-            let key = api_keys::table.find(id.as_bytes().to_vec());
+            let key = api_keys::table.find(DbId::from(id));
             let exists: Option<Option<i64>> =
-                key.clone().select(api_keys::revoked_at).first(connection).optional().map_err(from_diesel)?;
+                key.select(api_keys::revoked_at).first(connection).optional().map_err(from_diesel)?;
             match exists {
                 None => Err(StoreError::NotFound("key")),
                 Some(Some(_)) => Ok(()),
