@@ -24,7 +24,6 @@
 //! servers: `LISTEN`/`NOTIFY`), `slots` (counter slots), `rows` and `text` (rows as stored),
 //! `prepared` (fixed SQL prepared once per connection).
 
-mod accounts;
 mod blocks;
 mod connection;
 mod error;
@@ -42,9 +41,9 @@ mod retention;
 mod rollups;
 mod rows;
 mod schema;
+mod shared;
 mod slots;
 mod source;
-mod tenancy;
 mod text;
 mod upgrade;
 

@@ -2,7 +2,7 @@
 //! ([`crate::blocks::merge_due`]), one checkpoints the WAL, and, on the first start after an
 //! upgrade, one converts the logs kept as rows into blocks ([`crate::upgrade`]).
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use diesel::connection::SimpleConnection;
@@ -10,6 +10,7 @@ use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use sluice_store::{Clock, StoreError};
 
+use crate::connection::WriteLock;
 use crate::error::backend;
 
 /// How often the checkpointer runs.
@@ -33,7 +34,7 @@ impl Background {
     pub(crate) fn start(
         mut connection: SqliteConnection,
         merger: Option<(SqliteConnection, Duration)>,
-        write_lock: Arc<Mutex<()>>,
+        write_lock: Arc<WriteLock>,
         clock: Clock,
         upgrading: std::sync::mpsc::Sender<()>,
     ) -> Result<Self, StoreError> {
@@ -102,7 +103,7 @@ struct CheckpointResult {
 /// holds now.
 fn checkpoint(
     connection: &mut SqliteConnection,
-    write_lock: &Mutex<()>,
+    write_lock: &WriteLock,
     previous: Option<i32>,
 ) -> Result<Option<i32>, DieselError> {
     let passive = || diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)");
@@ -112,7 +113,7 @@ fn checkpoint(
         && done.log_frames == done.checkpointed
         && previous == Some(done.log_frames)
     {
-        let _lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
+        let _lock = write_lock.blocking_lock();
         diesel::sql_query("PRAGMA wal_checkpoint(TRUNCATE)").execute(connection)?;
         return Ok(Some(0));
     }
@@ -124,7 +125,7 @@ fn checkpoint(
         }
     }
     if result.as_ref().is_some_and(|result| i64::from(result.log_frames) > WAL_RESTART_FRAMES) {
-        let _lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
+        let _lock = write_lock.blocking_lock();
         passive().execute(connection)?;
     }
     Ok(result.map(|result| result.log_frames))

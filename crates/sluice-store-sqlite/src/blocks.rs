@@ -2,8 +2,6 @@
 //! ([`SqliteBlocks`]), a block's rows written and deleted, and the merges of each workspace's
 //! small blocks that the store's own thread runs ([`merge_due`]).
 
-use std::sync::{Mutex, PoisonError};
-
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Binary, Integer, Text};
@@ -11,6 +9,7 @@ use sluice_model::{Log, LogId, WorkspaceId};
 use sluice_store::StoreError;
 use sluice_store::blockstore::{BlockRef, BlockRows, BlockSource, Mergeable, SMALL_BLOCK_ROWS, merge_plan, now};
 
+use crate::connection::WriteLock;
 use crate::deadline;
 use crate::error::{Failed, from_diesel, write_transaction};
 use crate::schema::{block_bands, block_granules, blocks};
@@ -247,7 +246,7 @@ pub(crate) fn block_logs(connection: &mut SqliteConnection, workspace: &[u8], id
 /// does nothing if any of them went meanwhile). Returns the blocks merged away.
 pub(crate) fn merge_due(
     connection: &mut SqliteConnection,
-    write_lock: &Mutex<()>,
+    write_lock: &WriteLock,
     now_ms: i64,
 ) -> Result<usize, StoreError> {
     let workspaces: Vec<Vec<u8>> = blocks::table
@@ -273,7 +272,7 @@ pub(crate) fn merge_due(
 /// (none if a retention or another process changed them meanwhile); `None` when none is due.
 fn merge_one(
     connection: &mut SqliteConnection,
-    write_lock: &Mutex<()>,
+    write_lock: &WriteLock,
     workspace: &[u8],
     now_ms: i64,
 ) -> Result<Option<usize>, StoreError> {
@@ -297,7 +296,7 @@ fn merge_one(
         logs.extend(block_logs(connection, workspace, *id)?);
     }
     let encoded = BlockRows::encode(&logs)?;
-    let _lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
+    let _lock = write_lock.blocking_lock();
     let swapped = swap_blocks(connection, workspace, &plan, &encoded, now_ms, |_| Ok(()))?;
     Ok(Some(if swapped { plan.len() } else { 0 }))
 }

@@ -2,7 +2,7 @@
 //! and the [`SqliteStore`] they make up.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -30,10 +30,15 @@ pub(crate) const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migra
 /// its work on a blocking thread.
 pub(crate) type AsyncSqlite = SyncConnectionWrapper<SqliteConnection>;
 
+/// This process's turn at SQLite's write lock: taken with `blocking_lock` on the blocking
+/// threads and background threads that write, and awaited by the calls that write through
+/// [`AsyncSqlite`] (`sluice_store_diesel`'s queries).
+pub(crate) type WriteLock = tokio::sync::Mutex<()>;
+
 /// A store in one SQLite file.
 #[derive(Clone)]
 pub struct SqliteStore {
-    pool: Pool<AsyncSqlite>,
+    pub(crate) pool: Pool<AsyncSqlite>,
     /// Decoded block heads, shared by the reads (`sluice_store::blockstore`).
     pub(crate) heads: HeadCache,
     /// `None` when each insert merges the small blocks due ([`SqliteOptions::merge_every`]).
@@ -42,9 +47,9 @@ pub struct SqliteStore {
     /// retention, the upgrade, and the checkpoint that starts the log over), so they hand it
     /// to each other at once instead of through SQLite's busy handler, which sleeps in steps
     /// of up to 100 ms.
-    pub(crate) write_lock: Arc<Mutex<()>>,
+    pub(crate) write_lock: Arc<WriteLock>,
     /// How long one call may take ([`SqliteOptions::call_timeout`]).
-    call_timeout: Duration,
+    pub(crate) call_timeout: Duration,
     /// Whether the last write found no room (`sluice_store::full`).
     pub(crate) full: Arc<sluice_store::full::FullState>,
     /// Now.
@@ -110,7 +115,7 @@ impl Store for SqliteStore {
         }
         let (write_lock, full) = (self.write_lock.clone(), self.full.clone());
         self.with_connection(move |connection| {
-            let _lock = write_lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let _lock = write_lock.blocking_lock();
             if !full.is_full() {
                 return connection.batch_execute("BEGIN IMMEDIATE; ROLLBACK;").map_err(from_diesel);
             }
@@ -156,7 +161,7 @@ impl SqliteStore {
         register_functions(&mut connection).map_err(backend)?;
         connection.batch_execute("PRAGMA journal_mode = WAL;").map_err(backend)?;
         connection.run_pending_migrations(MIGRATIONS).map_err(|error| backend(format!("migrations: {error}")))?;
-        let write_lock = Arc::new(Mutex::new(()));
+        let write_lock = Arc::new(WriteLock::new(()));
         let own = || -> Result<SqliteConnection, StoreError> {
             let mut own = SqliteConnection::establish(&url).map_err(backend)?;
             own.batch_execute(&pragmas).map_err(backend)?;
@@ -210,21 +215,6 @@ impl SqliteStore {
             full: Arc::new(sluice_store::full::FullState::new(format!("the SQLite database {}", path.display()))),
             _background: background,
         })
-    }
-
-    /// [`Self::with_connection`] holding this process's write lock, which every writer here
-    /// queues on: a small write then never races a merge for SQLite's own lock.
-    pub(crate) async fn with_write<R, F>(&self, work: F) -> Result<R, StoreError>
-    where
-        R: Send + 'static,
-        F: FnOnce(&mut SqliteConnection) -> Result<R, StoreError> + Send + 'static,
-    {
-        let write_lock = self.write_lock.clone();
-        self.with_connection(move |connection| {
-            let _lock = write_lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            work(connection)
-        })
-        .await
     }
 
     /// Runs `work` on a pooled connection, on a blocking thread, within the call's deadline

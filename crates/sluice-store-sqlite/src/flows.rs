@@ -2,8 +2,6 @@
 //! transactions that insert and delete logs, and the list and timeline read from them
 //! (`sluice_store::flows`).
 
-use std::sync::PoisonError;
-
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
@@ -217,7 +215,7 @@ impl LogFlows for SqliteStore {
     async fn create_flow(&self, workspace: WorkspaceId, flow: &NewFlow) -> Result<(), StoreError> {
         let (flow, write_lock) = (flow.clone(), self.write_lock.clone());
         self.with_connection(move |connection| {
-            let _lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
+            let _lock = write_lock.blocking_lock();
             diesel::sql_query(
                 "INSERT INTO flows (workspace_id, flow_id, name, created_at, active_ts) VALUES (?1, ?2, ?3, ?4, ?4) \
                  ON CONFLICT (workspace_id, flow_id) DO UPDATE SET name = excluded.name, created_at = excluded.created_at",

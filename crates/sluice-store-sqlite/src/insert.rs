@@ -3,7 +3,6 @@
 //! counters and flows kept with them.
 
 use std::collections::BTreeMap;
-use std::sync::PoisonError;
 
 use async_trait::async_trait;
 
@@ -51,7 +50,7 @@ impl SqliteStore {
                 }
                 let now = clock();
                 let waited = std::time::Instant::now();
-                let lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
+                let lock = write_lock.blocking_lock();
                 let (waited, writing) = (waited.elapsed(), std::time::Instant::now());
                 let answers = write_transaction(connection, |connection| {
                     let mut answers: Vec<Result<(), StoreError>> = vec![Ok(()); group.len()];

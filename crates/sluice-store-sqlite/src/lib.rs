@@ -18,7 +18,6 @@
 //! `LogRetention`, `flows`: `LogFlows`, `tenancy`: `TenantStore`, `connection`: `Store`);
 //! `upgrade` converts a database that kept logs as rows.
 
-mod accounts;
 mod background;
 mod blocks;
 mod config;
@@ -36,7 +35,7 @@ mod retention;
 mod rollups;
 mod rows;
 mod schema;
-mod tenancy;
+mod shared;
 /// Test support: a database as the build before blocks left it (feature `testing`).
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -2,8 +2,6 @@
 //! newer ones too, written again without the old ones, a few blocks a transaction, with their
 //! counters and flows kept in step.
 
-use std::sync::PoisonError;
-
 use async_trait::async_trait;
 
 use diesel::prelude::*;
@@ -58,7 +56,7 @@ impl LogRetention for SqliteStore {
                     let deltas = RollupDeltas::removed(&expired, str::to_owned);
                     let flows = FlowDeltas::removed(&expired, str::to_owned);
                     let now = clock();
-                    let _lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
+                    let _lock = write_lock.blocking_lock();
                     let swapped = swap_blocks(connection, bytes, &due, &rewritten, now, |connection| {
                         apply_rollup_deltas(connection, &workspace, &deltas)?;
                         apply_flow_deltas(connection, &heads, bytes, &flows)?;

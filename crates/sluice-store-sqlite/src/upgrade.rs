@@ -5,7 +5,6 @@
 //! counters (rollups, usage, flows) already count them and stay as they are.
 
 use std::sync::mpsc::Receiver;
-use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use diesel::prelude::*;
@@ -18,6 +17,7 @@ use sluice_store::{Clock, StoreError};
 use tokio::sync::watch;
 
 use crate::blocks::write_block;
+use crate::connection::WriteLock;
 use crate::error::{backend, from_diesel, write_transaction};
 use crate::rows::LogRow;
 use crate::schema::logs;
@@ -35,7 +35,7 @@ pub(crate) fn rows_left(connection: &mut SqliteConnection) -> Result<u64, StoreE
 /// `stop` hangs up; the receiver follows its progress.
 pub(crate) fn start(
     mut connection: SqliteConnection,
-    write_lock: std::sync::Arc<Mutex<()>>,
+    write_lock: std::sync::Arc<WriteLock>,
     clock: Clock,
     stop: Receiver<()>,
 ) -> Result<Option<watch::Receiver<Progress>>, StoreError> {
@@ -78,7 +78,7 @@ pub(crate) fn start(
 /// Moves up to a block's worth of one workspace's oldest rows into a block; returns how many.
 pub(crate) fn convert_some(
     connection: &mut SqliteConnection,
-    write_lock: &Mutex<()>,
+    write_lock: &WriteLock,
     now_ms: i64,
 ) -> Result<u64, StoreError> {
     let Some(workspace): Option<Vec<u8>> =
@@ -96,7 +96,7 @@ pub(crate) fn convert_some(
     let seqs: Vec<i64> = rows.iter().map(|(seq, _)| *seq).collect();
     let logs: Vec<Log> = rows.into_iter().map(|(_, row)| Log::try_from(row)).collect::<Result<_, _>>()?;
     let encoded = BlockRows::encode(&logs)?;
-    let _lock = write_lock.lock().unwrap_or_else(PoisonError::into_inner);
+    let _lock = write_lock.blocking_lock();
     write_transaction(connection, |connection| {
         // Another process sharing the file (the admin CLI) may have moved some of these rows
         // meanwhile: then this move is undone and the next one reads again.

@@ -1,0 +1,44 @@
+//! How a store runs a call on one of its connections ([`Calls`]): what the queries both stores
+//! share ([`tenancy_and_accounts!`](crate::tenancy_and_accounts)) need of each.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use diesel::result::Error as DieselError;
+use sluice_store::StoreError;
+
+/// A call's work on a connection.
+pub type CallFuture<'c, R> = Pin<Box<dyn Future<Output = Result<R, StoreError>> + Send + 'c>>;
+
+/// A transaction's work: a database error rolls it back, so does an `Err` inside (after
+/// which the call answers that error).
+pub type TransactionFuture<'c, R> =
+    Pin<Box<dyn Future<Output = Result<Result<R, StoreError>, DieselError>> + Send + 'c>>;
+
+/// A store's way of running a call: which connection, within what deadline, under which lock.
+pub trait Calls: Sync {
+    /// The connection a call's work gets.
+    type Connection: Send + 'static;
+
+    /// Runs `work` on a connection, within the call's deadline.
+    fn read<R, F>(&self, work: F) -> impl Future<Output = Result<R, StoreError>> + Send
+    where
+        R: Send + 'static,
+        F: for<'c> FnOnce(&'c mut Self::Connection) -> CallFuture<'c, R> + Send + 'static;
+
+    /// [`Calls::read`] for work that writes: where the store serialises its writers, in turn.
+    fn write<R, F>(&self, work: F) -> impl Future<Output = Result<R, StoreError>> + Send
+    where
+        R: Send + 'static,
+        F: for<'c> FnOnce(&'c mut Self::Connection) -> CallFuture<'c, R> + Send + 'static;
+
+    /// [`Calls::write`] in one transaction that holds the write lock from its start, so rows it
+    /// reads stay as read until it commits (with `lock_rows`, the rows it locks).
+    fn transaction<R, F>(&self, work: F) -> impl Future<Output = Result<R, StoreError>> + Send
+    where
+        R: Send + 'static,
+        F: for<'c> FnOnce(&'c mut Self::Connection) -> TransactionFuture<'c, R> + Send + 'static;
+
+    /// The store's error for a database error.
+    fn from_diesel(error: DieselError) -> StoreError;
+}

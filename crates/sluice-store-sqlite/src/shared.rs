@@ -1,0 +1,83 @@
+//! Tenancy and accounts: the queries both stores share (`sluice_store_diesel`), expanded for
+//! SQLite, and how they run here ([`Calls`]): through diesel-async's wrapper of the pooled
+//! connection, writers taking this process's write lock first and transactions starting with
+//! `BEGIN IMMEDIATE`.
+
+use std::sync::Arc;
+
+use diesel::result::Error as DieselError;
+use sluice_store::StoreError;
+use sluice_store_diesel::{CallFuture, Calls, TransactionFuture};
+
+use crate::connection::{AsyncSqlite, SqliteStore, WriteLock};
+use crate::error::{backend, from_diesel};
+
+impl Calls for SqliteStore {
+    type Connection = AsyncSqlite;
+
+    async fn read<R, F>(&self, work: F) -> Result<R, StoreError>
+    where
+        R: Send + 'static,
+        F: for<'c> FnOnce(&'c mut AsyncSqlite) -> CallFuture<'c, R> + Send + 'static,
+    {
+        self.detached(None, work).await
+    }
+
+    async fn write<R, F>(&self, work: F) -> Result<R, StoreError>
+    where
+        R: Send + 'static,
+        F: for<'c> FnOnce(&'c mut AsyncSqlite) -> CallFuture<'c, R> + Send + 'static,
+    {
+        self.detached(Some(self.write_lock.clone()), work).await
+    }
+
+    async fn transaction<R, F>(&self, work: F) -> Result<R, StoreError>
+    where
+        R: Send + 'static,
+        F: for<'c> FnOnce(&'c mut AsyncSqlite) -> TransactionFuture<'c, R> + Send + 'static,
+    {
+        self.detached(Some(self.write_lock.clone()), move |connection: &mut AsyncSqlite| {
+            Box::pin(async move {
+                connection
+                    .immediate_transaction(async move |connection: &mut AsyncSqlite| work(connection).await)
+                    .await
+                    .map_err(from_diesel)?
+            })
+        })
+        .await
+    }
+
+    fn from_diesel(error: DieselError) -> StoreError {
+        from_diesel(error)
+    }
+}
+
+impl SqliteStore {
+    /// Runs `work` on a pooled connection in a task of its own, after this process's turn at
+    /// the write lock when `write_lock` is given. The task keeps the connection until `work`
+    /// is done, whether or not the caller still waits ([`SqliteStore::with_connection`] says
+    /// why); only the wait for the lock counts against the call's deadline, since a statement
+    /// already running cannot be stopped from here.
+    async fn detached<R, F>(&self, write_lock: Option<Arc<WriteLock>>, work: F) -> Result<R, StoreError>
+    where
+        R: Send + 'static,
+        F: for<'c> FnOnce(&'c mut AsyncSqlite) -> CallFuture<'c, R> + Send + 'static,
+    {
+        let (pool, timeout) = (self.pool.clone(), self.call_timeout);
+        let call = tokio::spawn(async move {
+            let _turn = match write_lock {
+                Some(lock) => Some(tokio::time::timeout(timeout, lock.lock_owned()).await.map_err(|_| {
+                    StoreError::Timeout(format!("no turn at the write lock within {} ms", timeout.as_millis()))
+                })?),
+                None => None,
+            };
+            let mut connection = pool.get().await.map_err(|error| StoreError::Unavailable(error.to_string()))?;
+            work(&mut connection).await
+        });
+        call.await.map_err(|error| backend(format!("a store call ended abnormally: {error}")))?
+    }
+}
+
+sluice_store_diesel::tenancy!(store: SqliteStore, connection: AsyncSqlite, bootstrap_lock: None);
+
+sluice_store_diesel::accounts!(store: SqliteStore, connection: AsyncSqlite, lock_rows: []);
