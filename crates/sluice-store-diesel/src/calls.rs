@@ -5,7 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use diesel::result::Error as DieselError;
-use sluice_store::StoreError;
+use sluice_store::{PoolStatus, StoreError};
 
 /// A call's work on a connection.
 pub type CallFuture<'c, R> = Pin<Box<dyn Future<Output = Result<R, StoreError>> + Send + 'c>>;
@@ -41,4 +41,9 @@ pub trait Calls: Sync {
 
     /// The store's error for a database error.
     fn from_diesel(error: DieselError) -> StoreError;
+}
+
+/// A pool's state as the store reports it (`Store::pool_status`).
+pub fn pool_status(status: deadpool::Status) -> PoolStatus {
+    PoolStatus { max: status.max_size, open: status.size, idle: status.available, waiting: status.waiting }
 }

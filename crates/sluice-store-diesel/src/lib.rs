@@ -12,12 +12,16 @@ mod accounts;
 mod calls;
 pub mod columns;
 mod id;
+/// The ingest benchmark's naive baseline (feature `bench`, which no production build enables).
+#[cfg(feature = "bench")]
+pub mod naive;
+pub mod raw;
 pub mod rows;
 #[expect(missing_docs, reason = "diesel's column types: each column is named as in the migrations")]
 pub mod schema;
 mod tenancy;
 
-pub use calls::{CallFuture, Calls, TransactionFuture};
+pub use calls::{CallFuture, Calls, TransactionFuture, pool_status};
 pub use id::{DbId, Id};
 
 /// What the macros' expansions name, so a store needs no dependency of its own for them.

@@ -17,9 +17,11 @@ use sluice_store::rollups::RollupDeltas;
 use uuid::Uuid;
 
 use crate::PgStore;
+use sluice_store_diesel::raw::IdRow;
+
 use crate::error::from_diesel;
 use crate::prepared::prepared;
-use crate::source::{IdRow, block_logs};
+use crate::source::block_logs;
 
 /// Writes the blocks of `workspace` (inside the caller's transaction): three statements a
 /// block, its head, its bands and its granules.

@@ -296,13 +296,7 @@ pub async fn migrate(url: &str) -> Result<(), StoreError> {
 #[async_trait]
 impl Store for PgStore {
     fn pool_status(&self) -> Option<sluice_store::PoolStatus> {
-        let status = self.pool.status();
-        Some(sluice_store::PoolStatus {
-            max: status.max_size,
-            open: status.size,
-            idle: status.available,
-            waiting: status.waiting,
-        })
+        Some(sluice_store_diesel::pool_status(self.pool.status()))
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

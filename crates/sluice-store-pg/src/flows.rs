@@ -12,16 +12,18 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use sluice_model::{Log, WorkspaceId};
 use sluice_store::blockstore::{HeadCache, Reader};
 use sluice_store::flows::{
-    FLOW_COLUMNS, FlowColumns, FlowDeltas, FlowFilter, FlowPage, FlowSummary, FlowTimeline, NewFlow,
-    missing_and_duplicate_steps, summaries, timeline_logs,
+    FLOW_COLUMNS, FlowDeltas, FlowFilter, FlowPage, FlowSummary, FlowTimeline, NewFlow, missing_and_duplicate_steps,
+    summaries, timeline_logs,
 };
 use sluice_store::{LogFlows, Page, StoreError};
 use uuid::Uuid;
 
 use crate::PgStore;
+use sluice_store_diesel::raw::{FlowRow, SourceRow, StepRow};
+
 use crate::error::from_diesel;
 use crate::source::PgBlocks;
-use crate::text::{decode, decode_option, encode};
+use crate::text::{decode, encode};
 
 /// Adds each flow's deltas to its counters, one statement a table for every flow of the
 /// workspace (keys in order, so concurrent writers lock flows in one order): gained logs
@@ -188,62 +190,6 @@ async fn flow_logs(
     Reader::new(&mut source, heads, WorkspaceId::from_uuid(workspace)).flow_logs(flow_id).await
 }
 
-/// One row of `flows`.
-#[derive(QueryableByName)]
-struct FlowRow {
-    #[diesel(sql_type = Text)]
-    flow_id: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    name: Option<String>,
-    #[diesel(sql_type = BigInt)]
-    steps: i64,
-    #[diesel(sql_type = BigInt)]
-    debug: i64,
-    #[diesel(sql_type = BigInt)]
-    info: i64,
-    #[diesel(sql_type = BigInt)]
-    warn: i64,
-    #[diesel(sql_type = BigInt)]
-    error: i64,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    first_ts: Option<i64>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    last_ts: Option<i64>,
-    #[diesel(sql_type = BigInt)]
-    active_ts: i64,
-}
-
-impl From<FlowRow> for FlowColumns {
-    fn from(row: FlowRow) -> Self {
-        let FlowRow { flow_id, name, steps, debug, info, warn, error, first_ts, last_ts, active_ts } = row;
-        FlowColumns {
-            flow_id: decode(flow_id),
-            name: decode_option(name),
-            steps,
-            levels: [debug, info, warn, error],
-            first_ts,
-            last_ts,
-            active_ts,
-        }
-    }
-}
-
-#[derive(QueryableByName)]
-struct SourceRow {
-    #[diesel(sql_type = Text)]
-    flow_id: String,
-    #[diesel(sql_type = Text)]
-    source: String,
-}
-
-#[derive(QueryableByName)]
-struct StepRow {
-    #[diesel(sql_type = Integer)]
-    step_index: i32,
-    #[diesel(sql_type = BigInt)]
-    logs: i64,
-}
-
 /// The flows' summaries with their sources (by their bytes, at most [`MAX_LISTED_SOURCES`]).
 async fn with_sources(
     connection: &mut AsyncPgConnection,
@@ -261,7 +207,7 @@ async fn with_sources(
     .await?;
     let sources: Vec<(String, String)> =
         sources.into_iter().map(|row| (decode(row.flow_id), decode(row.source))).collect();
-    Ok(summaries(rows.into_iter().map(FlowColumns::from).collect(), &sources))
+    Ok(summaries(rows.into_iter().map(|row| row.columns(decode)).collect(), &sources))
 }
 
 #[async_trait]

@@ -5,46 +5,12 @@
 //! counters, quota or other indexes.
 
 use async_trait::async_trait;
-use diesel::prelude::*;
 use diesel_async::pooled_connection::AsyncDieselConnectionManager;
 use diesel_async::pooled_connection::deadpool::Pool;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
-use sluice_model::JsonObject;
 use sluice_store::group::GroupWriter;
 use sluice_store::{StoreError, WriteBatch};
-use uuid::Uuid;
-
-/// The naive tables (the macro makes public modules; these stay private).
-mod tables {
-    diesel::table! {
-        bench_naive_logs (id) {
-            id -> Uuid,
-            workspace_id -> Uuid,
-            ts -> BigInt,
-            level -> Text,
-            source -> Text,
-            environment -> Text,
-            message -> Text,
-            data -> Nullable<Text>,
-        }
-    }
-}
-
-use tables::bench_naive_logs;
-
-/// One row of the naive table.
-#[derive(Insertable)]
-#[diesel(table_name = bench_naive_logs)]
-struct NaiveRow<'a> {
-    id: Uuid,
-    workspace_id: Uuid,
-    ts: i64,
-    level: &'a str,
-    source: &'a str,
-    environment: &'a str,
-    message: &'a str,
-    data: Option<&'a str>,
-}
+use sluice_store_diesel::naive::{NaiveRow, bench_naive_logs};
 
 /// The naive writer: a pool of four and the table, made on first use.
 pub struct NaiveWriter {
@@ -78,20 +44,7 @@ impl NaiveWriter {
     }
 
     async fn insert(&self, batch: &WriteBatch) -> Result<(), StoreError> {
-        let rows: Vec<NaiveRow<'_>> = batch
-            .logs
-            .iter()
-            .map(|log| NaiveRow {
-                id: *log.id.as_uuid(),
-                workspace_id: *batch.workspace.as_uuid(),
-                ts: log.entry.timestamp,
-                level: log.entry.level.as_str(),
-                source: &log.entry.source,
-                environment: log.entry.environment.as_str(),
-                message: &log.entry.message,
-                data: log.entry.data.as_ref().map(JsonObject::as_str),
-            })
-            .collect();
+        let rows: Vec<NaiveRow<'_>> = batch.logs.iter().map(|log| NaiveRow::of(batch.workspace, log)).collect();
         let mut connection = self.pool.get().await.map_err(failed)?;
         (*connection)
             .transaction::<_, diesel::result::Error, _>(async move |connection: &mut AsyncPgConnection| {

@@ -3,7 +3,6 @@
 //! retention transactions apply to them, and the query that sums them.
 
 use async_trait::async_trait;
-use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{Array, BigInt, Nullable, SmallInt, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
@@ -15,22 +14,11 @@ use sluice_store::rollups::{
 use sluice_store::{LogCounts, StoreError};
 use uuid::Uuid;
 
+use sluice_store_diesel::raw::CountRow;
+
 use crate::PgStore;
 use crate::error::from_diesel;
 use crate::text;
-
-/// One summed counter, as `level_counts` reads it.
-#[derive(QueryableByName)]
-struct CountRow {
-    #[diesel(sql_type = BigInt)]
-    hour: i64,
-    #[diesel(sql_type = Text)]
-    source: String,
-    #[diesel(sql_type = Text)]
-    level: String,
-    #[diesel(sql_type = BigInt)]
-    total: i64,
-}
 
 /// The counts statement in PostgreSQL's words: `$n` parameters, typed where a NULL is bound,
 /// sums as `int8`.
@@ -43,12 +31,6 @@ const COUNTS: CountsDialect = CountsDialect {
     unscoped: "$5::text IS NULL AND $6::text IS NULL",
     no_time: "0::int8",
 };
-
-/// The statement for `by` over `from_ms..to_ms`, on the counters [`CountsSource::choose`]
-/// picks.
-fn counts_sql(by: CountBy, from_ms: i64, to_ms: i64, narrow: bool) -> String {
-    CountsSource::choose(by, from_ms, to_ms, narrow).sql(&COUNTS)
-}
 
 /// Adds the deltas to the three counter tables' rows of `slot` (one statement each, keys in
 /// order), then, when subtracting, removes the counters whose slots sum to 0.
@@ -156,7 +138,7 @@ impl LogCounts for PgStore {
         self.with_deadline(async move {
             let narrow = filter.environment.is_none() && filter.dataset.is_none();
             let mut connection = self.connection().await?;
-            let rows: Vec<CountRow> = diesel::sql_query(counts_sql(by, from_ms, to_ms, narrow))
+            let rows: Vec<CountRow> = diesel::sql_query(CountsSource::choose(by, from_ms, to_ms, narrow).sql(&COUNTS))
                 .bind::<diesel::sql_types::Uuid, _>(*workspace.as_uuid())
                 .bind::<BigInt, _>(from_ms)
                 .bind::<BigInt, _>(to_ms)

@@ -3,13 +3,14 @@
 //!
 //! Every statement names one workspace, and every key it reads by leads with `workspace_id`.
 
-use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Bytea, Integer, Uuid as SqlUuid};
+use diesel::sql_types::{Array, BigInt, Integer, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use sluice_model::{Log, LogId};
 use sluice_store::StoreError;
 use sluice_store::blockstore::{BlockRef, BlockSource};
 use uuid::Uuid;
+
+use sluice_store_diesel::raw::{HeadRow, IdRow, PartRow, RefRow};
 
 use crate::error::from_diesel;
 use crate::prepared::prepared;
@@ -45,50 +46,6 @@ pub(crate) struct PgBlocks<'c> {
     pub(crate) workspace: Uuid,
 }
 
-#[derive(QueryableByName)]
-struct RefRow {
-    #[diesel(sql_type = BigInt)]
-    id: i64,
-    #[diesel(sql_type = BigInt)]
-    max_ts: i64,
-    #[diesel(sql_type = SqlUuid)]
-    max_id: Uuid,
-}
-
-#[derive(QueryableByName)]
-pub(crate) struct IdRow {
-    #[diesel(sql_type = BigInt)]
-    pub(crate) id: i64,
-}
-
-#[derive(QueryableByName)]
-struct HeadRow {
-    #[diesel(sql_type = BigInt)]
-    id: i64,
-    #[diesel(sql_type = Bytea)]
-    head: Vec<u8>,
-}
-
-#[derive(QueryableByName)]
-struct PartRow {
-    #[diesel(sql_type = BigInt)]
-    block: i64,
-    #[diesel(sql_type = Integer)]
-    part: i32,
-    #[diesel(sql_type = Bytea)]
-    bytes: Vec<u8>,
-}
-
-fn refs(rows: Vec<RefRow>) -> Vec<BlockRef> {
-    rows.into_iter()
-        .map(|row| BlockRef { id: row.id, max_ts: row.max_ts, max_id: LogId::from_uuid(row.max_id) })
-        .collect()
-}
-
-fn parts(rows: Vec<PartRow>) -> Vec<(i64, u32, Vec<u8>)> {
-    rows.into_iter().map(|row| (row.block, u32::try_from(row.part).unwrap_or(u32::MAX), row.bytes)).collect()
-}
-
 fn split(wanted: &[(i64, u32)]) -> (Vec<i64>, Vec<i32>) {
     wanted.iter().map(|(block, part)| (*block, i32::try_from(*part).unwrap_or(i32::MAX))).unzip()
 }
@@ -112,7 +69,7 @@ impl BlockSource for PgBlocks<'_> {
             .load(self.connection)
             .await
             .map_err(from_diesel)?;
-        Ok(refs(rows))
+        Ok(rows.into_iter().map(BlockRef::from).collect())
     }
 
     async fn blocks_holding(&mut self, id: LogId) -> Result<Vec<i64>, StoreError> {
@@ -132,7 +89,7 @@ impl BlockSource for PgBlocks<'_> {
             .load(self.connection)
             .await
             .map_err(from_diesel)?;
-        Ok(refs(rows))
+        Ok(rows.into_iter().map(BlockRef::from).collect())
     }
 
     async fn heads(&mut self, ids: &[i64]) -> Result<Vec<(i64, Vec<u8>)>, StoreError> {
@@ -154,7 +111,7 @@ impl BlockSource for PgBlocks<'_> {
             .load(self.connection)
             .await
             .map_err(from_diesel)?;
-        Ok(parts(rows))
+        Ok(rows.into_iter().map(PartRow::into_part).collect())
     }
 
     async fn granules(&mut self, wanted: &[(i64, u32)]) -> Result<Vec<(i64, u32, Vec<u8>)>, StoreError> {
@@ -166,7 +123,7 @@ impl BlockSource for PgBlocks<'_> {
             .load(self.connection)
             .await
             .map_err(from_diesel)?;
-        Ok(parts(rows))
+        Ok(rows.into_iter().map(PartRow::into_part).collect())
     }
 }
 

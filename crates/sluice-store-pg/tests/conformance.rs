@@ -2,29 +2,16 @@
 //! (`SLUICE_TEST_PG`): each test in a database of its own, cloned from the migrated
 //! template and dropped afterwards, so tests run in parallel.
 
-use std::ops::Deref;
-
 use sluice_store_pg::testing::TestDatabase;
 use sluice_store_pg::{PgOptions, PgStore};
 
 /// A store in its own database, dropped when the test ends (after the store's pool).
-struct Fixture {
-    store: PgStore,
-    _database: TestDatabase,
-}
-
-impl Deref for Fixture {
-    type Target = PgStore;
-
-    fn deref(&self) -> &PgStore {
-        &self.store
-    }
-}
+type Fixture = sluice_store::conformance::Fixture<PgStore, TestDatabase>;
 
 async fn open(options: PgOptions) -> Fixture {
     let database = TestDatabase::new("sluice_conformance").await;
     let store = PgStore::connect(database.url(), &options).await.expect("connect");
-    Fixture { store, _database: database }
+    Fixture::new(store, database)
 }
 
 async fn fresh() -> Fixture {

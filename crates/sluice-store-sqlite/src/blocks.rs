@@ -4,10 +4,12 @@
 
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
-use diesel::sql_types::{BigInt, Binary, Integer, Text};
+use diesel::sql_types::{BigInt, Binary, Text};
 use sluice_model::{Log, LogId, WorkspaceId};
 use sluice_store::StoreError;
 use sluice_store::blockstore::{BlockRef, BlockRows, BlockSource, Mergeable, SMALL_BLOCK_ROWS, merge_plan, now};
+
+use sluice_store_diesel::raw::{PartRow, RefRow};
 
 use crate::connection::WriteLock;
 use crate::deadline;
@@ -51,36 +53,6 @@ impl<'c> SqliteBlocks<'c> {
     }
 }
 
-#[derive(QueryableByName)]
-struct RefRow {
-    #[diesel(sql_type = BigInt)]
-    id: i64,
-    #[diesel(sql_type = BigInt)]
-    max_ts: i64,
-    #[diesel(sql_type = Binary)]
-    max_id: Vec<u8>,
-}
-
-#[derive(QueryableByName)]
-struct PartRow {
-    #[diesel(sql_type = BigInt)]
-    block: i64,
-    #[diesel(sql_type = Integer)]
-    part: i32,
-    #[diesel(sql_type = Binary)]
-    bytes: Vec<u8>,
-}
-
-fn refs(rows: Vec<RefRow>) -> Result<Vec<BlockRef>, StoreError> {
-    rows.into_iter()
-        .map(|row| {
-            let max_id = LogId::from_slice(&row.max_id)
-                .ok_or_else(|| StoreError::Backend("a block's id range is not an id".into()))?;
-            Ok(BlockRef { id: row.id, max_ts: row.max_ts, max_id })
-        })
-        .collect()
-}
-
 fn pairs(wanted: &[(i64, u32)]) -> String {
     serde_json::to_string(wanted).unwrap_or_else(|_| "[]".to_owned())
 }
@@ -104,7 +76,7 @@ impl BlockSource for SqliteBlocks<'_> {
             .bind::<BigInt, _>(i64::try_from(limit).unwrap_or(i64::MAX))
             .load(self.connection)
             .map_err(from_diesel)?;
-        refs(rows)
+        Ok(rows.into_iter().map(BlockRef::from).collect())
     }
 
     async fn blocks_holding(&mut self, id: LogId) -> Result<Vec<i64>, StoreError> {
@@ -125,7 +97,7 @@ impl BlockSource for SqliteBlocks<'_> {
             .bind::<Binary, _>(after.as_bytes().as_slice())
             .load(self.connection)
             .map_err(from_diesel)?;
-        refs(rows)
+        Ok(rows.into_iter().map(BlockRef::from).collect())
     }
 
     async fn heads(&mut self, ids: &[i64]) -> Result<Vec<(i64, Vec<u8>)>, StoreError> {
@@ -145,7 +117,7 @@ impl BlockSource for SqliteBlocks<'_> {
             .bind::<Text, _>(pairs(wanted))
             .load(self.connection)
             .map_err(from_diesel)?;
-        Ok(rows.into_iter().map(|row| (row.block, row.part as u32, row.bytes)).collect())
+        Ok(rows.into_iter().map(PartRow::into_part).collect())
     }
 
     async fn granules(&mut self, wanted: &[(i64, u32)]) -> Result<Vec<(i64, u32, Vec<u8>)>, StoreError> {
@@ -155,7 +127,7 @@ impl BlockSource for SqliteBlocks<'_> {
             .bind::<Text, _>(pairs(wanted))
             .load(self.connection)
             .map_err(from_diesel)?;
-        Ok(rows.into_iter().map(|row| (row.block, row.part as u32, row.bytes)).collect())
+        Ok(rows.into_iter().map(PartRow::into_part).collect())
     }
 }
 

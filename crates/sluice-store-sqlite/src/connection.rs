@@ -93,13 +93,7 @@ impl Store for SqliteStore {
     }
 
     fn pool_status(&self) -> Option<sluice_store::PoolStatus> {
-        let status = self.pool.status();
-        Some(sluice_store::PoolStatus {
-            max: status.max_size,
-            open: status.size,
-            idle: status.available,
-            waiting: status.waiting,
-        })
+        Some(sluice_store_diesel::pool_status(self.pool.status()))
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

@@ -9,10 +9,12 @@ use diesel::sql_types::{BigInt, Binary, Integer, Nullable, Text};
 use sluice_model::{Log, WorkspaceId};
 use sluice_store::blockstore::{HeadCache, Reader, now};
 use sluice_store::flows::{
-    FLOW_COLUMNS, FlowColumns, FlowDeltas, FlowFilter, FlowPage, FlowSummary, FlowTimeline, NewFlow,
-    missing_and_duplicate_steps, summaries, timeline_logs,
+    FLOW_COLUMNS, FlowDeltas, FlowFilter, FlowPage, FlowSummary, FlowTimeline, NewFlow, missing_and_duplicate_steps,
+    summaries, timeline_logs,
 };
 use sluice_store::{LogFlows, Page, StoreError};
+
+use sluice_store_diesel::raw::{FlowRow, SourceRow, StepRow};
 
 use crate::blocks::SqliteBlocks;
 use crate::connection::SqliteStore;
@@ -144,54 +146,6 @@ fn flow_logs(
     now(Reader::new(&mut source, heads, workspace).flow_logs(flow_id))
 }
 
-/// One row of `flows`.
-#[derive(QueryableByName)]
-struct FlowRow {
-    #[diesel(sql_type = Text)]
-    flow_id: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    name: Option<String>,
-    #[diesel(sql_type = BigInt)]
-    steps: i64,
-    #[diesel(sql_type = BigInt)]
-    debug: i64,
-    #[diesel(sql_type = BigInt)]
-    info: i64,
-    #[diesel(sql_type = BigInt)]
-    warn: i64,
-    #[diesel(sql_type = BigInt)]
-    error: i64,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    first_ts: Option<i64>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    last_ts: Option<i64>,
-    #[diesel(sql_type = BigInt)]
-    active_ts: i64,
-}
-
-impl From<FlowRow> for FlowColumns {
-    fn from(row: FlowRow) -> Self {
-        let FlowRow { flow_id, name, steps, debug, info, warn, error, first_ts, last_ts, active_ts } = row;
-        FlowColumns { flow_id, name, steps, levels: [debug, info, warn, error], first_ts, last_ts, active_ts }
-    }
-}
-
-#[derive(QueryableByName)]
-struct SourceRow {
-    #[diesel(sql_type = Text)]
-    flow_id: String,
-    #[diesel(sql_type = Text)]
-    source: String,
-}
-
-#[derive(QueryableByName)]
-struct StepRow {
-    #[diesel(sql_type = Integer)]
-    step_index: i32,
-    #[diesel(sql_type = BigInt)]
-    logs: i64,
-}
-
 /// The flows' summaries with their sources (alphabetical, at most [`MAX_LISTED_SOURCES`]).
 fn with_sources(
     connection: &mut SqliteConnection,
@@ -207,7 +161,7 @@ fn with_sources(
     .bind::<Text, _>(serde_json::to_string(&ids).unwrap_or_else(|_| "[]".to_owned()))
     .load(connection)?;
     let sources: Vec<(String, String)> = sources.into_iter().map(|row| (row.flow_id, row.source)).collect();
-    Ok(summaries(rows.into_iter().map(FlowColumns::from).collect(), &sources))
+    Ok(summaries(rows.into_iter().map(|row| row.columns(|text| text)).collect(), &sources))
 }
 
 #[async_trait]

@@ -13,25 +13,12 @@ use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use diesel_async::pooled_connection::AsyncDieselConnectionManager;
 use diesel_async::pooled_connection::deadpool::Pool;
-use sluice_model::JsonObject;
 use sluice_store::group::GroupWriter;
 use sluice_store::{StoreError, WriteBatch};
+use sluice_store_diesel::naive::{NaiveRow, bench_naive_logs};
 
-/// The naive tables (the macro makes public modules; these stay private).
+/// The full-text table (the macro makes public modules; this one stays private).
 mod tables {
-    diesel::table! {
-        bench_naive_logs (id) {
-            id -> Binary,
-            workspace_id -> Binary,
-            ts -> BigInt,
-            level -> Text,
-            source -> Text,
-            environment -> Text,
-            message -> Text,
-            data -> Nullable<Text>,
-        }
-    }
-
     diesel::table! {
         bench_naive_fts (rowid) {
             rowid -> BigInt,
@@ -40,21 +27,7 @@ mod tables {
     }
 }
 
-use tables::{bench_naive_fts, bench_naive_logs};
-
-/// One row of the naive table.
-#[derive(Insertable)]
-#[diesel(table_name = bench_naive_logs)]
-struct NaiveRow<'a> {
-    id: &'a [u8],
-    workspace_id: &'a [u8],
-    ts: i64,
-    level: &'a str,
-    source: &'a str,
-    environment: &'a str,
-    message: &'a str,
-    data: Option<&'a str>,
-}
+use tables::bench_naive_fts;
 
 /// The naive writer: four connections and the tables, made on first use.
 pub struct NaiveWriter {
@@ -96,21 +69,7 @@ impl NaiveWriter {
         connection
             .spawn_blocking(move |connection| {
                 connection.batch_execute(PRAGMAS)?;
-                let workspace = batch.workspace.as_bytes();
-                let rows: Vec<NaiveRow<'_>> = batch
-                    .logs
-                    .iter()
-                    .map(|log| NaiveRow {
-                        id: log.id.as_bytes(),
-                        workspace_id: workspace,
-                        ts: log.entry.timestamp,
-                        level: log.entry.level.as_str(),
-                        source: &log.entry.source,
-                        environment: log.entry.environment.as_str(),
-                        message: &log.entry.message,
-                        data: log.entry.data.as_ref().map(JsonObject::as_str),
-                    })
-                    .collect();
+                let rows: Vec<NaiveRow<'_>> = batch.logs.iter().map(|log| NaiveRow::of(batch.workspace, log)).collect();
                 let messages: Vec<_> =
                     batch.logs.iter().map(|log| bench_naive_fts::message.eq(log.entry.message.as_str())).collect();
                 connection.immediate_transaction(|connection| {

@@ -10,6 +10,8 @@ use sluice_query::stats::{CountBy, LevelCount, RollupFilter};
 use sluice_store::rollups::{Counter, CounterTable, CountsDialect, CountsSource, RollupDeltas, level_count};
 use sluice_store::{LogCounts, StoreError};
 
+use sluice_store_diesel::raw::CountRow;
+
 use crate::connection::SqliteStore;
 use crate::error::from_diesel;
 
@@ -70,19 +72,6 @@ fn add_to_counter(
     Ok(())
 }
 
-/// One summed rollup counter, as `level_counts` reads it.
-#[derive(QueryableByName)]
-struct CountRow {
-    #[diesel(sql_type = BigInt)]
-    hour: i64,
-    #[diesel(sql_type = Text)]
-    source: String,
-    #[diesel(sql_type = Text)]
-    level: String,
-    #[diesel(sql_type = BigInt)]
-    total: i64,
-}
-
 /// The counts statement in SQLite's words: numbered `?n` parameters, so every statement binds
 /// the same values.
 const COUNTS: CountsDialect = CountsDialect {
@@ -94,12 +83,6 @@ const COUNTS: CountsDialect = CountsDialect {
     unscoped: "?5 IS NULL AND ?6 IS NULL",
     no_time: "0",
 };
-
-/// The statement for `by` over `from_ms..to_ms`, on the counters [`CountsSource::choose`]
-/// picks.
-pub(crate) fn counts_sql(by: CountBy, from_ms: i64, to_ms: i64, narrow: bool) -> String {
-    CountsSource::choose(by, from_ms, to_ms, narrow).sql(&COUNTS)
-}
 
 #[async_trait]
 impl LogCounts for SqliteStore {
@@ -113,12 +96,10 @@ impl LogCounts for SqliteStore {
     ) -> Result<Vec<LevelCount>, StoreError> {
         let filter = filter.clone();
         self.with_connection(move |connection| {
-            let rows: Vec<CountRow> = diesel::sql_query(counts_sql(
-                by,
-                from_ms,
-                to_ms,
-                filter.environment.is_none() && filter.dataset.is_none(),
-            ))
+            let rows: Vec<CountRow> = diesel::sql_query(
+                CountsSource::choose(by, from_ms, to_ms, filter.environment.is_none() && filter.dataset.is_none())
+                    .sql(&COUNTS),
+            )
             .bind::<Binary, _>(workspace.as_bytes().to_vec())
             .bind::<BigInt, _>(from_ms)
             .bind::<BigInt, _>(to_ms)
@@ -173,19 +154,21 @@ mod tests {
             (CountBy::Source, day, day + MS_PER_HOUR, false, "log_rollups", "hour"),
         ];
         for (by, from, to, narrow, table, at) in cases {
-            let steps: Vec<String> =
-                diesel::sql_query(format!("EXPLAIN QUERY PLAN {}", counts_sql(by, from, to, narrow)))
-                    .bind::<Binary, _>(vec![0_u8; 16])
-                    .bind::<BigInt, _>(from)
-                    .bind::<BigInt, _>(to)
-                    .bind::<Nullable<Text>, _>(Some("api"))
-                    .bind::<Nullable<Text>, _>(None::<String>)
-                    .bind::<Nullable<Text>, _>(None::<String>)
-                    .load::<PlanStep>(&mut connection)
-                    .expect("plan")
-                    .into_iter()
-                    .map(|step| step.detail)
-                    .collect();
+            let steps: Vec<String> = diesel::sql_query(format!(
+                "EXPLAIN QUERY PLAN {}",
+                CountsSource::choose(by, from, to, narrow).sql(&COUNTS)
+            ))
+            .bind::<Binary, _>(vec![0_u8; 16])
+            .bind::<BigInt, _>(from)
+            .bind::<BigInt, _>(to)
+            .bind::<Nullable<Text>, _>(Some("api"))
+            .bind::<Nullable<Text>, _>(None::<String>)
+            .bind::<Nullable<Text>, _>(None::<String>)
+            .load::<PlanStep>(&mut connection)
+            .expect("plan")
+            .into_iter()
+            .map(|step| step.detail)
+            .collect();
             let range = format!("SEARCH {table} USING PRIMARY KEY (workspace_id=? AND {at}>? AND {at}<?)");
             assert!(steps.iter().any(|step| step.starts_with(&range)), "{by:?}: {steps:?}");
             assert!(!steps.iter().any(|step| step.contains("logs ")), "{steps:?}");

@@ -1,28 +1,15 @@
 //! The shared store conformance suite, run against a real SQLite file per test.
 
-use std::ops::Deref;
-
 use sluice_store_sqlite::SqliteStore;
 use tempfile::TempDir;
 
 /// A store in its own temporary directory, removed when the test ends.
-struct Fixture {
-    store: SqliteStore,
-    _dir: TempDir,
-}
-
-impl Deref for Fixture {
-    type Target = SqliteStore;
-
-    fn deref(&self) -> &SqliteStore {
-        &self.store
-    }
-}
+type Fixture = sluice_store::conformance::Fixture<SqliteStore, TempDir>;
 
 async fn fresh() -> Fixture {
     let dir = tempfile::tempdir().expect("temp dir");
     let store = SqliteStore::open(&dir.path().join("nested/dir/sluice.db")).expect("open store");
-    Fixture { store, _dir: dir }
+    Fixture::new(store, dir)
 }
 
 sluice_store::conformance_suite!(fresh);
@@ -44,7 +31,7 @@ mod merged {
         let clock: sluice_store::Clock = Arc::new(move || now.fetch_add(MERGE_AFTER_MS, Ordering::Relaxed));
         let options = SqliteOptions { merge_every: None, clock, ..SqliteOptions::default() };
         let store = SqliteStore::open_with(&dir.path().join("sluice.db"), &options).expect("open store");
-        Fixture { store, _dir: dir }
+        Fixture::new(store, dir)
     }
 
     sluice_store::conformance_suite!(fresh);

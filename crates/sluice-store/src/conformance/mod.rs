@@ -35,6 +35,28 @@ pub use self::search::*;
 pub use self::sweep::*;
 pub use self::tenancy::*;
 
+/// A store under test and what must outlive it (its file's directory, its database), dropped
+/// after it.
+pub struct Fixture<S, Keep> {
+    store: S,
+    _keep: Keep,
+}
+
+impl<S, Keep> Fixture<S, Keep> {
+    /// `store`, keeping `keep` until the fixture is dropped.
+    pub fn new(store: S, keep: Keep) -> Self {
+        Fixture { store, _keep: keep }
+    }
+}
+
+impl<S, Keep> std::ops::Deref for Fixture<S, Keep> {
+    type Target = S;
+
+    fn deref(&self) -> &S {
+        &self.store
+    }
+}
+
 /// Builds one test per behaviour of this module. `$make` is an expression evaluating to an
 /// async closure (or function) that returns something dereferencing to the store under test.
 #[macro_export]
