@@ -15,29 +15,40 @@ pub type CallFuture<'c, R> = Pin<Box<dyn Future<Output = Result<R, StoreError>> 
 pub type TransactionFuture<'c, R> =
     Pin<Box<dyn Future<Output = Result<Result<R, StoreError>, DieselError>> + Send + 'c>>;
 
+/// A call's work on a connection of type `C`, answering `R`.
+pub trait Work<C, R>: for<'c> FnOnce(&'c mut C) -> CallFuture<'c, R> + Send + 'static {}
+
+impl<C, R, F> Work<C, R> for F where F: for<'c> FnOnce(&'c mut C) -> CallFuture<'c, R> + Send + 'static {}
+
+/// A transaction's work on a connection of type `C`, answering `R`.
+pub trait TransactionWork<C, R>: for<'c> FnOnce(&'c mut C) -> TransactionFuture<'c, R> + Send + 'static {}
+
+impl<C, R, F> TransactionWork<C, R> for F where F: for<'c> FnOnce(&'c mut C) -> TransactionFuture<'c, R> + Send + 'static
+{}
+
 /// A store's way of running a call: which connection, within what deadline, under which lock.
 pub trait Calls: Sync {
     /// The connection a call's work gets.
     type Connection: Send + 'static;
 
     /// Runs `work` on a connection, within the call's deadline.
-    fn read<R, F>(&self, work: F) -> impl Future<Output = Result<R, StoreError>> + Send
-    where
-        R: Send + 'static,
-        F: for<'c> FnOnce(&'c mut Self::Connection) -> CallFuture<'c, R> + Send + 'static;
+    fn read<R: Send + 'static>(
+        &self,
+        work: impl Work<Self::Connection, R>,
+    ) -> impl Future<Output = Result<R, StoreError>> + Send;
 
     /// [`Calls::read`] for work that writes: where the store serialises its writers, in turn.
-    fn write<R, F>(&self, work: F) -> impl Future<Output = Result<R, StoreError>> + Send
-    where
-        R: Send + 'static,
-        F: for<'c> FnOnce(&'c mut Self::Connection) -> CallFuture<'c, R> + Send + 'static;
+    fn write<R: Send + 'static>(
+        &self,
+        work: impl Work<Self::Connection, R>,
+    ) -> impl Future<Output = Result<R, StoreError>> + Send;
 
     /// [`Calls::write`] in one transaction that holds the write lock from its start, so rows it
     /// reads stay as read until it commits (with `lock_rows`, the rows it locks).
-    fn transaction<R, F>(&self, work: F) -> impl Future<Output = Result<R, StoreError>> + Send
-    where
-        R: Send + 'static,
-        F: for<'c> FnOnce(&'c mut Self::Connection) -> TransactionFuture<'c, R> + Send + 'static;
+    fn transaction<R: Send + 'static>(
+        &self,
+        work: impl TransactionWork<Self::Connection, R>,
+    ) -> impl Future<Output = Result<R, StoreError>> + Send;
 
     /// The store's error for a database error.
     fn from_diesel(error: DieselError) -> StoreError;

@@ -5,7 +5,7 @@
 use diesel::result::Error as DieselError;
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 use sluice_store::StoreError;
-use sluice_store_diesel::{CallFuture, Calls, TransactionFuture};
+use sluice_store_diesel::{Calls, TransactionWork, Work};
 
 use crate::PgStore;
 use crate::error::from_diesel;
@@ -13,11 +13,7 @@ use crate::error::from_diesel;
 impl Calls for PgStore {
     type Connection = AsyncPgConnection;
 
-    async fn read<R, F>(&self, work: F) -> Result<R, StoreError>
-    where
-        R: Send + 'static,
-        F: for<'c> FnOnce(&'c mut AsyncPgConnection) -> CallFuture<'c, R> + Send + 'static,
-    {
+    async fn read<R: Send + 'static>(&self, work: impl Work<AsyncPgConnection, R>) -> Result<R, StoreError> {
         self.with_deadline(async move {
             let mut connection = self.connection().await?;
             work(&mut connection).await
@@ -25,19 +21,14 @@ impl Calls for PgStore {
         .await
     }
 
-    async fn write<R, F>(&self, work: F) -> Result<R, StoreError>
-    where
-        R: Send + 'static,
-        F: for<'c> FnOnce(&'c mut AsyncPgConnection) -> CallFuture<'c, R> + Send + 'static,
-    {
+    async fn write<R: Send + 'static>(&self, work: impl Work<AsyncPgConnection, R>) -> Result<R, StoreError> {
         self.read(work).await
     }
 
-    async fn transaction<R, F>(&self, work: F) -> Result<R, StoreError>
-    where
-        R: Send + 'static,
-        F: for<'c> FnOnce(&'c mut AsyncPgConnection) -> TransactionFuture<'c, R> + Send + 'static,
-    {
+    async fn transaction<R: Send + 'static>(
+        &self,
+        work: impl TransactionWork<AsyncPgConnection, R>,
+    ) -> Result<R, StoreError> {
         self.with_deadline(async move {
             let mut connection = self.connection().await?;
             (*connection)

@@ -7,7 +7,7 @@ use diesel::sql_types::{Array, BigInt, Integer, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use sluice_model::{Log, LogId};
 use sluice_store::StoreError;
-use sluice_store::blockstore::{BlockRef, BlockSource};
+use sluice_store::blockstore::{BlockRef, BlockSource, BlockWalk};
 use uuid::Uuid;
 
 use sluice_store_diesel::raw::{HeadRow, IdRow, PartRow, RefRow};
@@ -51,21 +51,15 @@ fn split(wanted: &[(i64, u32)]) -> (Vec<i64>, Vec<i32>) {
 }
 
 impl BlockSource for PgBlocks<'_> {
-    async fn blocks(
-        &mut self,
-        from: Option<i64>,
-        to: Option<i64>,
-        before: Option<(i64, i64)>,
-        limit: usize,
-    ) -> Result<Vec<BlockRef>, StoreError> {
-        let (before_ts, before_id) = before.unwrap_or((i64::MAX, i64::MAX));
+    async fn blocks(&mut self, walk: BlockWalk) -> Result<Vec<BlockRef>, StoreError> {
+        let [from, to, before_ts, before_id, limit] = walk.parameters();
         let rows: Vec<RefRow> = prepared(BLOCKS_SQL)
             .bind::<SqlUuid, _>(self.workspace)
-            .bind::<BigInt, _>(from.unwrap_or(i64::MIN))
-            .bind::<BigInt, _>(to.unwrap_or(i64::MAX))
+            .bind::<BigInt, _>(from)
+            .bind::<BigInt, _>(to)
             .bind::<BigInt, _>(before_ts)
             .bind::<BigInt, _>(before_id)
-            .bind::<BigInt, _>(i64::try_from(limit).unwrap_or(i64::MAX))
+            .bind::<BigInt, _>(limit)
             .load(self.connection)
             .await
             .map_err(from_diesel)?;

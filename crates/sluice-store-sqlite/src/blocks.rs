@@ -7,7 +7,9 @@ use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Binary, Text};
 use sluice_model::{Log, LogId, WorkspaceId};
 use sluice_store::StoreError;
-use sluice_store::blockstore::{BlockRef, BlockRows, BlockSource, Mergeable, SMALL_BLOCK_ROWS, merge_plan, now};
+use sluice_store::blockstore::{
+    BlockRef, BlockRows, BlockSource, BlockWalk, Mergeable, SMALL_BLOCK_ROWS, merge_plan, now,
+};
 
 use sluice_store_diesel::raw::{PartRow, RefRow};
 
@@ -58,24 +60,14 @@ fn pairs(wanted: &[(i64, u32)]) -> String {
 }
 
 impl BlockSource for SqliteBlocks<'_> {
-    async fn blocks(
-        &mut self,
-        from: Option<i64>,
-        to: Option<i64>,
-        before: Option<(i64, i64)>,
-        limit: usize,
-    ) -> Result<Vec<BlockRef>, StoreError> {
+    async fn blocks(&mut self, walk: BlockWalk) -> Result<Vec<BlockRef>, StoreError> {
         deadline::check()?;
-        let (before_ts, before_id) = before.unwrap_or((i64::MAX, i64::MAX));
-        let rows: Vec<RefRow> = diesel::sql_query(BLOCKS_SQL)
-            .bind::<Binary, _>(&self.workspace)
-            .bind::<BigInt, _>(from.unwrap_or(i64::MIN))
-            .bind::<BigInt, _>(to.unwrap_or(i64::MAX))
-            .bind::<BigInt, _>(before_ts)
-            .bind::<BigInt, _>(before_id)
-            .bind::<BigInt, _>(i64::try_from(limit).unwrap_or(i64::MAX))
-            .load(self.connection)
-            .map_err(from_diesel)?;
+        // Numbered parameters ?2..?6, in the order `BlockWalk::parameters` gives them.
+        let mut query = diesel::sql_query(BLOCKS_SQL).bind::<Binary, _>(&self.workspace).into_boxed();
+        for parameter in walk.parameters() {
+            query = query.bind::<BigInt, _>(parameter);
+        }
+        let rows: Vec<RefRow> = query.load(self.connection).map_err(from_diesel)?;
         Ok(rows.into_iter().map(BlockRef::from).collect())
     }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use diesel::result::Error as DieselError;
 use sluice_store::StoreError;
-use sluice_store_diesel::{CallFuture, Calls, TransactionFuture};
+use sluice_store_diesel::{Calls, TransactionWork, Work};
 
 use crate::connection::{AsyncSqlite, SqliteStore, WriteLock};
 use crate::error::{backend, from_diesel};
@@ -15,27 +15,18 @@ use crate::error::{backend, from_diesel};
 impl Calls for SqliteStore {
     type Connection = AsyncSqlite;
 
-    async fn read<R, F>(&self, work: F) -> Result<R, StoreError>
-    where
-        R: Send + 'static,
-        F: for<'c> FnOnce(&'c mut AsyncSqlite) -> CallFuture<'c, R> + Send + 'static,
-    {
+    async fn read<R: Send + 'static>(&self, work: impl Work<AsyncSqlite, R>) -> Result<R, StoreError> {
         self.detached(None, work).await
     }
 
-    async fn write<R, F>(&self, work: F) -> Result<R, StoreError>
-    where
-        R: Send + 'static,
-        F: for<'c> FnOnce(&'c mut AsyncSqlite) -> CallFuture<'c, R> + Send + 'static,
-    {
+    async fn write<R: Send + 'static>(&self, work: impl Work<AsyncSqlite, R>) -> Result<R, StoreError> {
         self.detached(Some(self.write_lock.clone()), work).await
     }
 
-    async fn transaction<R, F>(&self, work: F) -> Result<R, StoreError>
-    where
-        R: Send + 'static,
-        F: for<'c> FnOnce(&'c mut AsyncSqlite) -> TransactionFuture<'c, R> + Send + 'static,
-    {
+    async fn transaction<R: Send + 'static>(
+        &self,
+        work: impl TransactionWork<AsyncSqlite, R>,
+    ) -> Result<R, StoreError> {
         self.detached(Some(self.write_lock.clone()), move |connection: &mut AsyncSqlite| {
             Box::pin(async move {
                 connection
@@ -58,11 +49,11 @@ impl SqliteStore {
     /// is done, whether or not the caller still waits ([`SqliteStore::with_connection`] says
     /// why); only the wait for the lock counts against the call's deadline, since a statement
     /// already running cannot be stopped from here.
-    async fn detached<R, F>(&self, write_lock: Option<Arc<WriteLock>>, work: F) -> Result<R, StoreError>
-    where
-        R: Send + 'static,
-        F: for<'c> FnOnce(&'c mut AsyncSqlite) -> CallFuture<'c, R> + Send + 'static,
-    {
+    async fn detached<R: Send + 'static>(
+        &self,
+        write_lock: Option<Arc<WriteLock>>,
+        work: impl Work<AsyncSqlite, R>,
+    ) -> Result<R, StoreError> {
         let (pool, timeout) = (self.pool.clone(), self.call_timeout);
         let call = tokio::spawn(async move {
             let _turn = match write_lock {

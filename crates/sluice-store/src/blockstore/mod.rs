@@ -111,17 +111,35 @@ pub struct BlockRef {
     pub max_id: LogId,
 }
 
+/// One step of a walk back through a workspace's blocks: those whose time range meets
+/// `from..=to`, ordered by latest timestamp then number, descending, strictly after `before`
+/// in that order when given; at most `limit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockWalk {
+    /// The earliest time wanted, if any.
+    pub from: Option<i64>,
+    /// The latest time wanted, if any.
+    pub to: Option<i64>,
+    /// `(max_ts, id)` of the last block the walk has seen.
+    pub before: Option<(i64, i64)>,
+    /// The most blocks a step answers.
+    pub limit: usize,
+}
+
+impl BlockWalk {
+    /// The step as its statement's parameters: `from`, `to`, the `(max_ts, id)` to stay
+    /// before and the limit, open ends as the widest values.
+    pub fn parameters(&self) -> [i64; 5] {
+        let (before_ts, before_id) = self.before.unwrap_or((i64::MAX, i64::MAX));
+        let limit = i64::try_from(self.limit).unwrap_or(i64::MAX);
+        [self.from.unwrap_or(i64::MIN), self.to.unwrap_or(i64::MAX), before_ts, before_id, limit]
+    }
+}
+
 /// The SQL of one store, reading one workspace's blocks inside one read transaction.
 pub trait BlockSource: Send {
-    /// The blocks whose time range meets `from..=to`, ordered by latest timestamp then number,
-    /// descending, strictly after `before` in that order when given; at most `limit`.
-    fn blocks(
-        &mut self,
-        from: Option<i64>,
-        to: Option<i64>,
-        before: Option<(i64, i64)>,
-        limit: usize,
-    ) -> impl Future<Output = Result<Vec<BlockRef>, StoreError>> + Send;
+    /// The blocks of one step of `walk`.
+    fn blocks(&mut self, walk: BlockWalk) -> impl Future<Output = Result<Vec<BlockRef>, StoreError>> + Send;
 
     /// The numbers of the blocks whose id range holds `id`.
     fn blocks_holding(&mut self, id: LogId) -> impl Future<Output = Result<Vec<i64>, StoreError>> + Send;

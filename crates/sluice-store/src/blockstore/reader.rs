@@ -7,7 +7,7 @@ use std::sync::Arc;
 use sluice_blocks::{DecodeError, Granule, Head, Matcher, PageCollector};
 use sluice_model::{Log, LogId, WorkspaceId};
 
-use super::{BAND_BYTES, BlockSource, HeadCache, corrupt};
+use super::{BAND_BYTES, BlockSource, BlockWalk, HeadCache, corrupt};
 use crate::{LogPage, Page, StoreError};
 
 /// The most bytes of granules a page keeps while it reads (those holding its hits so far).
@@ -153,7 +153,7 @@ impl<'a, S: BlockSource> Reader<'a, S> {
         let mut heads: HashMap<i64, Arc<Head>> = HashMap::new();
         let mut before = None;
         loop {
-            let blocks = self.source.blocks(from, to, before, BLOCKS_A_ROUND).await?;
+            let blocks = self.source.blocks(BlockWalk { from, to, before, limit: BLOCKS_A_ROUND }).await?;
             let Some(last) = blocks.last() else { break };
             before = Some((last.max_ts, last.id));
             // Blocks come newest first: once the page is full and a block's latest log is
@@ -325,7 +325,7 @@ impl<'a, S: BlockSource> Reader<'a, S> {
         let mut logs = Vec::new();
         let mut before = None;
         loop {
-            let blocks = self.source.blocks(from, to, before, BLOCKS_A_ROUND).await?;
+            let blocks = self.source.blocks(BlockWalk { from, to, before, limit: BLOCKS_A_ROUND }).await?;
             let Some(last) = blocks.last() else { break };
             before = Some((last.max_ts, last.id));
             let ids: Vec<i64> = blocks.iter().map(|block| block.id).collect();
