@@ -10,8 +10,8 @@ use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use sluice_store::{Clock, StoreError};
 
-use crate::connection::WriteLock;
 use crate::error::backend;
+use crate::lock::WriteLock;
 
 /// How often the checkpointer runs.
 const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);

@@ -13,9 +13,9 @@ use sluice_store::blockstore::{
 
 use sluice_store_diesel::raw::{PartRow, RefRow};
 
-use crate::connection::WriteLock;
 use crate::deadline;
 use crate::error::{Failed, from_diesel, write_transaction};
+use crate::lock::WriteLock;
 use crate::schema::{block_bands, block_granules, blocks};
 
 /// Rows per multi-row `INSERT` of bands or granules: 4 bound values each, far under SQLite's

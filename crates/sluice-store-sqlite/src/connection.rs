@@ -23,17 +23,13 @@ use crate::background::Background;
 use crate::config::SqliteOptions;
 use crate::deadline::{DeadlineScope, register_functions};
 use crate::error::{backend, from_diesel};
+use crate::lock::WriteLock;
 
 pub(crate) const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
 
 /// A pooled connection: diesel's SQLite connection behind diesel-async's wrapper, which runs
 /// its work on a blocking thread.
 pub(crate) type AsyncSqlite = SyncConnectionWrapper<SqliteConnection>;
-
-/// This process's turn at SQLite's write lock: taken with `blocking_lock` on the blocking
-/// threads and background threads that write, and awaited by the calls that write through
-/// [`AsyncSqlite`] (`sluice_store_diesel`'s queries).
-pub(crate) type WriteLock = tokio::sync::Mutex<()>;
 
 /// A store in one SQLite file.
 #[derive(Clone)]

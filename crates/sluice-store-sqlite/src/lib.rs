@@ -26,6 +26,7 @@ mod deadline;
 mod error;
 mod flows;
 mod insert;
+mod lock;
 /// The ingest benchmark's naive baseline (feature `bench`, which no production build enables).
 #[cfg(feature = "bench")]
 pub mod naive;

@@ -9,8 +9,9 @@ use diesel::result::Error as DieselError;
 use sluice_store::StoreError;
 use sluice_store_diesel::{Calls, TransactionWork, Work};
 
-use crate::connection::{AsyncSqlite, SqliteStore, WriteLock};
+use crate::connection::{AsyncSqlite, SqliteStore};
 use crate::error::{backend, from_diesel};
+use crate::lock::WriteLock;
 
 impl Calls for SqliteStore {
     type Connection = AsyncSqlite;

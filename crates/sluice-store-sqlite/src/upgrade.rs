@@ -17,8 +17,8 @@ use sluice_store::{Clock, StoreError};
 use tokio::sync::watch;
 
 use crate::blocks::write_block;
-use crate::connection::WriteLock;
 use crate::error::{backend, from_diesel, write_transaction};
+use crate::lock::WriteLock;
 use crate::rows::LogRow;
 use crate::schema::logs;
 
