@@ -10,8 +10,8 @@ use sluice_store::{PoolStatus, StoreError};
 /// A call's work on a connection.
 pub type CallFuture<'c, R> = Pin<Box<dyn Future<Output = Result<R, StoreError>> + Send + 'c>>;
 
-/// A transaction's work: a database error rolls it back, so does an `Err` inside (after
-/// which the call answers that error).
+/// A transaction's work: a database error rolls it back; an `Err` inside commits what was
+/// written before it (the call then answers that error), so work answers one before it writes.
 pub type TransactionFuture<'c, R> =
     Pin<Box<dyn Future<Output = Result<Result<R, StoreError>, DieselError>> + Send + 'c>>;
 

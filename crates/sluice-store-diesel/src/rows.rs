@@ -69,9 +69,9 @@ impl PlanChange {
     }
 }
 
-/// A key row as read back (the hash stays in the database).
-#[derive(Queryable, Selectable)]
-#[diesel(table_name = api_keys)]
+/// A key row, both ways (its token's hash apart: it is written, never read back).
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = api_keys, treat_none_as_default_value = false)]
 pub struct KeyRow {
     id: DbId,
     workspace_id: DbId,
@@ -81,6 +81,21 @@ pub struct KeyRow {
     created_at: i64,
     expires_at: Option<i64>,
     revoked_at: Option<i64>,
+}
+
+impl From<&ApiKeyRecord> for KeyRow {
+    fn from(record: &ApiKeyRecord) -> Self {
+        Self {
+            id: record.id.into(),
+            workspace_id: record.workspace_id.into(),
+            name: record.name.clone(),
+            env: record.env.as_str().to_owned(),
+            scopes: record.scopes.to_string(),
+            created_at: record.created_at,
+            expires_at: record.expires_at,
+            revoked_at: record.revoked_at,
+        }
+    }
 }
 
 impl TryFrom<KeyRow> for ApiKeyRecord {
@@ -100,35 +115,18 @@ impl TryFrom<KeyRow> for ApiKeyRecord {
     }
 }
 
-/// A key row as inserted.
+/// A key row as inserted: the record's columns and its token's hash.
 #[derive(Insertable)]
-#[diesel(table_name = api_keys, treat_none_as_default_value = false)]
+#[diesel(table_name = api_keys)]
 pub struct NewKeyRow {
-    id: DbId,
-    workspace_id: DbId,
+    #[diesel(embed)]
+    key: KeyRow,
     hash: Vec<u8>,
-    name: Option<String>,
-    env: String,
-    scopes: String,
-    created_at: i64,
-    expires_at: Option<i64>,
-    revoked_at: Option<i64>,
 }
 
 impl From<&NewApiKey> for NewKeyRow {
     fn from(key: &NewApiKey) -> Self {
-        let record = &key.record;
-        Self {
-            id: record.id.into(),
-            workspace_id: record.workspace_id.into(),
-            hash: key.hash.to_vec(),
-            name: record.name.clone(),
-            env: record.env.as_str().to_owned(),
-            scopes: record.scopes.to_string(),
-            created_at: record.created_at,
-            expires_at: record.expires_at,
-            revoked_at: record.revoked_at,
-        }
+        NewKeyRow { key: KeyRow::from(&key.record), hash: key.hash.to_vec() }
     }
 }
 

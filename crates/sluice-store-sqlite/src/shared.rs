@@ -45,11 +45,13 @@ impl Calls for SqliteStore {
 }
 
 impl SqliteStore {
-    /// Runs `work` on a pooled connection in a task of its own, after this process's turn at
-    /// the write lock when `write_lock` is given. The task keeps the connection until `work`
-    /// is done, whether or not the caller still waits ([`SqliteStore::with_connection`] says
-    /// why); only the wait for the lock counts against the call's deadline, since a statement
-    /// already running cannot be stopped from here.
+    /// Runs `work` on a pooled connection in a task of its own, holding this process's turn
+    /// at the write lock when `write_lock` is given. The connection comes first, then the
+    /// turn, as for every writer here, so a writer waiting for a connection never holds the
+    /// lock. The task keeps the connection until `work` is done, whether or not the caller
+    /// still waits ([`SqliteStore::with_connection`] says why); so only the waits for the
+    /// connection and the turn count against the call's deadline: a statement already running
+    /// cannot be stopped from here.
     async fn detached<R: Send + 'static>(
         &self,
         write_lock: Option<Arc<WriteLock>>,
@@ -57,13 +59,17 @@ impl SqliteStore {
     ) -> Result<R, StoreError> {
         let (pool, timeout) = (self.pool.clone(), self.call_timeout);
         let call = tokio::spawn(async move {
-            let _turn = match write_lock {
-                Some(lock) => Some(tokio::time::timeout(timeout, lock.lock_owned()).await.map_err(|_| {
-                    StoreError::Timeout(format!("no turn at the write lock within {} ms", timeout.as_millis()))
-                })?),
-                None => None,
+            let ready = async {
+                let connection = pool.get().await.map_err(|error| StoreError::Unavailable(error.to_string()))?;
+                let turn = match write_lock {
+                    Some(lock) => Some(lock.lock_owned().await),
+                    None => None,
+                };
+                Ok::<_, StoreError>((connection, turn))
             };
-            let mut connection = pool.get().await.map_err(|error| StoreError::Unavailable(error.to_string()))?;
+            let (mut connection, _turn) = tokio::time::timeout(timeout, ready).await.map_err(|_| {
+                StoreError::Timeout(format!("no connection and turn to write within {} ms", timeout.as_millis()))
+            })??;
             work(&mut connection).await
         });
         call.await.map_err(|error| backend(format!("a store call ended abnormally: {error}")))?
