@@ -9,7 +9,7 @@ use diesel_async::AsyncPgConnection;
 use sluice_blocks::Matcher;
 use sluice_model::{Log, LogId, WorkspaceId};
 use sluice_store::blockstore::{HeadCache, Reader};
-use sluice_store::{LogFilter, LogPage, LogReads, LogSearch, Page, Search, StoreError};
+use sluice_store::{LogPage, LogReads, Page, PageRead, StoreError};
 
 use crate::PgStore;
 use crate::error::from_diesel;
@@ -89,21 +89,6 @@ impl PgStore {
         .await
     }
 
-    async fn page(
-        &self,
-        workspace: WorkspaceId,
-        filter: &LogFilter,
-        search: Option<&Search>,
-        page: Page,
-    ) -> Result<LogPage, StoreError> {
-        let matcher = Matcher::new(filter, search);
-        let read = Read::Page { matcher: &matcher, from: filter.from, to: filter.to, page };
-        match self.read_blocks(workspace, read).await? {
-            Answer::Page(page) => Ok(page),
-            _ => Err(unexpected()),
-        }
-    }
-
     /// Every log `matcher` keeps in `from..=to`, at most `cap` of them.
     pub(crate) async fn matching(
         &self,
@@ -122,8 +107,14 @@ impl PgStore {
 
 #[async_trait]
 impl LogReads for PgStore {
-    async fn list_logs(&self, workspace: WorkspaceId, filter: &LogFilter, page: Page) -> Result<LogPage, StoreError> {
-        self.page(workspace, filter, None, page).await
+    async fn read_page(&self, workspace: WorkspaceId, read: PageRead<'_>) -> Result<LogPage, StoreError> {
+        let PageRead { filter, search, page } = read;
+        let matcher = Matcher::new(filter, search);
+        let read = Read::Page { matcher: &matcher, from: filter.from, to: filter.to, page };
+        match self.read_blocks(workspace, read).await? {
+            Answer::Page(page) => Ok(page),
+            _ => Err(unexpected()),
+        }
     }
 
     async fn get_log(&self, workspace: WorkspaceId, id: LogId) -> Result<Option<Log>, StoreError> {
@@ -138,18 +129,5 @@ impl LogReads for PgStore {
             Answer::Logs(logs) => Ok(logs),
             _ => Err(unexpected()),
         }
-    }
-}
-
-#[async_trait]
-impl LogSearch for PgStore {
-    async fn search_logs(
-        &self,
-        workspace: WorkspaceId,
-        search: &Search,
-        filter: &LogFilter,
-        page: Page,
-    ) -> Result<LogPage, StoreError> {
-        self.page(workspace, filter, Some(search), page).await
     }
 }

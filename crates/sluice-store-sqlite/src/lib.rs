@@ -14,7 +14,7 @@
 //! Logs are kept as blocks (`sluice_store::blockstore`, `blocks`): each committed group writes
 //! one small block a workspace, and a thread of the store's own merges small blocks into large
 //! ones. One module per concern, each implementing the store trait of its concern (`insert`:
-//! `LogWrites`, `read`: `LogReads` and `LogSearch`, `rollups`: `LogCounts`, `retention`:
+//! `LogWrites`, `read`: `LogReads` (`LogSearch` through it), `rollups`: `LogCounts`, `retention`:
 //! `LogRetention`, `flows`: `LogFlows`, `tenancy`: `TenantStore`, `connection`: `Store`);
 //! `upgrade` converts a database that kept logs as rows.
 

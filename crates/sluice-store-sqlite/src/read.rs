@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use sluice_model::{Log, LogId, WorkspaceId};
 use sluice_store::blockstore::{HeadCache, Reader, now};
-use sluice_store::{LogFilter, LogPage, LogReads, LogSearch, Page, Search, StoreError};
+use sluice_store::{LogPage, LogReads, PageRead, StoreError};
 
 use crate::blocks::SqliteBlocks;
 use crate::connection::SqliteStore;
@@ -31,14 +31,10 @@ pub(crate) fn read_blocks<R>(
     outcome.unwrap_or_else(|| Err(StoreError::Backend("a read did not run".into())))
 }
 
-impl SqliteStore {
-    async fn page(
-        &self,
-        workspace: WorkspaceId,
-        filter: LogFilter,
-        search: Option<Search>,
-        page: Page,
-    ) -> Result<LogPage, StoreError> {
+#[async_trait]
+impl LogReads for SqliteStore {
+    async fn read_page(&self, workspace: WorkspaceId, read: PageRead<'_>) -> Result<LogPage, StoreError> {
+        let (filter, search, page) = (read.filter.clone(), read.search.cloned(), read.page);
         let heads = self.heads.clone();
         self.with_connection(move |connection| {
             let matcher = sluice_blocks::Matcher::new(&filter, search.as_ref());
@@ -47,13 +43,6 @@ impl SqliteStore {
             })
         })
         .await
-    }
-}
-
-#[async_trait]
-impl LogReads for SqliteStore {
-    async fn list_logs(&self, workspace: WorkspaceId, filter: &LogFilter, page: Page) -> Result<LogPage, StoreError> {
-        self.page(workspace, filter.clone(), None, page).await
     }
 
     async fn get_log(&self, workspace: WorkspaceId, id: LogId) -> Result<Option<Log>, StoreError> {
@@ -70,18 +59,5 @@ impl LogReads for SqliteStore {
             read_blocks(connection, &heads, &workspace, |reader| now(reader.after(after, limit)))
         })
         .await
-    }
-}
-
-#[async_trait]
-impl LogSearch for SqliteStore {
-    async fn search_logs(
-        &self,
-        workspace: WorkspaceId,
-        search: &Search,
-        filter: &LogFilter,
-        page: Page,
-    ) -> Result<LogPage, StoreError> {
-        self.page(workspace, filter.clone(), Some(search.clone()), page).await
     }
 }

@@ -211,11 +211,32 @@ pub trait LogWrites: Send + Sync {
     async fn monthly_usage(&self, workspace: WorkspaceId, month_ms: i64) -> Result<u64, StoreError>;
 }
 
-/// Reading logs: pages of a filtered list, and single logs.
+/// What a page read asks for: the logs `filter` keeps, and of those the ones `search`
+/// matches when there is a search.
+#[derive(Debug, Clone, Copy)]
+pub struct PageRead<'a> {
+    /// The filter every log on the page meets.
+    pub filter: &'a LogFilter,
+    /// The search every log on the page matches, if any.
+    pub search: Option<&'a Search>,
+    /// Where the page starts and how long it is.
+    pub page: Page,
+}
+
+/// Reading logs: pages of a filtered list or of a search, and single logs.
 #[async_trait]
 pub trait LogReads: Send + Sync {
+    /// One page of the workspace's logs that `read` keeps, newest first: what
+    /// [`LogReads::list_logs`] and [`LogSearch::search_logs`] answer. With a search, an index
+    /// may propose candidates; only logs for which [`Search::matches`] holds are returned, and a
+    /// query with an indexable needle ([`sluice_query::Query::index_groups`]) must not scan the
+    /// workspace's logs.
+    async fn read_page(&self, workspace: WorkspaceId, read: PageRead<'_>) -> Result<LogPage, StoreError>;
+
     /// One page of the workspace's logs matching `filter`, newest first.
-    async fn list_logs(&self, workspace: WorkspaceId, filter: &LogFilter, page: Page) -> Result<LogPage, StoreError>;
+    async fn list_logs(&self, workspace: WorkspaceId, filter: &LogFilter, page: Page) -> Result<LogPage, StoreError> {
+        self.read_page(workspace, PageRead { filter, search: None, page }).await
+    }
 
     /// One log of the workspace; `None` when it does not exist or belongs to another one.
     async fn get_log(&self, workspace: WorkspaceId, id: LogId) -> Result<Option<Log>, StoreError>;
@@ -225,13 +246,11 @@ pub trait LogReads: Send + Sync {
     async fn logs_after(&self, workspace: WorkspaceId, after: LogId, limit: u32) -> Result<Vec<Log>, StoreError>;
 }
 
-/// Searching logs with the query language.
+/// Searching logs with the query language: every store that reads pages
+/// ([`LogReads::read_page`]) searches them.
 #[async_trait]
 pub trait LogSearch: Send + Sync {
-    /// One page of the workspace's logs matching `search` and `filter`, newest first. An
-    /// index may propose candidates; only logs for which [`Search::matches`] holds are
-    /// returned. A query with an indexable needle ([`sluice_query::Query::index_groups`]) must not scan the
-    /// workspace's logs.
+    /// One page of the workspace's logs matching `search` and `filter`, newest first.
     async fn search_logs(
         &self,
         workspace: WorkspaceId,
@@ -239,6 +258,19 @@ pub trait LogSearch: Send + Sync {
         filter: &LogFilter,
         page: Page,
     ) -> Result<LogPage, StoreError>;
+}
+
+#[async_trait]
+impl<T: LogReads> LogSearch for T {
+    async fn search_logs(
+        &self,
+        workspace: WorkspaceId,
+        search: &Search,
+        filter: &LogFilter,
+        page: Page,
+    ) -> Result<LogPage, StoreError> {
+        self.read_page(workspace, PageRead { filter, search: Some(search), page }).await
+    }
 }
 
 /// Counting logs per level, from the rollup counters.
