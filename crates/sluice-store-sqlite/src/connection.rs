@@ -19,6 +19,8 @@ use sluice_store::upgrade::{Progress, not_ready};
 use sluice_store::{Clock, Store, StoreError};
 use tokio::sync::watch;
 
+use sluice_store_diesel::Work;
+
 use crate::background::Background;
 use crate::config::SqliteOptions;
 use crate::deadline::{DeadlineScope, register_functions};
@@ -34,7 +36,7 @@ pub(crate) type AsyncSqlite = SyncConnectionWrapper<SqliteConnection>;
 /// A store in one SQLite file.
 #[derive(Clone)]
 pub struct SqliteStore {
-    pub(crate) pool: Pool<AsyncSqlite>,
+    pool: Pool<AsyncSqlite>,
     /// Decoded block heads, shared by the reads (`sluice_store::blockstore`).
     pub(crate) heads: HeadCache,
     /// `None` when each insert merges the small blocks due ([`SqliteOptions::merge_every`]).
@@ -45,7 +47,7 @@ pub struct SqliteStore {
     /// of up to 100 ms.
     pub(crate) write_lock: Arc<WriteLock>,
     /// How long one call may take ([`SqliteOptions::call_timeout`]).
-    pub(crate) call_timeout: Duration,
+    call_timeout: Duration,
     /// Whether the last write found no room (`sluice_store::full`).
     pub(crate) full: Arc<sluice_store::full::FullState>,
     /// Now.
@@ -209,28 +211,55 @@ impl SqliteStore {
 
     /// Runs `work` on a pooled connection, on a blocking thread, within the call's deadline
     /// (waiting for the connection included): a statement still running when it passes is
-    /// stopped ([`crate::deadline`]).
-    ///
-    /// The call runs as a task of its own, which keeps the connection until `work` is done: a
-    /// caller that stops waiting (a client gone mid-request) must not hand the connection back
-    /// to the pool while its statement still runs, or the next call to take it would find it
-    /// in use.
+    /// stopped ([`crate::deadline`]). The call is [`Self::detached`].
     pub(crate) async fn with_connection<R, F>(&self, work: F) -> Result<R, StoreError>
     where
         R: Send + 'static,
         F: FnOnce(&mut SqliteConnection) -> Result<R, StoreError> + Send + 'static,
     {
         let deadline = Instant::now() + self.call_timeout;
-        let pool = self.pool.clone();
+        self.detached(None, move |connection: &mut AsyncSqlite| {
+            Box::pin(async move {
+                connection
+                    .spawn_blocking(move |connection| {
+                        let _scope = DeadlineScope::enter(deadline);
+                        Ok(crate::deadline::check().and_then(|()| work(connection)))
+                    })
+                    .await
+                    .map_err(from_diesel)?
+            })
+        })
+        .await
+    }
+
+    /// Runs `work` on a pooled connection in a task of its own, holding this process's turn
+    /// at the write lock when `write_lock` is given. The connection comes first, then the
+    /// turn, as for every writer here, so a writer waiting for a connection never holds the
+    /// lock. The task keeps the connection until `work` is done, whether or not the caller
+    /// still waits: a caller that stops waiting (a client gone mid-request) must not hand the
+    /// connection back to the pool while its statement still runs, or the next call to take
+    /// it would find it in use. So only the waits for the connection and the turn count
+    /// against the call's deadline here.
+    pub(crate) async fn detached<R: Send + 'static>(
+        &self,
+        write_lock: Option<Arc<WriteLock>>,
+        work: impl Work<AsyncSqlite, R>,
+    ) -> Result<R, StoreError> {
+        let (pool, timeout) = (self.pool.clone(), self.call_timeout);
+        let waited_for = if write_lock.is_some() { "a connection and the write lock" } else { "a connection" };
         let call = tokio::spawn(async move {
-            let mut connection = pool.get().await.map_err(|error| StoreError::Unavailable(error.to_string()))?;
-            connection
-                .spawn_blocking(move |connection| {
-                    let _scope = DeadlineScope::enter(deadline);
-                    Ok(crate::deadline::check().and_then(|()| work(connection)))
-                })
+            let ready = async {
+                let connection = pool.get().await.map_err(|error| StoreError::Unavailable(error.to_string()))?;
+                let turn = match write_lock {
+                    Some(lock) => Some(lock.lock_owned().await),
+                    None => None,
+                };
+                Ok::<_, StoreError>((connection, turn))
+            };
+            let (mut connection, _turn) = tokio::time::timeout(timeout, ready)
                 .await
-                .map_err(from_diesel)?
+                .map_err(|_| StoreError::Timeout(format!("waited {} ms for {waited_for}", timeout.as_millis())))??;
+            work(&mut connection).await
         });
         call.await.map_err(|error| backend(format!("a store call ended abnormally: {error}")))?
     }
