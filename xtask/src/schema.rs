@@ -14,9 +14,10 @@ use anyhow::{Context, bail};
 
 const DIESEL_CLI_VERSION: &str = "2.3.2";
 const SCHEMA: &str = "crates/sluice-store-pg/src/schema.rs";
-/// The tables `sluice_store_diesel::schema` defines for both stores, as print-schema's filter.
-const SHARED_TABLES: [&str; 6] =
-    ["^workspaces$", "^api_keys$", "^users$", "^memberships$", "^sessions$", "^device_codes$"];
+/// The tables `sluice_store_diesel::schema` defines for both stores, and `logs` (rows of
+/// earlier builds, read only as SQL by the upgrade), as print-schema's filter.
+const EXCEPT_TABLES: [&str; 7] =
+    ["^workspaces$", "^api_keys$", "^users$", "^memberships$", "^sessions$", "^device_codes$", "^logs$"];
 
 /// diesel's CLI under `target/tools`, built when missing.
 fn diesel_cli(root: &Path) -> anyhow::Result<PathBuf> {
@@ -65,7 +66,7 @@ fn printed(root: &Path, server_url: &str) -> anyhow::Result<String> {
     let migration_dir = migrations.display().to_string();
     run(&["database", "reset", "--migration-dir", &migration_dir])?;
     let mut print = vec!["print-schema", "--except-tables"];
-    print.extend(SHARED_TABLES);
+    print.extend(EXCEPT_TABLES);
     let schema = run(&print);
     let dropped = run(&["database", "drop"]);
     let schema = schema?;

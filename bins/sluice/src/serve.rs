@@ -73,7 +73,7 @@ pub(crate) async fn run(
     state.body_timeout = Duration::from_millis(options.body_timeout_ms);
     state.max_header_bytes = options.max_header_bytes;
     state.public_url = options.public_url.clone().or_else(|| listen_url(&options.listen));
-    bootstrap(store.as_ref(), (state.clock)()).await?;
+    bootstrap(store.as_ref(), state.clock.now_ms()).await?;
     let trusted = parse_trusted_proxies(&options.trusted_proxies)?;
     let countries = options.geoip_db.as_deref().map(open_country_database).transpose()?;
     state.origins = Arc::new(OriginResolver::new(trusted, countries));
@@ -105,7 +105,7 @@ pub(crate) async fn run(
         let mut every = actix_web::rt::time::interval(interval);
         loop {
             every.tick().await;
-            match sluice_store::retention::sweep(retention.as_ref(), clock()).await {
+            match sluice_store::retention::sweep(retention.as_ref(), clock.now_ms()).await {
                 Ok(deleted) => tracing::info!(deleted, "retention sweep"),
                 Err(error) => tracing::warn!(%error, "retention sweep failed; the next one retries"),
             }

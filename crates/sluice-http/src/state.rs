@@ -77,6 +77,6 @@ impl AppState {
 
     /// Now, in Unix ms.
     pub fn now_ms(&self) -> i64 {
-        (self.clock)()
+        self.clock.now_ms()
     }
 }

@@ -3,8 +3,11 @@
 
 use diesel::QueryableByName;
 use diesel::sql_types::{BigInt, Binary, Integer, Nullable, Text};
+use sluice_model::Log;
+use sluice_store::StoreError;
 use sluice_store::blockstore::BlockRef;
 use sluice_store::flows::FlowColumns;
+use sluice_store::rows::LogColumns;
 
 use crate::{DbId, Id};
 
@@ -143,4 +146,97 @@ pub struct StepRow {
     /// `logs`.
     #[diesel(sql_type = BigInt)]
     pub logs: i64,
+}
+
+/// The columns of `logs`, the table earlier builds kept logs in, as [`LegacyLogRow`] reads them.
+pub const LEGACY_LOG_COLUMNS: &str = "id, ts, level, environment, source, dataset, message, version, user_id, \
+     session_id, request_id, data, error_name, error_stack, tags, flow_id, step_index, country, ip_address";
+
+/// A log as the rows of `logs` kept it, before blocks (read by the upgrade into blocks).
+#[derive(QueryableByName)]
+pub struct LegacyLogRow {
+    /// `id`.
+    #[diesel(sql_type = Id)]
+    pub id: DbId,
+    /// `ts`.
+    #[diesel(sql_type = BigInt)]
+    pub ts: i64,
+    #[diesel(sql_type = Text)]
+    level: String,
+    #[diesel(sql_type = Text)]
+    environment: String,
+    #[diesel(sql_type = Text)]
+    source: String,
+    #[diesel(sql_type = Text)]
+    dataset: String,
+    #[diesel(sql_type = Text)]
+    message: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    version: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    user_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    session_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    request_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    data: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    error_name: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    error_stack: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    tags: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    flow_id: Option<String>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    step_index: Option<i32>,
+    #[diesel(sql_type = Nullable<Text>)]
+    country: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    ip_address: Option<String>,
+}
+
+impl LegacyLogRow {
+    /// The model's log, its free text read back by `text` (the store's own decoding of what it
+    /// keeps as text; `data` and `tags` are JSON, which escapes what the decoding would change).
+    pub fn into_log(self, text: impl Fn(String) -> String) -> Result<Log, StoreError> {
+        Log::try_from(LogColumns {
+            id: self.id.into(),
+            ts: self.ts,
+            level: self.level,
+            environment: self.environment,
+            source: text(self.source),
+            dataset: text(self.dataset),
+            message: text(self.message),
+            version: self.version.map(&text),
+            user_id: self.user_id.map(&text),
+            session_id: self.session_id.map(&text),
+            request_id: self.request_id.map(&text),
+            data: self.data,
+            error_name: self.error_name.map(&text),
+            error_stack: self.error_stack.map(&text),
+            tags: self.tags,
+            flow_id: self.flow_id.map(&text),
+            step_index: self.step_index,
+            country: self.country.map(&text),
+            ip_address: self.ip_address.map(&text),
+        })
+    }
+}
+
+/// A workspace's id.
+#[derive(QueryableByName)]
+pub struct WorkspaceRow {
+    /// `id`.
+    #[diesel(sql_type = Id)]
+    pub id: DbId,
+}
+
+/// A sum or count, NULL for a sum over no rows.
+#[derive(QueryableByName)]
+pub struct Total {
+    /// `total`.
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub total: Option<i64>,
 }

@@ -1,14 +1,13 @@
-//! Read latency of the PostgreSQL store at scale (issue 5), and what the trigram index costs
-//! ingest.
+//! Read latency of the PostgreSQL store at scale, and its batch inserts.
 //!
 //! `cargo bench -p sluice-store-pg --bench queries` with a server in `SLUICE_BENCH_PG`
 //! (`cargo xtask bench` gives it a durable cluster kept in `target/bench-data/postgres`). The
 //! first run builds database `sluice_bench_<total>` through the store itself: the data set of
 //! `sluice_store::bench` (5M logs, 1M in the measured workspace; `--quick`: 500k and 100k);
 //! later runs reuse it. Then the same reads as the SQLite store's bench, and a 100- and a
-//! 5,000-log batch insert into a 100k-log store with and without the chunked search index.
+//! 5,000-log batch insert into a 100k-log store.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use criterion::{Criterion, criterion_group};
 use diesel::QueryableByName;
@@ -77,33 +76,17 @@ fn reads(criterion: &mut Criterion) {
     sluice_store::bench::reads(criterion, "pg_reads", &runtime, &store, workspace);
 }
 
-/// One batch of 100 and of 5,000 logs into a store of 100k logs, with the search index and
-/// without it (the chunks' filters dropped by a rule, the logs' chunk index dropped): the
-/// difference is what the search index costs ingest.
+/// One batch of 100 and of 5,000 logs into a store of 100k logs.
 fn ingest(criterion: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let _context = runtime.enter();
-    let mut group = criterion.benchmark_group("pg_insert");
-    group.sample_size(20).measurement_time(Duration::from_secs(8));
-    for indexed in [true, false] {
-        let name = format!("sluice_bench_ingest_{}", if indexed { "indexed" } else { "plain" });
-        let url = runtime.block_on(recreate(&name));
-        let store = runtime.block_on(PgStore::connect(&url, &PgOptions::default())).expect("connect");
-        if !indexed {
-            let mut connection = runtime.block_on(AsyncPgConnection::establish(&url)).expect("connect");
-            runtime
-                .block_on(connection.batch_execute(
-                    "DROP INDEX logs_chunk; CREATE RULE log_chunks_drop AS ON INSERT TO log_chunks DO INSTEAD NOTHING",
-                ))
-                .expect("drop the index");
-        }
-        let label = if indexed { "with_chunk_index" } else { "without_index" };
-        sluice_store::bench::inserts(&mut group, &runtime, &store, label);
-        drop(store);
-        let mut admin = runtime.block_on(AsyncPgConnection::establish(&server())).expect("connect");
-        runtime.block_on(admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))).expect("drop");
-    }
-    group.finish();
+    let name = "sluice_bench_ingest";
+    let url = runtime.block_on(recreate(name));
+    let store = runtime.block_on(PgStore::connect(&url, &PgOptions::default())).expect("connect");
+    sluice_store::bench::inserts(criterion, "pg_insert", &runtime, &store);
+    drop(store);
+    let mut admin = runtime.block_on(AsyncPgConnection::establish(&server())).expect("connect");
+    runtime.block_on(admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))).expect("drop");
 }
 
 criterion_group!(benches, ingest, reads);

@@ -116,7 +116,7 @@ pub(crate) async fn swap_blocks(
     new: &[BlockRows],
     removed: &Removed,
 ) -> Result<bool, StoreError> {
-    let now_ms = (store.clock)();
+    let now_ms = store.clock.now_ms();
     let heads = &store.heads;
     let swapped = connection
         .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
@@ -227,7 +227,7 @@ impl PgStore {
             .into_iter()
             .map(|row| Mergeable { id: row.id, rows: row.rows.max(0) as u32, created_at: row.created_at })
             .collect();
-        let plan = merge_plan(&small, (self.clock)());
+        let plan = merge_plan(&small, self.clock.now_ms());
         if plan.is_empty() {
             return Ok(None);
         }

@@ -68,7 +68,7 @@ impl std::fmt::Debug for PgStore {
 }
 
 /// How the store behaves.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct PgOptions {
     /// Connections in the pool.
     pub pool_size: usize,
@@ -91,20 +91,6 @@ pub struct PgOptions {
     /// "Now", for when blocks were written and are due to merge (the server passes the clock
     /// its requests use; tests move it).
     pub clock: Clock,
-}
-
-impl std::fmt::Debug for PgOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PgOptions")
-            .field("pool_size", &self.pool_size)
-            .field("wait_timeout", &self.wait_timeout)
-            .field("create_timeout", &self.create_timeout)
-            .field("recycle_timeout", &self.recycle_timeout)
-            .field("call_timeout", &self.call_timeout)
-            .field("group", &self.group)
-            .field("merge_in_insert", &self.merge_in_insert)
-            .finish_non_exhaustive()
-    }
 }
 
 impl Default for PgOptions {

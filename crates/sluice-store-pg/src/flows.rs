@@ -12,10 +12,10 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use sluice_model::{Log, WorkspaceId};
 use sluice_store::blockstore::{HeadCache, Reader};
 use sluice_store::flows::{
-    FLOW_COLUMNS, FlowDeltas, FlowFilter, FlowPage, FlowSummary, FlowTimeline, NewFlow, missing_and_duplicate_steps,
+    FLOW_COLUMNS, FlowDeltas, FlowPage, FlowSummary, FlowTimeline, FlowsRead, NewFlow, missing_and_duplicate_steps,
     summaries, timeline_logs,
 };
-use sluice_store::{LogFlows, Page, StoreError};
+use sluice_store::{LogFlows, StoreError};
 use uuid::Uuid;
 
 use crate::PgStore;
@@ -231,12 +231,8 @@ impl LogFlows for PgStore {
         .await
     }
 
-    async fn list_flows(
-        &self,
-        workspace: WorkspaceId,
-        filter: &FlowFilter,
-        page: Page,
-    ) -> Result<FlowPage, StoreError> {
+    async fn list_flows(&self, workspace: WorkspaceId, read: FlowsRead<'_>) -> Result<FlowPage, StoreError> {
+        let FlowsRead { filter, page } = read;
         self.with_deadline(async move {
             let mut connection = self.connection().await?;
             let workspace = *workspace.as_uuid();

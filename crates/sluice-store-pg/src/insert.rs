@@ -22,8 +22,8 @@ use crate::blocks::{encode_off_runtime, write_blocks};
 use crate::error::{conflicted, from_diesel};
 use crate::flows::apply_flow_deltas;
 use crate::rollups::apply_deltas;
-use crate::rows::Total;
 use crate::text::encode;
+use sluice_store_diesel::raw::Total;
 
 /// A group commit that takes this long is told at debug level, with the time of each of its
 /// phases (`SLUICE_LOG=sluice_store_pg::insert=debug`): what a slow minute of ingest waited on.
@@ -198,7 +198,7 @@ impl PgStore {
         let connected_at = Instant::now();
         let over = Mutex::new(Vec::new());
         let over_quota = &over;
-        let now_ms = (self.clock)();
+        let now_ms = self.clock.now_ms();
         let heads = &self.heads;
         let written = (*connection)
             .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {

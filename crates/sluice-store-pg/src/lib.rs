@@ -39,7 +39,6 @@ mod prepared;
 mod read;
 mod retention;
 mod rollups;
-mod rows;
 mod schema;
 mod shared;
 mod slots;

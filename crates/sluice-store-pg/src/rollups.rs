@@ -7,11 +7,11 @@ use diesel::result::Error as DieselError;
 use diesel::sql_types::{Array, BigInt, Nullable, SmallInt, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use sluice_model::WorkspaceId;
-use sluice_query::stats::{CountBy, LevelCount, RollupFilter};
+use sluice_query::stats::LevelCount;
 use sluice_store::rollups::{
     CounterTable, CountsDialect, CountsSource, DAILY, HOURLY, RollupDeltas, Scope, level_count,
 };
-use sluice_store::{LogCounts, StoreError};
+use sluice_store::{CountsRead, LogCounts, StoreError};
 use uuid::Uuid;
 
 use sluice_store_diesel::raw::CountRow;
@@ -127,14 +127,8 @@ pub(crate) async fn apply_deltas(
 
 #[async_trait]
 impl LogCounts for PgStore {
-    async fn level_counts(
-        &self,
-        workspace: WorkspaceId,
-        from_ms: i64,
-        to_ms: i64,
-        filter: &RollupFilter,
-        by: CountBy,
-    ) -> Result<Vec<LevelCount>, StoreError> {
+    async fn level_counts(&self, workspace: WorkspaceId, read: CountsRead<'_>) -> Result<Vec<LevelCount>, StoreError> {
+        let CountsRead { from_ms, to_ms, filter, by } = read;
         self.with_deadline(async move {
             let narrow = filter.environment.is_none() && filter.dataset.is_none();
             let mut connection = self.connection().await?;

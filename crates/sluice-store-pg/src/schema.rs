@@ -106,33 +106,6 @@ diesel::table! {
 }
 
 diesel::table! {
-    logs (workspace_id, ts, id) {
-        workspace_id -> Uuid,
-        ts -> Int8,
-        id -> Uuid,
-        level -> Text,
-        environment -> Text,
-        source -> Text,
-        dataset -> Text,
-        message -> Text,
-        version -> Nullable<Text>,
-        user_id -> Nullable<Text>,
-        session_id -> Nullable<Text>,
-        request_id -> Nullable<Text>,
-        data -> Nullable<Text>,
-        error_name -> Nullable<Text>,
-        error_stack -> Nullable<Text>,
-        tags -> Nullable<Text>,
-        flow_id -> Nullable<Text>,
-        step_index -> Nullable<Int4>,
-        country -> Nullable<Text>,
-        ip_address -> Nullable<Text>,
-        search_text -> Nullable<Text>,
-        chunk_id -> Nullable<Int8>,
-    }
-}
-
-diesel::table! {
     tail_watches (workspace_id, server) {
         workspace_id -> Uuid,
         server -> Text,
@@ -159,7 +132,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     log_rollups,
     log_rollups_daily,
     log_rollups_daily_sources,
-    logs,
     tail_watches,
     usage_monthly,
 );

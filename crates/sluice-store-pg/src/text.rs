@@ -65,11 +65,6 @@ pub(crate) fn decode(text: String) -> String {
     decoded
 }
 
-/// An optional stored text as it was sent.
-pub(crate) fn decode_option(text: Option<String>) -> Option<String> {
-    text.map(decode)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

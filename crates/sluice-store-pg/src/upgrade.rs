@@ -16,6 +16,7 @@ use sluice_model::Log;
 use sluice_store::StoreError;
 use sluice_store::blockstore::BlockRows;
 use sluice_store::upgrade::{Progress, Upgrade};
+use sluice_store_diesel::raw::{LEGACY_LOG_COLUMNS, LegacyLogRow, Total, WorkspaceRow};
 use tokio::sync::watch;
 use uuid::Uuid;
 
@@ -23,8 +24,7 @@ use crate::PgStore;
 use crate::blocks::{encode_off_runtime, write_blocks};
 use crate::error::from_diesel;
 use crate::prepared::prepared;
-use crate::rows::{LogRow, Total};
-use crate::schema::logs;
+use crate::text::decode;
 
 /// Logs still kept as rows.
 async fn rows_left(connection: &mut AsyncPgConnection) -> Result<u64, StoreError> {
@@ -86,24 +86,28 @@ impl PgStore {
     /// many (0 when another server took some of them first), or `None` when no row is left.
     async fn convert_some(&self) -> Result<Option<u64>, StoreError> {
         let mut connection = self.connection().await?;
-        let Some(workspace): Option<Uuid> =
-            logs::table.select(logs::workspace_id).first(&mut *connection).await.optional().map_err(from_diesel)?
+        let Some(workspace) = prepared("SELECT workspace_id AS id FROM logs LIMIT 1")
+            .get_result::<WorkspaceRow>(&mut *connection)
+            .await
+            .optional()
+            .map_err(from_diesel)?
         else {
             return Ok(None);
         };
-        let rows: Vec<LogRow> = logs::table
-            .filter(logs::workspace_id.eq(workspace))
-            .order((logs::ts.asc(), logs::id.asc()))
-            .limit(MAX_BLOCK_ROWS as i64)
-            .select(LogRow::as_select())
-            .load(&mut *connection)
-            .await
-            .map_err(from_diesel)?;
-        let keys: (Vec<i64>, Vec<Uuid>) = rows.iter().map(|row| (row.ts, row.id)).unzip();
-        let logs: Vec<Log> = rows.into_iter().map(Log::try_from).collect::<Result<_, _>>()?;
+        let workspace = workspace.id.0;
+        let rows: Vec<LegacyLogRow> = diesel::sql_query(format!(
+            "SELECT {LEGACY_LOG_COLUMNS} FROM logs WHERE workspace_id = $1 ORDER BY ts, id LIMIT $2"
+        ))
+        .bind::<SqlUuid, _>(workspace)
+        .bind::<BigInt, _>(MAX_BLOCK_ROWS as i64)
+        .load(&mut *connection)
+        .await
+        .map_err(from_diesel)?;
+        let keys: (Vec<i64>, Vec<Uuid>) = rows.iter().map(|row| (row.ts, row.id.0)).unzip();
+        let logs: Vec<Log> = rows.into_iter().map(|row| row.into_log(decode)).collect::<Result<_, _>>()?;
         let count = logs.len() as u64;
         let encoded = encode_off_runtime("encoding converted logs", move || BlockRows::encode(&logs)).await?;
-        let now_ms = (self.clock)();
+        let now_ms = self.clock.now_ms();
         let moved = (*connection)
             .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
                 let deleted = prepared(

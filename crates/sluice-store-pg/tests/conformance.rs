@@ -32,7 +32,8 @@ mod merged {
 
     async fn fresh() -> Fixture {
         let now = Arc::new(AtomicI64::new(1_700_000_000_000));
-        let clock: sluice_store::Clock = Arc::new(move || now.fetch_add(MERGE_AFTER_MS, Ordering::Relaxed));
+        let clock: sluice_store::Clock =
+            sluice_store::Clock::new(move || now.fetch_add(MERGE_AFTER_MS, Ordering::Relaxed));
         open(PgOptions { pool_size: 4, merge_in_insert: true, clock, ..PgOptions::default() }).await
     }
 

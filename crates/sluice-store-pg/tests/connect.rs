@@ -8,8 +8,8 @@ use std::time::Duration;
 use diesel::QueryableByName;
 use diesel::sql_types::{BigInt, Text};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use sluice_store::StoreError;
 use sluice_store::conformance::log;
+use sluice_store::{CountsRead, StoreError};
 use sluice_store_pg::testing::{drop_database, fresh_database};
 use sluice_store_pg::{PgOptions, PgStore};
 
@@ -255,8 +255,16 @@ async fn a_network_that_stops_answering_costs_a_call_its_deadline_and_no_more() 
             ("get", ends(store.get_log(workspace.id, before[0].id)).await),
             (
                 "counts",
-                ends(store.level_counts(workspace.id, now - 3_600_000, now, &RollupFilter::default(), CountBy::Hour))
-                    .await,
+                ends(store.level_counts(
+                    workspace.id,
+                    CountsRead {
+                        from_ms: now - 3_600_000,
+                        to_ms: now,
+                        filter: &RollupFilter::default(),
+                        by: CountBy::Hour,
+                    },
+                ))
+                .await,
             ),
             ("key", ends(store.find_key(&[7; 32])).await),
             ("ping", ends(store.ping()).await),

@@ -3,8 +3,6 @@
 //! transaction back whole, so the retry stores every log once. Seen in `cargo xtask ci`: an
 //! insert of a three-day-old log racing retention's sweep of that day answered 500.
 
-use std::sync::Arc;
-
 use sluice_model::{Plan, Workspace};
 use sluice_store::conformance::log;
 use sluice_store::prelude::*;
@@ -23,10 +21,12 @@ async fn client(url: &str) -> tokio_postgres::Client {
 #[tokio::test]
 async fn an_insert_chosen_as_a_deadlocks_victim_is_tried_again_and_stored_once() {
     let database = TestDatabase::new("sluice_deadlock").await;
-    let store =
-        PgStore::connect(database.url(), &PgOptions { pool_size: 2, clock: Arc::new(|| NOW), ..PgOptions::default() })
-            .await
-            .expect("connect");
+    let store = PgStore::connect(
+        database.url(),
+        &PgOptions { pool_size: 2, clock: sluice_store::Clock::new(|| NOW), ..PgOptions::default() },
+    )
+    .await
+    .expect("connect");
     let workspace = Workspace::new("w", Plan::Enterprise, NOW);
     store.create_workspace(&workspace).await.expect("workspace");
     store.insert_logs(workspace.id, &[log("first", NOW + 1_000)]).await.expect("insert");

@@ -8,9 +8,9 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 use sluice_model::calendar::{MS_PER_DAY, month_start_ms};
 use sluice_model::{Level, Limits, Log, Plan, Workspace};
 use sluice_query::stats::{Bucket, CountBy, RollupFilter};
-use sluice_store::StoreError;
 use sluice_store::conformance::log;
 use sluice_store::prelude::*;
+use sluice_store::{CountsRead, StoreError};
 use sluice_store_pg::testing::TestDatabase;
 use sluice_store_pg::{PgOptions, PgStore};
 
@@ -33,7 +33,10 @@ fn logs() -> Vec<Log> {
 /// The store's counts by `by` over the two days, as a map.
 async fn counts(store: &PgStore, workspace: &Workspace, by: CountBy) -> BTreeMap<(String, Level), u64> {
     let rows = store
-        .level_counts(workspace.id, DAY0 - MS_PER_DAY, DAY0 + MS_PER_DAY, &RollupFilter::default(), by)
+        .level_counts(
+            workspace.id,
+            CountsRead { from_ms: DAY0 - MS_PER_DAY, to_ms: DAY0 + MS_PER_DAY, filter: &RollupFilter::default(), by },
+        )
         .await
         .expect("counts");
     rows.into_iter()

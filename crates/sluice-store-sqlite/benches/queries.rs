@@ -1,16 +1,16 @@
-//! Read latency of the SQLite store at scale (issue 4), and what the search index costs ingest.
+//! Read latency of the SQLite store at scale, and its batch inserts.
 //!
 //! `cargo bench -p sluice-store-sqlite --bench queries` (or `cargo xtask bench`). The first run
 //! builds `target/bench-data/queries-<total>.db` through the store itself (5M logs, 1M of them
 //! in the measured workspace; `--quick`: 500k and 100k) from loghub lines, and later runs reuse
 //! it. Measured: search for a term in 0.01% of the workspace's logs, a phrase as rare, a
 //! common phrase, stats for 30 days by day and by source, the summary, and the newest page of
-//! the list under each single filter; then one 100-log batch insert with and without the
-//! trigram index. Medians are the p50 figures in docs/PERFORMANCE.md.
+//! the list under each single filter; then a 100- and a 5,000-log batch insert into a 100k-log
+//! store.
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use criterion::{Criterion, criterion_group};
 use sluice_model::WorkspaceId;
@@ -45,35 +45,13 @@ fn reads(criterion: &mut Criterion) {
     sluice_store::bench::reads(criterion, "sqlite_reads", &runtime, store.as_ref(), workspace);
 }
 
-/// One batch of 100 and of 5,000 logs into a store of 100k logs, with the trigram index and
-/// with its FTS5 table replaced by a view that drops what is written to it: the difference
-/// is what the search index costs ingest (at 100, mostly next to the commit's fsync; at 5,000,
-/// per log).
+/// One batch of 100 and of 5,000 logs into a store of 100k logs.
 fn ingest(criterion: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let _context = runtime.enter();
-    let mut group = criterion.benchmark_group("sqlite_insert");
-    group.sample_size(30).measurement_time(Duration::from_secs(6));
-    for indexed in [true, false] {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("ingest.db");
-        let store = SqliteStore::open(&path).expect("store");
-        if !indexed {
-            use diesel::connection::SimpleConnection;
-            use diesel::{Connection, SqliteConnection};
-            let mut connection = SqliteConnection::establish(path.to_str().expect("utf-8")).expect("connect");
-            connection
-                .batch_execute(
-                    "DROP TABLE log_chunks_fts; \
-                     CREATE VIEW log_chunks_fts AS SELECT 0 AS rowid, '' AS keys; \
-                     CREATE TRIGGER log_chunks_fts_drop INSTEAD OF INSERT ON log_chunks_fts BEGIN SELECT 1; END;",
-                )
-                .expect("replace the index");
-        }
-        let label = if indexed { "with_trigram_index" } else { "without_index" };
-        sluice_store::bench::inserts(&mut group, &runtime, &store, label);
-    }
-    group.finish();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = SqliteStore::open(&dir.path().join("ingest.db")).expect("store");
+    sluice_store::bench::inserts(criterion, "sqlite_insert", &runtime, &store);
 }
 
 criterion_group!(benches, ingest, reads);

@@ -45,7 +45,7 @@ impl Background {
                 .name("sluice-sqlite-merger".into())
                 .spawn(move || {
                     while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stop_merging.recv_timeout(every) {
-                        if let Err(error) = crate::blocks::merge_due(&mut merger, &write_lock, clock()) {
+                        if let Err(error) = crate::blocks::merge_due(&mut merger, &write_lock, clock.now_ms()) {
                             tracing::warn!(%error, "merging small blocks failed; the next round retries");
                         }
                     }

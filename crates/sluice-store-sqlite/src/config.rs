@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// Tuning of the SQLite store.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct SqliteOptions {
     /// Connections in the pool (readers run in parallel; writers queue on SQLite's lock).
     pub pool_size: usize,
@@ -26,19 +26,6 @@ pub struct SqliteOptions {
     pub max_bytes: Option<u64>,
     /// Now, for the blocks' write times (when small ones are due to merge).
     pub clock: sluice_store::Clock,
-}
-
-impl std::fmt::Debug for SqliteOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SqliteOptions")
-            .field("pool_size", &self.pool_size)
-            .field("busy_timeout", &self.busy_timeout)
-            .field("wait_timeout", &self.wait_timeout)
-            .field("call_timeout", &self.call_timeout)
-            .field("merge_every", &self.merge_every)
-            .field("max_bytes", &self.max_bytes)
-            .finish_non_exhaustive()
-    }
 }
 
 impl Default for SqliteOptions {

@@ -9,10 +9,10 @@ use diesel::sql_types::{BigInt, Binary, Integer, Nullable, Text};
 use sluice_model::{Log, WorkspaceId};
 use sluice_store::blockstore::{HeadCache, Reader, now};
 use sluice_store::flows::{
-    FLOW_COLUMNS, FlowDeltas, FlowFilter, FlowPage, FlowSummary, FlowTimeline, NewFlow, missing_and_duplicate_steps,
+    FLOW_COLUMNS, FlowDeltas, FlowPage, FlowSummary, FlowTimeline, FlowsRead, NewFlow, missing_and_duplicate_steps,
     summaries, timeline_logs,
 };
-use sluice_store::{LogFlows, Page, StoreError};
+use sluice_store::{LogFlows, StoreError};
 
 use sluice_store_diesel::raw::{FlowRow, SourceRow, StepRow};
 
@@ -185,12 +185,8 @@ impl LogFlows for SqliteStore {
         .await
     }
 
-    async fn list_flows(
-        &self,
-        workspace: WorkspaceId,
-        filter: &FlowFilter,
-        page: Page,
-    ) -> Result<FlowPage, StoreError> {
+    async fn list_flows(&self, workspace: WorkspaceId, read: FlowsRead<'_>) -> Result<FlowPage, StoreError> {
+        let FlowsRead { filter, page } = read;
         let filter = filter.clone();
         self.with_connection(move |connection| {
             let workspace = workspace.as_bytes().as_slice();

@@ -48,7 +48,7 @@ impl SqliteStore {
                         encoded.insert(*workspace, BlockRows::encode_refs(logs)?);
                     }
                 }
-                let now = clock();
+                let now = clock.now_ms();
                 let waited = std::time::Instant::now();
                 let lock = write_lock.blocking_lock();
                 let (waited, writing) = (waited.elapsed(), std::time::Instant::now());
@@ -90,7 +90,7 @@ impl SqliteStore {
                     tracing::debug!(?waited, ?writing, batches = group.len(), "a slow group");
                 }
                 // The logs are committed: whatever happens here, the answer stands.
-                if merge_now && let Err(error) = merge_due(connection, &write_lock, clock()) {
+                if merge_now && let Err(error) = merge_due(connection, &write_lock, clock.now_ms()) {
                     tracing::warn!(%error, "merging small blocks failed; the next insert retries");
                 }
                 Ok(answers)

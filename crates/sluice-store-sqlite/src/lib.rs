@@ -34,7 +34,6 @@ mod quota;
 mod read;
 mod retention;
 mod rollups;
-mod rows;
 mod schema;
 mod shared;
 /// Test support: a database as the build before blocks left it (feature `testing`).

@@ -55,7 +55,7 @@ impl LogRetention for SqliteStore {
                     let rewritten = if kept.is_empty() { Vec::new() } else { BlockRows::encode(&kept)? };
                     let deltas = RollupDeltas::removed(&expired, str::to_owned);
                     let flows = FlowDeltas::removed(&expired, str::to_owned);
-                    let now = clock();
+                    let now = clock.now_ms();
                     let _lock = write_lock.blocking_lock();
                     let swapped = swap_blocks(connection, bytes, &due, &rewritten, now, |connection| {
                         apply_rollup_deltas(connection, &workspace, &deltas)?;

@@ -6,9 +6,9 @@ use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Binary, Nullable, Text};
 use sluice_model::WorkspaceId;
-use sluice_query::stats::{CountBy, LevelCount, RollupFilter};
+use sluice_query::stats::LevelCount;
 use sluice_store::rollups::{Counter, CounterTable, CountsDialect, CountsSource, RollupDeltas, level_count};
-use sluice_store::{LogCounts, StoreError};
+use sluice_store::{CountsRead, LogCounts, StoreError};
 
 use sluice_store_diesel::raw::CountRow;
 
@@ -86,14 +86,8 @@ const COUNTS: CountsDialect = CountsDialect {
 
 #[async_trait]
 impl LogCounts for SqliteStore {
-    async fn level_counts(
-        &self,
-        workspace: WorkspaceId,
-        from_ms: i64,
-        to_ms: i64,
-        filter: &RollupFilter,
-        by: CountBy,
-    ) -> Result<Vec<LevelCount>, StoreError> {
+    async fn level_counts(&self, workspace: WorkspaceId, read: CountsRead<'_>) -> Result<Vec<LevelCount>, StoreError> {
+        let CountsRead { from_ms, to_ms, filter, by } = read;
         let filter = filter.clone();
         self.with_connection(move |connection| {
             let rows: Vec<CountRow> = diesel::sql_query(

@@ -10,32 +10,6 @@ diesel::table! {
 }
 
 diesel::table! {
-    logs (seq) {
-        seq -> BigInt,
-        workspace_id -> Binary,
-        id -> Binary,
-        ts -> BigInt,
-        level -> Text,
-        environment -> Text,
-        source -> Text,
-        dataset -> Text,
-        message -> Text,
-        version -> Nullable<Text>,
-        user_id -> Nullable<Text>,
-        session_id -> Nullable<Text>,
-        request_id -> Nullable<Text>,
-        data -> Nullable<Text>,
-        error_name -> Nullable<Text>,
-        error_stack -> Nullable<Text>,
-        tags -> Nullable<Text>,
-        flow_id -> Nullable<Text>,
-        step_index -> Nullable<Integer>,
-        country -> Nullable<Text>,
-        ip_address -> Nullable<Text>,
-    }
-}
-
-diesel::table! {
     log_rollups (workspace_id, hour, source, environment, dataset, level) {
         workspace_id -> Binary,
         hour -> BigInt,
@@ -105,7 +79,6 @@ diesel::table! {
 }
 
 diesel::allow_tables_to_appear_in_same_query!(
-    logs,
     log_rollups,
     log_rollups_daily,
     log_rollups_daily_sources,

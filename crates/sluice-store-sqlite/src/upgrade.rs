@@ -9,26 +9,25 @@ use std::time::Duration;
 
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
+use diesel::sql_types::{BigInt, Text};
 use sluice_blocks::MAX_BLOCK_ROWS;
 use sluice_model::Log;
 use sluice_store::blockstore::BlockRows;
 use sluice_store::upgrade::{Progress, Upgrade};
 use sluice_store::{Clock, StoreError};
+use sluice_store_diesel::Id;
+use sluice_store_diesel::raw::{LEGACY_LOG_COLUMNS, LegacyLogRow, Total, WorkspaceRow};
 use tokio::sync::watch;
 
 use crate::blocks::write_block;
 use crate::error::{backend, from_diesel, write_transaction};
 use crate::lock::WriteLock;
-use crate::rows::LogRow;
-use crate::schema::logs;
-
-/// Rows deleted per statement, under SQLite's limit on variables.
-const SEQS_PER_DELETE: usize = 5_000;
 
 /// Logs still kept as rows.
 pub(crate) fn rows_left(connection: &mut SqliteConnection) -> Result<u64, StoreError> {
-    let count: i64 = logs::table.count().get_result(connection).map_err(from_diesel)?;
-    Ok(u64::try_from(count).unwrap_or(0))
+    let count: Total =
+        diesel::sql_query("SELECT count(*) AS total FROM logs").get_result(connection).map_err(from_diesel)?;
+    Ok(count.total.map_or(0, |total| u64::try_from(total).unwrap_or(0)))
 }
 
 /// Starts converting the rows left, when there are any, on a thread of its own that stops when
@@ -56,7 +55,7 @@ pub(crate) fn start(
                     std::mem::forget(upgrade);
                     return;
                 }
-                match convert_some(&mut connection, &write_lock, clock()) {
+                match convert_some(&mut connection, &write_lock, clock.now_ms()) {
                     Ok(0) => break,
                     Ok(moved) => upgrade.advance(moved),
                     Err(error) => {
@@ -81,35 +80,47 @@ pub(crate) fn convert_some(
     write_lock: &WriteLock,
     now_ms: i64,
 ) -> Result<u64, StoreError> {
-    let Some(workspace): Option<Vec<u8>> =
-        logs::table.select(logs::workspace_id).first(connection).optional().map_err(from_diesel)?
+    let Some(workspace) = diesel::sql_query("SELECT workspace_id AS id FROM logs LIMIT 1")
+        .get_result::<WorkspaceRow>(connection)
+        .optional()
+        .map_err(from_diesel)?
     else {
         return Ok(0);
     };
-    let rows: Vec<(i64, LogRow)> = logs::table
-        .filter(logs::workspace_id.eq(&workspace))
-        .order((logs::ts.asc(), logs::id.asc()))
-        .limit(MAX_BLOCK_ROWS as i64)
-        .select((logs::seq, LogRow::as_select()))
-        .load(connection)
-        .map_err(from_diesel)?;
-    let seqs: Vec<i64> = rows.iter().map(|(seq, _)| *seq).collect();
-    let logs: Vec<Log> = rows.into_iter().map(|(_, row)| Log::try_from(row)).collect::<Result<_, _>>()?;
+    let workspace = workspace.id;
+    let rows: Vec<RowOfLogs> = diesel::sql_query(format!(
+        "SELECT seq, {LEGACY_LOG_COLUMNS} FROM logs WHERE workspace_id = ?1 ORDER BY ts, id LIMIT ?2"
+    ))
+    .bind::<Id, _>(workspace)
+    .bind::<BigInt, _>(MAX_BLOCK_ROWS as i64)
+    .load(connection)
+    .map_err(from_diesel)?;
+    let seq_list = format!("[{}]", rows.iter().map(|row| row.seq.to_string()).collect::<Vec<_>>().join(","));
+    let logs: Vec<Log> = rows.into_iter().map(|row| row.log.into_log(|text| text)).collect::<Result<_, _>>()?;
+    let logs_moved = logs.len();
     let encoded = BlockRows::encode(&logs)?;
     let _lock = write_lock.blocking_lock();
     write_transaction(connection, |connection| {
         // Another process sharing the file (the admin CLI) may have moved some of these rows
         // meanwhile: then this move is undone and the next one reads again.
-        let mut deleted = 0;
-        for part in seqs.chunks(SEQS_PER_DELETE) {
-            deleted += diesel::delete(logs::table.filter(logs::seq.eq_any(part))).execute(connection)?;
-        }
-        if deleted != seqs.len() {
+        let deleted = diesel::sql_query("DELETE FROM logs WHERE seq IN (SELECT value FROM json_each(?1))")
+            .bind::<Text, _>(seq_list)
+            .execute(connection)?;
+        if deleted != logs_moved {
             return Err(DieselError::RollbackTransaction.into());
         }
         for block in &encoded {
-            write_block(connection, &workspace, block, now_ms)?;
+            write_block(connection, workspace.0.as_bytes(), block, now_ms)?;
         }
-        Ok(seqs.len() as u64)
+        Ok(logs_moved as u64)
     })
+}
+
+/// A row of `logs` and its place in the table.
+#[derive(QueryableByName)]
+struct RowOfLogs {
+    #[diesel(sql_type = BigInt)]
+    seq: i64,
+    #[diesel(embed)]
+    log: LegacyLogRow,
 }

@@ -28,7 +28,8 @@ mod merged {
     async fn fresh() -> Fixture {
         let dir = tempfile::tempdir().expect("temp dir");
         let now = Arc::new(AtomicI64::new(1_700_000_000_000));
-        let clock: sluice_store::Clock = Arc::new(move || now.fetch_add(MERGE_AFTER_MS, Ordering::Relaxed));
+        let clock: sluice_store::Clock =
+            sluice_store::Clock::new(move || now.fetch_add(MERGE_AFTER_MS, Ordering::Relaxed));
         let options = SqliteOptions { merge_every: None, clock, ..SqliteOptions::default() };
         let store = SqliteStore::open_with(&dir.path().join("sluice.db"), &options).expect("open store");
         Fixture::new(store, dir)

@@ -31,7 +31,6 @@ async fn schema_matches_migrations() {
     connection.batch_execute("SELECT 1").expect("alive");
 
     let cases = [
-        ("logs", diesel::debug_query::<diesel::sqlite::Sqlite, _>(&logs_select()).to_string()),
         (
             "log_rollups",
             diesel::debug_query::<diesel::sqlite::Sqlite, _>(
@@ -90,7 +89,3 @@ async fn schema_matches_migrations() {
 // The schema module is private to the crate; the test reads the same file.
 #[path = "../src/schema.rs"]
 mod schema;
-
-fn logs_select() -> diesel::dsl::Select<schema::logs::table, <schema::logs::table as Table>::AllColumns> {
-    schema::logs::table.select(schema::logs::all_columns)
-}

@@ -17,7 +17,7 @@ use sluice_model::{Environment, JsonObject, Level, Log, LogEntry, LogId, Plan, W
 use sluice_query::stats::{CountBy, RollupFilter, StatsRequest, summary_range_ms};
 use sluice_query::{Query, SearchField};
 
-use crate::{LogFilter, Page, Search, Store};
+use crate::{CountsRead, LogFilter, Page, Search, Store};
 
 /// 2026-03-31 12:00 UTC: "now" for every query; the measured workspace's logs cover the 30
 /// days before it.
@@ -180,7 +180,15 @@ pub fn reads(
         group.bench_function(name, |bench| {
             bench.iter(|| {
                 let counts = runtime
-                    .block_on(store.level_counts(workspace, from, to, &RollupFilter::default(), request.count_by()))
+                    .block_on(store.level_counts(
+                        workspace,
+                        CountsRead {
+                            from_ms: from,
+                            to_ms: to,
+                            filter: &RollupFilter::default(),
+                            by: request.count_by(),
+                        },
+                    ))
                     .expect("counts");
                 request.answer(&counts)
             })
@@ -190,7 +198,10 @@ pub fn reads(
     group.bench_function("summary", |bench| {
         bench.iter(|| {
             let counts = runtime
-                .block_on(store.level_counts(workspace, from, to, &RollupFilter::default(), CountBy::Day))
+                .block_on(store.level_counts(
+                    workspace,
+                    CountsRead { from_ms: from, to_ms: to, filter: &RollupFilter::default(), by: CountBy::Day },
+                ))
                 .expect("counts");
             sluice_query::stats::summary(NOW, &counts)
         })
@@ -217,13 +228,10 @@ pub fn reads(
 }
 
 /// Fills `store` (empty) with 100k logs, then measures one batch of 100 and of 5,000 logs as
-/// a shipper sends them (logs of the last few seconds), as `<label>_batch_<size>` in `group`.
-pub fn inserts(
-    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
-    runtime: &tokio::runtime::Runtime,
-    store: &dyn Store,
-    label: &str,
-) {
+/// a shipper sends them (logs of the last few seconds), as `<name>/batch_<size>`.
+pub fn inserts(criterion: &mut Criterion, name: &str, runtime: &tokio::runtime::Runtime, store: &dyn Store) {
+    let mut group = criterion.benchmark_group(name);
+    group.sample_size(20).measurement_time(Duration::from_secs(8));
     let lines = corpus_lines();
     let workspace = Workspace::new("w", Plan::Enterprise, NOW);
     runtime.block_on(store.create_workspace(&workspace)).expect("workspace");
@@ -236,7 +244,7 @@ pub fn inserts(
     }
     for size in [100, 5_000] {
         group.throughput(criterion::Throughput::Elements(size as u64));
-        group.bench_function(format!("{label}_batch_{size}"), |bench| {
+        group.bench_function(format!("batch_{size}"), |bench| {
             bench.iter_batched(
                 || {
                     (0..size)
@@ -252,4 +260,5 @@ pub fn inserts(
             )
         });
     }
+    group.finish();
 }

@@ -6,7 +6,26 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The current time in Unix ms. Injected so tests can move time without sleeping.
-pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
+#[derive(Clone)]
+pub struct Clock(Arc<dyn Fn() -> i64 + Send + Sync>);
+
+impl Clock {
+    /// A clock that reads `now`.
+    pub fn new(now: impl Fn() -> i64 + Send + Sync + 'static) -> Self {
+        Clock(Arc::new(now))
+    }
+
+    /// Now, in Unix ms.
+    pub fn now_ms(&self) -> i64 {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Clock").field(&self.now_ms()).finish()
+    }
+}
 
 /// Now, in Unix ms, by the wall clock: the one place the system time is read.
 #[expect(clippy::disallowed_methods, reason = "the one place the wall clock is read")]
@@ -18,5 +37,5 @@ pub fn unix_now_ms() -> i64 {
 
 /// The wall clock.
 pub fn system_clock() -> Clock {
-    Arc::new(unix_now_ms)
+    Clock::new(unix_now_ms)
 }

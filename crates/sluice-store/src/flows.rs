@@ -83,6 +83,15 @@ pub struct FlowFilter {
     pub has_errors: bool,
 }
 
+/// What a flow list asks for: the flows `filter` keeps, one `page` of them.
+#[derive(Debug, Clone, Copy)]
+pub struct FlowsRead<'a> {
+    /// The filter every flow on the page meets.
+    pub filter: &'a FlowFilter,
+    /// Where the page starts and how long it is.
+    pub page: crate::Page,
+}
+
 /// One page of flows, the most recently active first.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FlowPage {

@@ -280,14 +280,21 @@ pub trait LogCounts: Send + Sync {
     /// hours), matching `filter`, grouped by hour or by source. Read from rollup counters
     /// kept in the same transaction as every insert and delete, so the cost follows the
     /// number of buckets, not of logs. Buckets with no logs may be left out.
-    async fn level_counts(
-        &self,
-        workspace: WorkspaceId,
-        from_ms: i64,
-        to_ms: i64,
-        filter: &RollupFilter,
-        by: CountBy,
-    ) -> Result<Vec<LevelCount>, StoreError>;
+    async fn level_counts(&self, workspace: WorkspaceId, read: CountsRead<'_>) -> Result<Vec<LevelCount>, StoreError>;
+}
+
+/// What a count read asks for: the logs in `from_ms..to_ms` (whole UTC hours) that `filter`
+/// keeps, grouped `by` hour, day or source.
+#[derive(Debug, Clone, Copy)]
+pub struct CountsRead<'a> {
+    /// Start of the range, Unix ms, inclusive.
+    pub from_ms: i64,
+    /// End of the range, Unix ms, exclusive.
+    pub to_ms: i64,
+    /// The exact fields every counted log has.
+    pub filter: &'a RollupFilter,
+    /// How the counts are grouped.
+    pub by: CountBy,
 }
 
 /// Retention: deleting logs past a cutoff.
@@ -325,8 +332,7 @@ pub trait LogFlows: Send + Sync {
     async fn list_flows(
         &self,
         workspace: WorkspaceId,
-        filter: &flows::FlowFilter,
-        page: Page,
+        read: flows::FlowsRead<'_>,
     ) -> Result<flows::FlowPage, StoreError>;
 
     /// One flow's summary, gaps, duplicates and up to [`flows::TIMELINE_MAX_LOGS`] logs;

@@ -3,7 +3,7 @@
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde_json::Value;
 use sluice_model::{FlowId, Issue, PathSegment, json_type_name};
-use sluice_store::flows::{FlowFilter, FlowSummary, NewFlow};
+use sluice_store::flows::{FlowFilter, FlowSummary, FlowsRead, NewFlow};
 
 use crate::params::Params;
 use crate::routes::reading::{page_of, pagination};
@@ -119,7 +119,7 @@ pub(crate) async fn list(
     };
     params.finish()?;
 
-    let found = state.store.list_flows(principal.workspace.id, &filter, page).await?;
+    let found = state.store.list_flows(principal.workspace.id, FlowsRead { filter: &filter, page }).await?;
     let pagination = pagination(page, found.flows.len(), found.has_more);
     Ok(HttpResponse::Ok().json(sluice_api::FlowPage { flows: found.flows.iter().map(flow_of).collect(), pagination }))
 }

@@ -5,6 +5,7 @@ use sluice_query::stats::{CountBy, RollupFilter, StatsRequest, summary, summary_
 
 use crate::params::Params;
 use crate::{ApiError, AppState, Authed};
+use sluice_store::CountsRead;
 
 /// Level counts of the workspace by day, hour or source.
 #[utoipa::path(get, path = "/v1/stats", tag = "stats", summary = "Counts by level per day, hour or source", params(sluice_api::StatsParams),
@@ -38,8 +39,13 @@ pub(crate) async fn stats(
     let stats_request = stats_request.ok_or(ApiError::Internal)?;
 
     let (from_ms, to_ms) = stats_request.range_ms();
-    let counts =
-        state.store.level_counts(principal.workspace.id, from_ms, to_ms, &filter, stats_request.count_by()).await?;
+    let counts = state
+        .store
+        .level_counts(
+            principal.workspace.id,
+            CountsRead { from_ms, to_ms, filter: &filter, by: stats_request.count_by() },
+        )
+        .await?;
     Ok(HttpResponse::Ok().json(stats_request.answer(&counts)))
 }
 
@@ -57,7 +63,10 @@ pub(crate) async fn summary_today(
     let (from_ms, to_ms) = summary_range_ms(now);
     let counts = state
         .store
-        .level_counts(principal.workspace.id, from_ms, to_ms, &RollupFilter::default(), CountBy::Day)
+        .level_counts(
+            principal.workspace.id,
+            CountsRead { from_ms, to_ms, filter: &RollupFilter::default(), by: CountBy::Day },
+        )
         .await?;
     Ok(HttpResponse::Ok().json(summary(now, &counts)))
 }

@@ -130,7 +130,7 @@ pub async fn start_over_configured(store: Arc<dyn Store>, configure: impl FnOnce
     let now = Arc::new(AtomicI64::new(WALL_CLOCK));
     let mut state = AppState::new(store.clone());
     let clock = now.clone();
-    state.clock = Arc::new(move || match clock.load(Ordering::SeqCst) {
+    state.clock = sluice_http::Clock::new(move || match clock.load(Ordering::SeqCst) {
         WALL_CLOCK => sluice_http::unix_now_ms(),
         set => set,
     });

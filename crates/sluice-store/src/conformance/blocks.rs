@@ -99,7 +99,7 @@ fn newest_first(mut logs: Vec<Log>) -> Vec<Log> {
 }
 
 fn fixed_clock() -> Clock {
-    Arc::new(|| BASE_MS)
+    Clock::new(|| BASE_MS)
 }
 
 fn search(query: &str) -> Search {
@@ -133,7 +133,7 @@ pub async fn a_workspace_s_small_blocks_merge_once_they_have_waited(fixture: &im
     let now = Arc::new(AtomicI64::new(BASE_MS));
     let clock: Clock = {
         let now = now.clone();
-        Arc::new(move || now.load(Ordering::Relaxed))
+        Clock::new(move || now.load(Ordering::Relaxed))
     };
     let store = fixture.open(true, clock).await;
     let (ws, other) = (workspace(1), workspace(2));

@@ -2,6 +2,7 @@
 //! rollups equal to the rows after random ingests and deletes.
 
 use super::*;
+use crate::CountsRead;
 
 fn sorted(mut counts: Vec<LevelCount>) -> Vec<(Bucket, Level, u64)> {
     counts.sort_by(|a, b| (&a.bucket, a.level).cmp(&(&b.bucket, b.level)));
@@ -33,7 +34,15 @@ pub async fn level_counts_group_by_hour_and_source_with_filters(store: &dyn Stor
     ];
     store.insert_logs(workspace, &logs).await.expect("insert");
     let counts = |filter: RollupFilter, by: CountBy| async move {
-        sorted(store.level_counts(workspace, hour, hour + 2 * MS_PER_HOUR, &filter, by).await.expect("counts"))
+        sorted(
+            store
+                .level_counts(
+                    workspace,
+                    CountsRead { from_ms: hour, to_ms: hour + 2 * MS_PER_HOUR, filter: &filter, by },
+                )
+                .await
+                .expect("counts"),
+        )
     };
     assert_eq!(
         counts(RollupFilter::default(), CountBy::Hour).await,
@@ -66,7 +75,15 @@ pub async fn level_counts_group_by_hour_and_source_with_filters(store: &dyn Stor
     // By day, over whole days and over a range of hours: the same day buckets.
     let day = day_start_ms(hour);
     let by_day = |from: i64, to: i64| async move {
-        sorted(store.level_counts(workspace, from, to, &RollupFilter::default(), CountBy::Day).await.expect("counts"))
+        sorted(
+            store
+                .level_counts(
+                    workspace,
+                    CountsRead { from_ms: from, to_ms: to, filter: &RollupFilter::default(), by: CountBy::Day },
+                )
+                .await
+                .expect("counts"),
+        )
     };
     let whole = by_day(day - MS_PER_DAY, day + 2 * MS_PER_DAY).await;
     let mut expected = vec![];
@@ -99,8 +116,13 @@ pub async fn level_counts_are_scoped_to_the_workspace(store: &dyn Store) {
     store.insert_logs(mine, &[log("z", T0)]).await.expect("insert");
     let hour = hour_start(T0);
     for by in [CountBy::Hour, CountBy::Source] {
-        let counts =
-            store.level_counts(mine, hour, hour + MS_PER_HOUR, &RollupFilter::default(), by).await.expect("counts");
+        let counts = store
+            .level_counts(
+                mine,
+                CountsRead { from_ms: hour, to_ms: hour + MS_PER_HOUR, filter: &RollupFilter::default(), by },
+            )
+            .await
+            .expect("counts");
         assert_eq!(counts.iter().map(|count| count.count).sum::<u64>(), 1, "{by:?}");
     }
 }
@@ -145,7 +167,10 @@ pub async fn rollups_equal_the_rows_after_random_ingests_and_deletes(store: &dyn
             let range = (start - MS_PER_HOUR, start + 9 * MS_PER_HOUR);
             for (by, expected) in [(CountBy::Hour, by_hour), (CountBy::Source, by_source)] {
                 let counts = store
-                    .level_counts(workspace, range.0, range.1, &RollupFilter::default(), by)
+                    .level_counts(
+                        workspace,
+                        CountsRead { from_ms: range.0, to_ms: range.1, filter: &RollupFilter::default(), by },
+                    )
                     .await
                     .expect("counts");
                 let expected: Vec<(Bucket, Level, u64)> =
@@ -172,7 +197,10 @@ pub async fn rollups_equal_the_rows_after_random_ingests_and_deletes(store: &dyn
                     };
                     *expected.entry((bucket, log.entry.level)).or_insert(0) += 1;
                 }
-                let counts = store.level_counts(workspace, days.0, days.1, &filter, by).await.expect("counts");
+                let counts = store
+                    .level_counts(workspace, CountsRead { from_ms: days.0, to_ms: days.1, filter: &filter, by })
+                    .await
+                    .expect("counts");
                 let expected: Vec<(Bucket, Level, u64)> =
                     expected.into_iter().map(|((bucket, level), count)| (bucket, level, count)).collect();
                 assert_eq!(sorted(counts), expected, "seed {seed} step {step} {by:?} {filter:?}");

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::flows::{FlowFilter, FlowSummary, LevelTotals, NewFlow, TIMELINE_MAX_LOGS};
+use crate::flows::{FlowFilter, FlowSummary, FlowsRead, LevelTotals, NewFlow, TIMELINE_MAX_LOGS};
 
 /// A log of `flow` at `timestamp`, with a step or none.
 fn flow_log(message: &str, flow: &str, step: Option<u16>, timestamp: i64) -> Log {
@@ -16,7 +16,7 @@ fn flow_log(message: &str, flow: &str, step: Option<u16>, timestamp: i64) -> Log
 const ALL_FLOWS: Page = Page { limit: 500, offset: 0 };
 
 async fn listed(store: &dyn Store, workspace: WorkspaceId, filter: &FlowFilter) -> Vec<String> {
-    let page = store.list_flows(workspace, filter, ALL_FLOWS).await.expect("list flows");
+    let page = store.list_flows(workspace, FlowsRead { filter, page: ALL_FLOWS }).await.expect("list flows");
     page.flows.into_iter().map(|flow| flow.flow_id).collect()
 }
 
@@ -42,7 +42,8 @@ pub async fn flows_sum_their_logs_and_list_by_last_activity(store: &dyn Store) {
     let created = NewFlow { flow_id: "made-first".into(), name: Some("Signup".into()), created_at: T0 + 50 };
     store.create_flow(workspace, &created).await.expect("create flow");
 
-    let page = store.list_flows(workspace, &FlowFilter::default(), ALL_FLOWS).await.expect("list");
+    let page =
+        store.list_flows(workspace, FlowsRead { filter: &FlowFilter::default(), page: ALL_FLOWS }).await.expect("list");
     let ids: Vec<&str> = page.flows.iter().map(|flow| flow.flow_id.as_str()).collect();
     assert_eq!(ids, ["device-7", "made-first", "checkout-1"], "newest last activity first");
     assert!(!page.has_more);
@@ -74,21 +75,27 @@ pub async fn flows_sum_their_logs_and_list_by_last_activity(store: &dyn Store) {
 
     // Logs naming a created flow fill it; its name stays.
     store.insert_logs(workspace, &[flow_log("signed up", "made-first", Some(0), T0 + 400)]).await.expect("insert");
-    let page = store.list_flows(workspace, &FlowFilter::default(), Page { limit: 1, offset: 0 }).await.expect("list");
+    let page = store
+        .list_flows(workspace, FlowsRead { filter: &FlowFilter::default(), page: Page { limit: 1, offset: 0 } })
+        .await
+        .expect("list");
     assert!(page.has_more);
     let first = &page.flows[0];
     assert_eq!(
         (first.flow_id.as_str(), first.name.as_deref(), first.levels.total(), first.first_timestamp),
         ("made-first", Some("Signup"), 1, T0 + 400)
     );
-    let page = store.list_flows(workspace, &FlowFilter::default(), Page { limit: 2, offset: 1 }).await.expect("list");
+    let page = store
+        .list_flows(workspace, FlowsRead { filter: &FlowFilter::default(), page: Page { limit: 2, offset: 1 } })
+        .await
+        .expect("list");
     assert_eq!(page.flows.iter().map(|flow| flow.flow_id.as_str()).collect::<Vec<_>>(), ["device-7", "checkout-1"]);
     assert!(!page.has_more);
 
     let errors = FlowFilter { has_errors: true, ..FlowFilter::default() };
     assert_eq!(listed(store, workspace, &errors).await, ["checkout-1"]);
     let payments = FlowFilter { source: Some("payments".into()), ..FlowFilter::default() };
-    let page = store.list_flows(workspace, &payments, ALL_FLOWS).await.expect("list");
+    let page = store.list_flows(workspace, FlowsRead { filter: &payments, page: ALL_FLOWS }).await.expect("list");
     assert_eq!(page.flows.len(), 1);
     assert_eq!(page.flows[0].levels.total(), 4, "a filter picks flows; their summary stays whole");
     let staging = FlowFilter { environment: Some(Environment::Staging), ..FlowFilter::default() };
@@ -222,7 +229,10 @@ pub async fn flows_equal_the_rows_after_random_ingests_and_sweeps(store: &dyn St
                 }
                 flow.sources.insert(log.entry.source.to_string());
             }
-            let page = store.list_flows(workspace, &FlowFilter::default(), ALL_FLOWS).await.expect("list");
+            let page = store
+                .list_flows(workspace, FlowsRead { filter: &FlowFilter::default(), page: ALL_FLOWS })
+                .await
+                .expect("list");
             let mut listed: BTreeMap<String, FlowSummary> =
                 page.flows.into_iter().map(|flow| (flow.flow_id.clone(), flow)).collect();
             // The created flow is listed whether or not logs name it.

@@ -2,6 +2,7 @@
 //! filters, time bounds, failed and large batches), each scoped to its workspace.
 
 use super::*;
+use crate::CountsRead;
 
 /// Every field written comes back unchanged, including JSON data with nested values and Unicode.
 pub async fn insert_then_get_round_trips_every_field(store: &dyn Store) {
@@ -61,10 +62,12 @@ pub async fn text_with_nul_and_rare_characters_round_trips(store: &dyn Store) {
     let counts = store
         .level_counts(
             workspace,
-            hour_start(T0),
-            hour_start(T0) + MS_PER_HOUR,
-            &RollupFilter::default(),
-            CountBy::Source,
+            CountsRead {
+                from_ms: hour_start(T0),
+                to_ms: hour_start(T0) + MS_PER_HOUR,
+                filter: &RollupFilter::default(),
+                by: CountBy::Source,
+            },
         )
         .await
         .expect("counts");

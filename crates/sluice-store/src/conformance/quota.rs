@@ -2,6 +2,7 @@
 //! would cross it, alone in its group.
 
 use super::*;
+use crate::CountsRead;
 
 /// Now, by the wall clock (log ids are stamped with it).
 fn wall_clock_ms() -> i64 {
@@ -38,10 +39,12 @@ pub async fn quota_refuses_the_batch_that_would_cross_it(store: &dyn Store) {
     let counts = store
         .level_counts(
             workspace,
-            day_start_ms(T0),
-            day_start_ms(T0) + MS_PER_DAY,
-            &RollupFilter::default(),
-            CountBy::Hour,
+            CountsRead {
+                from_ms: day_start_ms(T0),
+                to_ms: day_start_ms(T0) + MS_PER_DAY,
+                filter: &RollupFilter::default(),
+                by: CountBy::Hour,
+            },
         )
         .await
         .expect("counts");
@@ -171,7 +174,15 @@ pub async fn a_group_refuses_only_the_batches_over_their_quota(store: &dyn Store
     assert!(found(store, metered, "g7", &[SearchField::Message]).await.is_empty());
     assert_eq!(store.list_logs(other, &LogFilter::default(), EVERYTHING).await.expect("list").logs.len(), 110);
     let counts = store
-        .level_counts(metered, day_start_ms(T0), day_start_ms(T0) + MS_PER_DAY, &RollupFilter::default(), CountBy::Hour)
+        .level_counts(
+            metered,
+            CountsRead {
+                from_ms: day_start_ms(T0),
+                to_ms: day_start_ms(T0) + MS_PER_DAY,
+                filter: &RollupFilter::default(),
+                by: CountBy::Hour,
+            },
+        )
         .await
         .expect("counts");
     assert_eq!(counts.iter().map(|count| count.count).sum::<u64>(), 152, "refused batches left counts behind");

@@ -1,6 +1,7 @@
 //! Conformance: deleting before a cutoff, each workspace's sweep and retention days.
 
 use super::*;
+use crate::CountsRead;
 
 /// Deleting before a cutoff removes the logs from list, get, search and counts, and only them.
 pub async fn delete_before_removes_logs_everywhere(store: &dyn Store) {
@@ -18,7 +19,15 @@ pub async fn delete_before_removes_logs_everywhere(store: &dyn Store) {
     assert_eq!(found(store, workspace, "needle", &[SearchField::Message]).await, ["edge needle"]);
     let hour = hour_start(T0 - 1);
     let counts = store
-        .level_counts(workspace, hour - MS_PER_HOUR, hour + 2 * MS_PER_HOUR, &RollupFilter::default(), CountBy::Hour)
+        .level_counts(
+            workspace,
+            CountsRead {
+                from_ms: hour - MS_PER_HOUR,
+                to_ms: hour + 2 * MS_PER_HOUR,
+                filter: &RollupFilter::default(),
+                by: CountBy::Hour,
+            },
+        )
         .await
         .expect("counts");
     assert_eq!(counts.iter().map(|count| count.count).sum::<u64>(), 1);
@@ -63,7 +72,15 @@ pub async fn sweep_applies_each_workspace_cutoff(store: &dyn Store) {
     for (workspace, alive) in [(short, 2_u64), (long, 4), (spared, 6)] {
         let from = day_start_ms(at(-500));
         let counts = store
-            .level_counts(workspace, from, day_start_ms(at(60)), &RollupFilter::default(), CountBy::Day)
+            .level_counts(
+                workspace,
+                CountsRead {
+                    from_ms: from,
+                    to_ms: day_start_ms(at(60)),
+                    filter: &RollupFilter::default(),
+                    by: CountBy::Day,
+                },
+            )
             .await
             .expect("counts");
         assert_eq!(counts.iter().map(|count| count.count).sum::<u64>(), alive);
@@ -100,10 +117,12 @@ pub async fn retention_sweep_keeps_each_workspace_its_days(store: &dyn Store) {
         let counts = store
             .level_counts(
                 *workspace,
-                day_start_ms(now - 400 * MS_PER_DAY),
-                day_start_ms(now) + MS_PER_DAY,
-                &RollupFilter::default(),
-                CountBy::Day,
+                CountsRead {
+                    from_ms: day_start_ms(now - 400 * MS_PER_DAY),
+                    to_ms: day_start_ms(now) + MS_PER_DAY,
+                    filter: &RollupFilter::default(),
+                    by: CountBy::Day,
+                },
             )
             .await
             .expect("counts");
