@@ -23,7 +23,7 @@ macro_rules! accounts {
             use $crate::__private::sluice_store::rows::parse_column;
             use $crate::rows::{DeviceRow, SessionRow, UserRow, WorkspaceRow};
             use $crate::schema::{device_codes, memberships, sessions, users, workspaces};
-            use $crate::{Calls, DbId};
+            use $crate::{Calls, DbId, TransactionError};
 
             fn from_diesel(error: DieselError) -> StoreError {
                 <$store as Calls>::from_diesel(error)
@@ -38,7 +38,7 @@ macro_rules! accounts {
                 change: MemberChange,
                 keep_an_owner: bool,
                 now_ms: i64,
-            ) -> Result<Result<(), StoreError>, DieselError> {
+            ) -> Result<(), TransactionError> {
                 let locked: Option<DbId> = workspaces::table
                     .find(workspace)
                     .select(workspaces::id)
@@ -47,11 +47,11 @@ macro_rules! accounts {
                     .await
                     .optional()?;
                 if locked.is_none() {
-                    return Ok(Err(StoreError::NotFound("workspace")));
+                    return Err(StoreError::NotFound("workspace").into());
                 }
                 let exists: i64 = users::table.filter(users::id.eq(user)).count().get_result(connection).await?;
                 if exists == 0 {
-                    return Ok(Err(StoreError::NotFound("user")));
+                    return Err(StoreError::NotFound("user").into());
                 }
                 let membership = memberships::table
                     .filter(memberships::workspace_id.eq(workspace))
@@ -59,10 +59,7 @@ macro_rules! accounts {
                 let current: Option<String> =
                     membership.select(memberships::role).first(connection).await.optional()?;
                 let current: Option<Role> =
-                    match current.as_deref().map(|role| parse_column(role, "member role")).transpose() {
-                        Ok(current) => current,
-                        Err(error) => return Ok(Err(error)),
-                    };
+                    current.as_deref().map(|role| parse_column(role, "member role")).transpose()?;
                 let owners = if accounts::counts_owners(current, keep_an_owner) {
                     let owners: i64 = memberships::table
                         .filter(memberships::workspace_id.eq(workspace))
@@ -75,7 +72,7 @@ macro_rules! accounts {
                     None
                 };
                 if let Some(refused) = accounts::refusal(change, current, owners) {
-                    return Ok(Err(refused));
+                    return Err(refused.into());
                 }
                 match change {
                     MemberChange::Remove => {
@@ -96,7 +93,7 @@ macro_rules! accounts {
                             .await?;
                     }
                 }
-                Ok(Ok(()))
+                Ok(())
             }
 
             #[$crate::__private::async_trait::async_trait]
@@ -396,12 +393,9 @@ macro_rules! accounts {
                                 .await
                                 .optional()?;
                             let Some(row) = row else {
-                                return Ok(Ok(DevicePoll::Invalid));
+                                return Ok(DevicePoll::Invalid);
                             };
-                            let grant = match DeviceGrant::try_from(row) {
-                                Ok(grant) => grant,
-                                Err(error) => return Ok(Err(error)),
-                            };
+                            let grant = DeviceGrant::try_from(row)?;
                             let (answer, next) = accounts::poll(&grant, now_ms);
                             if next != grant {
                                 diesel::update(device_codes::table.find(hash))
@@ -416,7 +410,7 @@ macro_rules! accounts {
                                     .execute(connection)
                                     .await?;
                             }
-                            Ok(Ok(answer))
+                            Ok(answer)
                         })
                     })
                     .await

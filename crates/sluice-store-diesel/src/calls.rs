@@ -10,10 +10,39 @@ use sluice_store::{PoolStatus, StoreError};
 /// A call's work on a connection.
 pub type CallFuture<'c, R> = Pin<Box<dyn Future<Output = Result<R, StoreError>> + Send + 'c>>;
 
-/// A transaction's work: a database error rolls it back; an `Err` inside commits what was
-/// written before it (the call then answers that error), so work answers one before it writes.
-pub type TransactionFuture<'c, R> =
-    Pin<Box<dyn Future<Output = Result<Result<R, StoreError>, DieselError>> + Send + 'c>>;
+/// A transaction's work: any error, the database's or the store's, rolls it back.
+pub type TransactionFuture<'c, R> = Pin<Box<dyn Future<Output = Result<R, TransactionError>> + Send + 'c>>;
+
+/// Why a transaction's work stopped: it is rolled back either way.
+#[derive(Debug)]
+pub enum TransactionError {
+    /// A statement failed.
+    Diesel(DieselError),
+    /// The work refused (a rule, a missing row, a corrupt column).
+    Store(StoreError),
+}
+
+impl From<DieselError> for TransactionError {
+    fn from(error: DieselError) -> Self {
+        TransactionError::Diesel(error)
+    }
+}
+
+impl From<StoreError> for TransactionError {
+    fn from(error: StoreError) -> Self {
+        TransactionError::Store(error)
+    }
+}
+
+impl TransactionError {
+    /// The call's answer: a statement's failure as `from_diesel` reads it, or the refusal.
+    pub fn into_store(self, from_diesel: impl FnOnce(DieselError) -> StoreError) -> StoreError {
+        match self {
+            TransactionError::Diesel(error) => from_diesel(error),
+            TransactionError::Store(error) => error,
+        }
+    }
+}
 
 /// A call's work on a connection of type `C`, answering `R`.
 pub trait Work<C, R>: for<'c> FnOnce(&'c mut C) -> CallFuture<'c, R> + Send + 'static {}

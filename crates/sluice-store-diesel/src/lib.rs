@@ -21,7 +21,7 @@ pub mod rows;
 pub mod schema;
 mod tenancy;
 
-pub use calls::{CallFuture, Calls, TransactionFuture, TransactionWork, Work, pool_status};
+pub use calls::{CallFuture, Calls, TransactionError, TransactionFuture, TransactionWork, Work, pool_status};
 pub use id::{DbId, Id};
 
 /// What the macros' expansions name, so a store needs no dependency of its own for them.

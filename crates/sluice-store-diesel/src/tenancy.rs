@@ -176,11 +176,11 @@ macro_rules! tenancy {
                             }
                             let existing: i64 = workspaces::table.count().get_result(connection).await?;
                             if existing > 0 {
-                                return Ok(Ok(false));
+                                return Ok(false);
                             }
                             diesel::insert_into(workspaces::table).values(&workspace).execute(connection).await?;
                             diesel::insert_into(api_keys::table).values(&key).execute(connection).await?;
-                            Ok(Ok(true))
+                            Ok(true)
                         })
                     })
                     .await

@@ -5,7 +5,7 @@
 use diesel::result::Error as DieselError;
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 use sluice_store::StoreError;
-use sluice_store_diesel::{Calls, TransactionWork, Work};
+use sluice_store_diesel::{Calls, TransactionError, TransactionWork, Work};
 
 use crate::PgStore;
 use crate::error::from_diesel;
@@ -32,11 +32,11 @@ impl Calls for PgStore {
         self.with_deadline(async move {
             let mut connection = self.connection().await?;
             (*connection)
-                .transaction::<_, DieselError, _>(async move |connection: &mut AsyncPgConnection| {
+                .transaction::<_, TransactionError, _>(async move |connection: &mut AsyncPgConnection| {
                     work(connection).await
                 })
                 .await
-                .map_err(from_diesel)?
+                .map_err(|error| error.into_store(from_diesel))
         })
         .await
     }

@@ -5,7 +5,7 @@
 
 use diesel::result::Error as DieselError;
 use sluice_store::StoreError;
-use sluice_store_diesel::{Calls, TransactionWork, Work};
+use sluice_store_diesel::{Calls, TransactionError, TransactionWork, Work};
 
 use crate::connection::{AsyncSqlite, SqliteStore};
 use crate::error::from_diesel;
@@ -30,7 +30,7 @@ impl Calls for SqliteStore {
                 connection
                     .immediate_transaction(async move |connection: &mut AsyncSqlite| work(connection).await)
                     .await
-                    .map_err(from_diesel)?
+                    .map_err(|error: TransactionError| error.into_store(from_diesel))
             })
         })
         .await
