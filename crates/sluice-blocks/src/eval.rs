@@ -124,6 +124,49 @@ impl<'a> Matcher<'a> {
         all
     }
 
+    /// The keys of a condition every match meets, looked up first because it costs a band or
+    /// two a block: the first exact value, else the most telling key of each needle of the first
+    /// clause (a granule may match when it holds any of them).
+    fn probe(&self, version: u8) -> Vec<u64> {
+        if let Some(key) = self.required.first() {
+            return vec![*key];
+        }
+        self.groups_of(version)
+            .first()
+            .map_or_else(Vec::new, |needles| needles.iter().filter_map(|keys| keys.first().copied()).collect())
+    }
+
+    /// The index positions of the probe in the block of this head: a store reads these first,
+    /// and the others ([`Matcher::positions`]) only for a block [`Matcher::probe_may_match`] keeps.
+    pub fn probe_positions(&self, head: &Head) -> Vec<u64> {
+        if !self.uses_index(head.version) {
+            return Vec::new();
+        }
+        let mut all: Vec<u64> =
+            self.probe(head.version).into_iter().flat_map(|key| positions(key, head.index_bits)).collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+
+    /// Whether a granule of the block in the time range, with the level, may hold a match by
+    /// the probe's keys alone, as `slice` gives each of [`Matcher::probe_positions`]' slices.
+    pub fn probe_may_match<'s>(
+        &self,
+        head: &Head,
+        mut slice: impl FnMut(u64) -> Result<&'s [u8], DecodeError>,
+    ) -> Result<bool, DecodeError> {
+        let candidates = self.candidate_mask(head);
+        if candidates == 0 || !self.uses_index(head.version) {
+            return Ok(candidates != 0);
+        }
+        let mut any = 0;
+        for key in self.probe(head.version) {
+            any |= held(key, head, &mut slice)?;
+        }
+        Ok(candidates & any != 0)
+    }
+
     /// The granules of the block that may hold a match, in order: in the time range, with the
     /// level, and holding every key the read needs, as `slice` gives each position's slice of
     /// the index (`bloom::slice_range` of the index, which a store may read piece by piece).
@@ -132,36 +175,33 @@ impl<'a> Matcher<'a> {
         head: &Head,
         mut slice: impl FnMut(u64) -> Result<&'s [u8], DecodeError>,
     ) -> Result<Vec<usize>, DecodeError> {
-        let count = head.granules.len();
-        let mut candidates: Vec<bool> = head.granules.iter().map(|granule| self.granule_may_match(granule)).collect();
-        if self.uses_index(head.version) && candidates.iter().any(|candidate| *candidate) {
-            let mut holding = |key: u64| -> Result<u64, DecodeError> {
-                let mut held = u64::MAX;
-                for position in positions(key, head.index_bits) {
-                    held &= slice_bits(slice(position)?, position, count).ok_or(DecodeError::Truncated)?;
-                }
-                Ok(held)
-            };
-            let mut all = u64::MAX;
+        let mut candidates = self.candidate_mask(head);
+        if self.uses_index(head.version) && candidates != 0 {
             for key in &self.required {
-                all &= holding(*key)?;
+                candidates &= held(*key, head, &mut slice)?;
             }
             for group in self.groups_of(head.version) {
                 let mut any = 0;
                 for needle in group {
                     let mut every = u64::MAX;
                     for key in needle {
-                        every &= holding(*key)?;
+                        every &= held(*key, head, &mut slice)?;
                     }
                     any |= every;
                 }
-                all &= any;
-            }
-            for (granule, candidate) in candidates.iter_mut().enumerate() {
-                *candidate &= all & (1 << granule) != 0;
+                candidates &= any;
             }
         }
-        Ok((0..count).filter(|granule| candidates[*granule]).collect())
+        Ok((0..head.granules.len()).filter(|granule| candidates & (1 << granule) != 0).collect())
+    }
+
+    /// A bit a granule in the time range and with the level.
+    fn candidate_mask(&self, head: &Head) -> u64 {
+        head.granules
+            .iter()
+            .enumerate()
+            .filter(|(_, granule)| self.granule_may_match(granule))
+            .fold(0, |mask, (number, _)| mask | 1 << number)
     }
 
     fn granule_may_match(&self, granule: &GranuleInfo) -> bool {
@@ -213,6 +253,20 @@ impl<'a> Matcher<'a> {
 
 fn in_range((earliest, latest): (i64, i64), filter: &LogFilter) -> bool {
     filter.from.is_none_or(|from| latest >= from) && filter.to.is_none_or(|to| earliest <= to)
+}
+
+/// A bit a granule of the block whose Bloom filter may hold `key`.
+fn held<'s>(
+    key: u64,
+    head: &Head,
+    slice: &mut impl FnMut(u64) -> Result<&'s [u8], DecodeError>,
+) -> Result<u64, DecodeError> {
+    let count = head.granules.len();
+    let mut held = u64::MAX;
+    for position in positions(key, head.index_bits) {
+        held &= slice_bits(slice(position)?, position, count).ok_or(DecodeError::Truncated)?;
+    }
+    Ok(held)
 }
 
 /// The clauses of `query` the index can narrow with: for each `Contains` and `AnyOf` whose

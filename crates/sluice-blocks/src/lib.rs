@@ -114,9 +114,12 @@ impl<'a> Block<'a> {
         }
         let count = self.head.granules.len();
         let index = self.index;
-        let granules = matcher.granules(&self.head, |position| {
-            index.get(bloom::slice_range(position, count)).ok_or(DecodeError::Truncated)
-        })?;
+        let slice = |position| index.get(bloom::slice_range(position, count)).ok_or(DecodeError::Truncated);
+        // As a store reads: the probe first, every key only for a block it keeps.
+        if !matcher.probe_may_match(&self.head, slice)? {
+            return Ok(Vec::new());
+        }
+        let granules = matcher.granules(&self.head, slice)?;
         let mut hits = Vec::new();
         for number in granules {
             hits.extend(matcher.rows(&self.granule(number)?, number)?);

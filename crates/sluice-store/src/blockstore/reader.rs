@@ -64,59 +64,62 @@ impl<'a, S: BlockSource> Reader<'a, S> {
     }
 
     /// The granules of each block that may hold a match, by its index where the matcher uses one.
+    /// A first round reads each block's bands of the probe (a key or two): most blocks of a
+    /// rare or absent needle are ruled out there, and only the others read every key's bands.
     async fn candidates(
         &mut self,
         matcher: &Matcher<'_>,
         blocks: &[(i64, Arc<Head>)],
     ) -> Result<Vec<(i64, usize)>, StoreError> {
-        // Each block's positions, worked out once: for the bands to fetch, then the slices.
-        let positions: Vec<Vec<u64>> = blocks
-            .iter()
-            .map(|(_, head)| if matcher.uses_index(head.version) { matcher.positions(head) } else { Vec::new() })
-            .collect();
-        let mut wanted: Vec<(i64, u32)> = Vec::new();
-        for ((block, head), positions) in blocks.iter().zip(&positions) {
+        let mut bands: HashMap<(i64, u32), Vec<u8>> = HashMap::new();
+        let probes: Vec<(i64, &Head, Vec<u64>)> =
+            blocks.iter().map(|(block, head)| (*block, head.as_ref(), matcher.probe_positions(head))).collect();
+        self.fetch_bands(&probes, &mut bands).await?;
+        let mut kept: Vec<(i64, &Head, Vec<u64>)> = Vec::new();
+        for (block, head, probe) in &probes {
+            let slices = slices(&bands, *block, head, probe)?;
+            if matcher.probe_may_match(head, |position| slice_of(&slices, position)).map_err(corrupt)? {
+                let positions = if matcher.uses_index(head.version) { matcher.positions(head) } else { Vec::new() };
+                kept.push((*block, *head, positions));
+            }
+        }
+        self.fetch_bands(&kept, &mut bands).await?;
+        let mut candidates = Vec::new();
+        for (block, head, positions) in &kept {
+            let slices = slices(&bands, *block, head, positions)?;
+            let granules = matcher.granules(head, |position| slice_of(&slices, position)).map_err(corrupt)?;
+            candidates.extend(granules.into_iter().map(|granule| (*block, granule)));
+        }
+        Ok(candidates)
+    }
+
+    /// Reads the bands holding these positions of each block into `bands`, but those already there.
+    async fn fetch_bands(
+        &mut self,
+        wanted: &[(i64, &Head, Vec<u64>)],
+        bands: &mut HashMap<(i64, u32), Vec<u8>>,
+    ) -> Result<(), StoreError> {
+        let mut keys: Vec<(i64, u32)> = Vec::new();
+        for (block, head, positions) in wanted {
             let count = head.granules.len();
             for position in positions {
                 let range = sluice_blocks::bloom::slice_range(*position, count);
                 for band in range.start / BAND_BYTES..=(range.end.max(1) - 1) / BAND_BYTES {
-                    wanted.push((*block, band as u32));
+                    let key = (*block, band as u32);
+                    if !bands.contains_key(&key) {
+                        keys.push(key);
+                    }
                 }
             }
         }
-        wanted.sort_unstable();
-        wanted.dedup();
-        let mut bands: HashMap<i64, Vec<(u32, Vec<u8>)>> = HashMap::new();
-        if !wanted.is_empty() {
-            for (block, band, bytes) in self.source.bands(&wanted).await? {
-                bands.entry(block).or_default().push((band, bytes));
+        keys.sort_unstable();
+        keys.dedup();
+        if !keys.is_empty() {
+            for (block, band, bytes) in self.source.bands(&keys).await? {
+                bands.insert((block, band), bytes);
             }
         }
-        let mut candidates = Vec::new();
-        for ((block, head), positions) in blocks.iter().zip(positions) {
-            // Each position's slice of the index, from the one or two bands that hold it.
-            let count = head.granules.len();
-            let mut slices: HashMap<u64, Vec<u8>> = HashMap::new();
-            let fetched: HashMap<u32, Vec<u8>> = bands.remove(block).unwrap_or_default().into_iter().collect();
-            for position in positions {
-                let range = sluice_blocks::bloom::slice_range(position, count);
-                let mut slice = Vec::with_capacity(range.len());
-                for at in range {
-                    let byte = fetched
-                        .get(&((at / BAND_BYTES) as u32))
-                        .and_then(|band| band.get(at % BAND_BYTES))
-                        .ok_or_else(|| corrupt(DecodeError::Truncated))?;
-                    slice.push(*byte);
-                }
-                slices.insert(position, slice);
-            }
-            let slices = &slices;
-            let granules = matcher
-                .granules(head, |position| slices.get(&position).map(Vec::as_slice).ok_or(DecodeError::Truncated))
-                .map_err(corrupt)?;
-            candidates.extend(granules.into_iter().map(|granule| (*block, granule)));
-        }
-        Ok(candidates)
+        Ok(())
     }
 
     /// The bytes of these granules, by block and granule.
@@ -356,6 +359,35 @@ impl<'a, S: BlockSource> Reader<'a, S> {
         }
         Ok(logs)
     }
+}
+
+/// Each position's slice of a block's index, from the one or two bands that hold it.
+fn slices(
+    bands: &HashMap<(i64, u32), Vec<u8>>,
+    block: i64,
+    head: &Head,
+    positions: &[u64],
+) -> Result<HashMap<u64, Vec<u8>>, StoreError> {
+    let count = head.granules.len();
+    let mut slices = HashMap::with_capacity(positions.len());
+    for position in positions {
+        let range = sluice_blocks::bloom::slice_range(*position, count);
+        let mut slice = Vec::with_capacity(range.len());
+        for at in range {
+            let byte = bands
+                .get(&(block, (at / BAND_BYTES) as u32))
+                .and_then(|band| band.get(at % BAND_BYTES))
+                .ok_or_else(|| corrupt(DecodeError::Truncated))?;
+            slice.push(*byte);
+        }
+        slices.insert(*position, slice);
+    }
+    Ok(slices)
+}
+
+/// One position's slice, as the matcher asks for it.
+fn slice_of(slices: &HashMap<u64, Vec<u8>>, position: u64) -> Result<&[u8], DecodeError> {
+    slices.get(&position).map(Vec::as_slice).ok_or(DecodeError::Truncated)
 }
 
 /// Every log of block `id`, in id order, read whole through `source` (a merge or a retention
