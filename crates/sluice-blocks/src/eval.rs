@@ -68,12 +68,14 @@ impl<'a> Matcher<'a> {
     /// What `filter` and `search` (when given) ask of a block.
     pub fn new(filter: &'a LogFilter, search: Option<&'a Search>) -> Self {
         let mut required = Vec::new();
+        // Identifiers first: the probe takes the first, and a source or dataset is mostly
+        // settled by the block's summary already.
         let exact = [
-            (FieldKey::Source, &filter.source),
-            (FieldKey::Dataset, &filter.dataset),
             (FieldKey::UserId, &filter.user_id),
             (FieldKey::SessionId, &filter.session_id),
             (FieldKey::FlowId, &filter.flow_id),
+            (FieldKey::Source, &filter.source),
+            (FieldKey::Dataset, &filter.dataset),
         ];
         for (field, value) in exact {
             if let Some(value) = value {
@@ -125,15 +127,19 @@ impl<'a> Matcher<'a> {
     }
 
     /// The keys of a condition every match meets, looked up first because it costs a band or
-    /// two a block: the first exact value, else the most telling key of each needle of the first
-    /// clause (a granule may match when it holds any of them).
+    /// two a block: an exact identifier (user, session, flow), else the most telling key of each
+    /// needle of the first clause (a granule may match when it holds any of them), else the
+    /// exact source or dataset.
     fn probe(&self, version: u8) -> Vec<u64> {
-        if let Some(key) = self.required.first() {
+        let filter = self.filter;
+        let identifier = filter.user_id.is_some() || filter.session_id.is_some() || filter.flow_id.is_some();
+        if identifier && let Some(key) = self.required.first() {
             return vec![*key];
         }
-        self.groups_of(version)
-            .first()
-            .map_or_else(Vec::new, |needles| needles.iter().filter_map(|keys| keys.first().copied()).collect())
+        if let Some(needles) = self.groups_of(version).first() {
+            return needles.iter().filter_map(|keys| keys.first().copied()).collect();
+        }
+        self.required.first().map_or_else(Vec::new, |key| vec![*key])
     }
 
     /// The index positions of the probe in the block of this head: a store reads these first,
