@@ -145,9 +145,6 @@ impl<'a> Matcher<'a> {
     /// The index positions of the probe in the block of this head: a store reads these first,
     /// and the others ([`Matcher::positions`]) only for a block [`Matcher::probe_may_match`] keeps.
     pub fn probe_positions(&self, head: &Head) -> Vec<u64> {
-        if !self.uses_index(head.version) {
-            return Vec::new();
-        }
         let mut all: Vec<u64> =
             self.probe(head.version).into_iter().flat_map(|key| positions(key, head.index_bits)).collect();
         all.sort_unstable();

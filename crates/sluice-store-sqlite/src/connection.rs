@@ -17,9 +17,8 @@ use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use sluice_store::blockstore::HeadCache;
 use sluice_store::upgrade::{Progress, not_ready};
 use sluice_store::{Clock, Store, StoreError};
-use tokio::sync::watch;
-
 use sluice_store_diesel::Work;
+use tokio::sync::watch;
 
 use crate::background::Background;
 use crate::config::SqliteOptions;

@@ -95,7 +95,8 @@ pub(crate) fn convert_some(
     .bind::<BigInt, _>(MAX_BLOCK_ROWS as i64)
     .load(connection)
     .map_err(from_diesel)?;
-    let seq_list = format!("[{}]", rows.iter().map(|row| row.seq.to_string()).collect::<Vec<_>>().join(","));
+    let seqs: Vec<i64> = rows.iter().map(|row| row.seq).collect();
+    let seq_list = serde_json::to_string(&seqs).map_err(|error| backend(format!("listing moved rows: {error}")))?;
     let logs: Vec<Log> = rows.into_iter().map(|row| row.log.into_log(|text| text)).collect::<Result<_, _>>()?;
     let logs_moved = logs.len();
     let encoded = BlockRows::encode(&logs)?;

@@ -79,8 +79,7 @@ impl<'a, S: BlockSource> Reader<'a, S> {
         for (block, head, probe) in &probes {
             let slices = slices(&bands, *block, head, probe)?;
             if matcher.probe_may_match(head, |position| slice_of(&slices, position)).map_err(corrupt)? {
-                let positions = if matcher.uses_index(head.version) { matcher.positions(head) } else { Vec::new() };
-                kept.push((*block, *head, positions));
+                kept.push((*block, *head, matcher.positions(head)));
             }
         }
         self.fetch_bands(&kept, &mut bands).await?;
